@@ -1,0 +1,91 @@
+// spira: validation, conversions and moves between memory spaces.
+//
+// Every conversion exists for both backends with the same signature; the resources type chooses.
+// Host results live in host memory, CUDA results in device memory on res.device, ordered on
+// res.stream. Both backends produce identical bytes for the same input.
+#pragma once
+
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+
+namespace spira {
+
+/// How much of the CSR invariants to check (see matrix.hpp).
+enum class csr_check {
+  valid,     ///< row pointers monotone from 0 to nnz, column indices in [0, cols)
+  canonical  ///< valid, and strictly increasing columns in every row (sorted, no duplicates)
+};
+
+/// Throws spira::invalid_argument naming `name`, the row and the bad value when `a` violates `level`.
+/// Host views are checked on the host; device views on the device (one reduction, one copy back).
+template <class ValueT, class IndexT>
+void validate(const host_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
+              const char* name = "matrix");
+template <class ValueT, class IndexT>
+void validate(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
+              const char* name = "matrix");
+
+/// Throws spira::invalid_argument when an index of `a` is outside its extents.
+template <class ValueT, class IndexT>
+void validate(const host_resources& res, coo_view<ValueT, IndexT> a, const char* name = "matrix");
+template <class ValueT, class IndexT>
+void validate(const cuda_resources& res, coo_view<ValueT, IndexT> a, const char* name = "matrix");
+
+/// COO -> canonical CSR: entries sorted by (row, column), duplicates summed (in input order, so
+/// the result is deterministic). Explicit zeros are kept (see canonicalize to drop them).
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> coo_to_csr(const host_resources& res, coo_view<ValueT, IndexT> a);
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> coo_to_csr(const cuda_resources& res, coo_view<ValueT, IndexT> a);
+
+/// CSR -> COO: expands the row pointers into row indices; entries keep CSR order.
+template <class ValueT, class IndexT>
+coo_matrix<ValueT, IndexT> csr_to_coo(const host_resources& res, csr_view<ValueT, IndexT> a);
+template <class ValueT, class IndexT>
+coo_matrix<ValueT, IndexT> csr_to_coo(const cuda_resources& res, csr_view<ValueT, IndexT> a);
+
+/// The CSR of A^T (equivalently the CSC of A). A valid input gives a canonical output when the
+/// input is canonical; within a column, entries keep their row order (stable).
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> transpose(const host_resources& res, csr_view<ValueT, IndexT> a);
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> transpose(const cuda_resources& res, csr_view<ValueT, IndexT> a);
+
+struct canonicalize_options {
+  bool drop_zeros = false;  ///< also remove entries whose (summed) value is exactly zero
+};
+
+/// Sorts the columns of each row, sums duplicates (in stored order) and optionally drops zeros.
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> canonicalize(const host_resources& res, csr_view<ValueT, IndexT> a,
+                                        canonicalize_options opts = {});
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> canonicalize(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                                        canonicalize_options opts = {});
+
+/// Copies a matrix (any space) to device memory of res.device / to host memory.
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> to_device(const cuda_resources& res, csr_view<ValueT, IndexT> a);
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> to_host(csr_view<ValueT, IndexT> a, const cuda_resources& res = {});
+template <class T>
+dense_matrix<T> to_host(dense_view<const T> a, const cuda_resources& res = {});
+template <class T>
+dense_matrix<T> to_device(const cuda_resources& res, dense_view<const T> a);
+
+/// Builds a host CSR from its three arrays (copied) and validates it at `level`.
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> make_csr(const host_resources& res, std::int64_t rows,
+                                    std::int64_t cols, std::span<const offset_t> row_ptr,
+                                    std::span<const IndexT> col_idx,
+                                    std::span<const ValueT> values,
+                                    csr_check level = csr_check::valid);
+
+/// Converts the index type (throws invalid_argument when the extents do not fit the target type).
+template <class ToIndexT, class ValueT, class IndexT>
+csr_matrix<ValueT, ToIndexT> cast_indices(const host_resources& res, csr_view<ValueT, IndexT> a);
+/// Converts the value type (float <-> double) on the host.
+template <class ToValueT, class ValueT, class IndexT>
+csr_matrix<ToValueT, IndexT> cast_values(const host_resources& res, csr_view<ValueT, IndexT> a);
+
+}  // namespace spira

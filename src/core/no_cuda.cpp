@@ -1,0 +1,99 @@
+// The CUDA entry points of a host-only build: each exists and throws spira::not_compiled, so that
+// programs link the same way against either build and fail with a clear message at run time.
+#include <spira/convert.hpp>
+#include <spira/memory.hpp>
+#include <spira/resources.hpp>
+
+#include <cstring>
+
+namespace spira {
+
+namespace {
+[[noreturn]] void no_cuda(const char* what)
+{
+  throw not_compiled(detail::concat(what, ": this build of spira was compiled without CUDA "
+                                          "(configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)"));
+}
+}  // namespace
+
+bool cuda_compiled() noexcept { return false; }
+int cuda_device_count() noexcept { return 0; }
+void synchronize(const cuda_resources&) { no_cuda("spira::synchronize"); }
+
+namespace detail {
+void* device_allocate(std::size_t, const cuda_resources&, const char* what) { no_cuda(what); }
+void device_deallocate(void*, const cuda_resources&) noexcept {}
+void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                std::size_t bytes, const cuda_resources&)
+{
+  if (dst_space != memory_space::host || src_space != memory_space::host) {
+    no_cuda("spira::copy to or from device memory");
+  }
+  std::memmove(dst, src, bytes);
+}
+void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cuda_resources&)
+{
+  if (space != memory_space::host) { no_cuda("spira::fill on device memory"); }
+  std::memset(dst, 0, bytes);
+}
+}  // namespace detail
+
+template <class V, class I>
+void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*)
+{
+  no_cuda("spira::validate(cuda_resources)");
+}
+template <class V, class I>
+void validate(const cuda_resources&, coo_view<V, I>, const char*)
+{
+  no_cuda("spira::validate(cuda_resources)");
+}
+template <class V, class I>
+csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>)
+{
+  no_cuda("spira::coo_to_csr(cuda_resources)");
+}
+template <class V, class I>
+coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>)
+{
+  no_cuda("spira::csr_to_coo(cuda_resources)");
+}
+template <class V, class I>
+csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>)
+{
+  no_cuda("spira::transpose(cuda_resources)");
+}
+template <class V, class I>
+csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>, canonicalize_options)
+{
+  no_cuda("spira::canonicalize(cuda_resources)");
+}
+template <class V, class I>
+csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>)
+{
+  no_cuda("spira::to_device");
+}
+template <class T>
+dense_matrix<T> to_device(const cuda_resources&, dense_view<const T>)
+{
+  no_cuda("spira::to_device");
+}
+
+#define SPIRA_INSTANTIATE(V, I)                                                                   \
+  template void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*);          \
+  template void validate(const cuda_resources&, coo_view<V, I>, const char*);                     \
+  template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);                     \
+  template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);                     \
+  template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);                      \
+  template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                    \
+                                         canonicalize_options);                                    \
+  template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);
+SPIRA_INSTANTIATE(float, std::int32_t)
+SPIRA_INSTANTIATE(float, std::int64_t)
+SPIRA_INSTANTIATE(double, std::int32_t)
+SPIRA_INSTANTIATE(double, std::int64_t)
+#undef SPIRA_INSTANTIATE
+template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);
+template dense_matrix<double> to_device(const cuda_resources&, dense_view<const double>);
+
+}  // namespace spira

@@ -1,0 +1,113 @@
+// CUDA backend: device memory (stream-ordered pools), copies, device queries.
+#include <spira/cuda/error.cuh>
+#include <spira/memory.hpp>
+#include <spira/resources.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+namespace spira {
+
+namespace {
+
+/// Makes res.device current for the lifetime of the guard.
+class device_guard {
+ public:
+  explicit device_guard(int device)
+  {
+    SPIRA_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ != device) { SPIRA_CUDA_TRY(cudaSetDevice(device)); }
+    changed_ = previous_ != device;
+  }
+  ~device_guard()
+  {
+    if (changed_) { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
+  }
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool cuda_compiled() noexcept { return true; }
+
+int cuda_device_count() noexcept
+{
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+void synchronize(const cuda_resources& res)
+{
+  device_guard g(res.device);
+  SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
+}
+
+namespace detail {
+
+void* device_allocate(std::size_t bytes, const cuda_resources& res, const char* what)
+{
+  device_guard g(res.device);
+  void* p = nullptr;
+  const cudaError_t st = res.memory_pool != nullptr
+                           ? cudaMallocFromPoolAsync(&p, bytes, res.memory_pool, res.stream)
+                           : cudaMallocAsync(&p, bytes, res.stream);
+  if (st == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    std::size_t free_b = 0;
+    std::size_t total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    throw out_of_memory(concat("out of device memory allocating ", what, ": ", bytes, " bytes (",
+                               bytes >> 20, " MiB) requested on device ", res.device, ", ",
+                               free_b >> 20, " MiB free of ", total_b >> 20, " MiB"));
+  }
+  if (st != cudaSuccess) { throw_cuda_error(st, "cudaMallocAsync", __FILE__, __LINE__); }
+  return p;
+}
+
+void device_deallocate(void* p, const cuda_resources& res) noexcept
+{
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) { return; }
+  if (previous != res.device) { cudaSetDevice(res.device); }
+  SPIRA_CUDA_TRY_NO_THROW(cudaFreeAsync(p, res.stream));
+  if (previous != res.device) { cudaSetDevice(previous); }
+}
+
+void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                std::size_t bytes, const cuda_resources& res)
+{
+  if (bytes == 0) { return; }
+  if (dst_space == memory_space::host && src_space == memory_space::host) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  device_guard g(res.device);
+  SPIRA_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, res.stream));
+  if (dst_space == memory_space::host || src_space == memory_space::host) {
+    SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
+  }
+}
+
+void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cuda_resources& res)
+{
+  if (bytes == 0) { return; }
+  if (space == memory_space::host) {
+    std::memset(dst, 0, bytes);
+    return;
+  }
+  device_guard g(res.device);
+  SPIRA_CUDA_TRY(cudaMemsetAsync(dst, 0, bytes, res.stream));
+}
+
+}  // namespace detail
+}  // namespace spira
