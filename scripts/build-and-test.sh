@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds everything and runs the whole test suite. This is the README's second command and exactly
+# what CI runs (.ci/run). On a machine with nvcc the CUDA backend is compiled (its tests skip with a
+# reason when no GPU is present); a second, host-only build checks that spira also builds without
+# CUDA; the installed package is then consumed by an independent CMake project (tests/consumer).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+"$root/scripts/install-deps.sh"
+
+jobs=$(nproc)
+build=${SPIRA_BUILD_DIR:-$root/build}
+prefix="$build/install"
+start=$(date +%s)
+
+echo "== configure ($build)"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_BUILD_TESTS=ON \
+      -DSPIRA_BUILD_EXAMPLES=ON -DSPIRA_BUILD_FUZZERS=ON -DCMAKE_INSTALL_PREFIX="$prefix"
+echo "== build"
+cmake --build "$build" -j "$jobs"
+echo "== test"
+(cd "$build" && ctest -j "$jobs" --output-on-failure --timeout 900)
+echo "== install and consume"
+cmake --install "$build" >/dev/null
+"$root/tests/consumer/run.sh" "$prefix" "$build/consumer"
+
+echo "== host-only build (no CUDA)"
+cmake -S "$root" -B "$build-host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=OFF \
+      -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_BUILD_FUZZERS=OFF \
+      -DCMAKE_INSTALL_PREFIX="$build-host/install" >/dev/null
+cmake --build "$build-host" -j "$jobs" --target spira spira_cli test_core_memory
+"$build-host/tests/core/test_core_memory" --gtest_brief=1
+cmake --install "$build-host" >/dev/null
+"$root/tests/consumer/run.sh" "$build-host/install" "$build-host/consumer"
+
+echo "== done in $(( $(date +%s) - start )) s"

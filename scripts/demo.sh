@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The README's first command: builds the spira tool and runs the main job on a bundled dataset.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+"$root/scripts/install-deps.sh"
+build=${SPIRA_BUILD_DIR:-$root/build-demo}
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_BUILD_TESTS=OFF \
+      -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_BUILD_FUZZERS=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target spira_cli
+data="$root/../shared/data/uci-bow-kos/docword.kos.mtx.gz"
+[ -f "$data" ] || { echo "spira demo: dataset not found: $data" >&2; exit 1; }
+"$build/src/cli/spira" info "$data"

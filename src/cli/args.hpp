@@ -1,0 +1,48 @@
+// spira CLI: a small, strict argument parser. Every command declares the options it accepts;
+// anything else is an error naming the option.
+#pragma once
+
+#include <spira/error.hpp>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace spira::cli {
+
+/// A usage error: printed as one line, exit status 2.
+class usage_error : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
+struct option_spec {
+  std::string name;         ///< long name without dashes, e.g. "metric"
+  char short_name = 0;      ///< e.g. 'k', or 0
+  bool takes_value = true;  ///< false for flags
+};
+
+class arguments {
+ public:
+  /// Parses argv[first..argc) against `specs`; throws usage_error on anything unexpected.
+  arguments(int argc, char** argv, int first, const std::vector<option_spec>& specs);
+
+  [[nodiscard]] const std::vector<std::string>& positional() const { return positional_; }
+  [[nodiscard]] bool flag(const std::string& name) const { return flags_.count(name) > 0; }
+  [[nodiscard]] std::optional<std::string> value(const std::string& name) const;
+  /// The value of a required option, or usage_error naming it.
+  [[nodiscard]] std::string required(const std::string& name) const;
+  /// An integer option in [lo, hi], or usage_error naming the option and the bad value.
+  [[nodiscard]] std::optional<long long> integer(const std::string& name, long long lo,
+                                                 long long hi) const;
+  [[nodiscard]] std::optional<double> real(const std::string& name) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> flags_;
+};
+
+}  // namespace spira::cli

@@ -1,0 +1,86 @@
+// spira: command-line front end of the library.
+#include "args.hpp"
+#include "commands.hpp"
+
+#include <spira/config.hpp>
+#include <spira/error.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+namespace spira::cli {
+
+backend resolve_backend(const std::string& requested, bool cuda_supported, const char* command)
+{
+  if (requested == "host") { return backend::host; }
+  const bool device_ready = cuda_compiled() && cuda_device_count() > 0;
+  if (requested == "auto") { return device_ready && cuda_supported ? backend::cuda : backend::host; }
+  if (requested == "cuda") {
+    if (!cuda_compiled()) {
+      throw not_compiled("--backend cuda: this build of spira was compiled without CUDA");
+    }
+    if (!cuda_supported) {
+      throw not_compiled(detail::concat("--backend cuda: '", command,
+                                        "' has no CUDA implementation in this version; use "
+                                        "--backend host"));
+    }
+    if (!device_ready) { throw invalid_argument("--backend cuda: no CUDA device is available"); }
+    return backend::cuda;
+  }
+  throw usage_error("--backend: '" + requested + "' is not one of auto, host, cuda");
+}
+
+}  // namespace spira::cli
+
+namespace {
+
+constexpr const char* usage = R"(usage: spira <command> [options]
+
+commands:
+  info FILE                      shape, nonzeros, density and row degrees of a matrix file
+  distance A [B] --metric M [--p P] [--backend auto|host|cuda] -o OUT.npy
+                                 dense float32 distances between the rows of A and of B (B = A)
+  topk IN.npy -k K [--smallest] [--backend auto|host|cuda] -o OUT.npz
+                                 the K largest (or smallest) entries of every row
+  knn INDEX [--query Q] -k K --metric M [--p P] [--exclude-self] [--backend auto|host|cuda] -o OUT.npz
+                                 exact k-nearest-neighbour graph
+  --version                      print the version
+
+Matrix files: Matrix Market (.mtx, .mtx.gz), svmlight (.svm, .svmlight, .libsvm),
+scipy CSR (.npz), NumPy (.npy), edge lists (.txt, .txt.gz).
+)";
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  using namespace spira::cli;
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(usage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  try {
+    if (command == "--version") {
+      std::printf("spira %s\n", spira::version());
+      return 0;
+    }
+    if (command == "info") { return run_info(argc, argv); }
+    if (command == "distance") { return run_distance(argc, argv); }
+    if (command == "topk") { return run_topk(argc, argv); }
+    if (command == "knn") { return run_knn(argc, argv); }
+    throw usage_error("unknown command '" + command + "' (try spira --help)");
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "spira %s: %s\n", command.c_str(), e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "spira %s: out of memory\n", command.c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spira %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+}
