@@ -1,0 +1,75 @@
+// spira: the built-in distance catalogue behind a compiled entry point.
+//
+//   spira::dense_matrix<float> d(res, a.rows(), b.rows());
+//   spira::pairwise_distance(spira::host_resources{}, a.view(), b.view(), d.view(),
+//                            {.metric = spira::metric::cosine});
+//
+// Metric names follow scipy.spatial.distance / scikit-learn; the semantics of each metric (and its
+// documented results for all-zero rows, 0/0, 0 log 0 and x log(x/0)) are in docs/metrics.md and
+// next to the operator structs in semirings/distances.hpp. User-defined distances go through the
+// header-only spira::pairwise (spira/ops.hpp) instead.
+#pragma once
+
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+
+#include <span>
+#include <string_view>
+
+namespace spira {
+
+enum class metric {
+  cosine,
+  euclidean,
+  sqeuclidean,
+  manhattan,
+  chebyshev,
+  minkowski,
+  canberra,
+  braycurtis,
+  hamming,
+  jaccard,
+  dice,
+  russellrao,
+  correlation,
+  jensenshannon,
+  hellinger,
+  kl_divergence,
+  inner_product,
+};
+
+/// Every metric, in declaration order.
+[[nodiscard]] std::span<const metric> all_metrics() noexcept;
+
+/// The scipy / scikit-learn name of a metric ("cosine", "kl_divergence", ...).
+[[nodiscard]] const char* to_string(metric m) noexcept;
+
+/// Parses a metric name (exactly the names to_string returns); throws spira::invalid_argument
+/// listing the valid names otherwise.
+[[nodiscard]] metric metric_from_string(std::string_view name);
+
+/// True when larger values mean closer (inner_product); k-NN then keeps the largest values.
+[[nodiscard]] bool is_similarity(metric m) noexcept;
+
+/// True when the metric requires non-negative input values (jensenshannon, hellinger,
+/// kl_divergence); pairwise_distance rejects negative values for them.
+[[nodiscard]] bool requires_nonnegative(metric m) noexcept;
+
+struct distance_params {
+  spira::metric metric = spira::metric::euclidean;
+  /// The Minkowski exponent, p >= 1 and finite (ignored by the other metrics).
+  double p = 2.0;
+};
+
+/// out(i, j) = distance(row i of A, row j of B) for the built-in metric `params.metric`.
+/// A and B: canonical CSR in host memory (sorted, duplicate-free columns; see spira::canonicalize)
+/// with the same number of columns; they may have different numbers of rows. out: rows(A) x
+/// rows(B) in host memory. Throws spira::invalid_argument for a non-canonical input, a Minkowski p
+/// outside [1, inf), or a negative value where the metric requires non-negative input;
+/// spira::dimension_mismatch for disagreeing extents.
+template <class ValueT, class IndexT>
+void pairwise_distance(const host_resources& res, csr_view<ValueT, IndexT> a,
+                       csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                       const distance_params& params);
+
+}  // namespace spira

@@ -1,0 +1,444 @@
+// spira: GraphBLAS-style operations on the host, templated on the semiring / monoid / distance, so
+// a user-defined operator struct runs without rebuilding the library.
+//
+//   mxv(res, A, x, y, semiring)            y = A ⊕.⊗ x (CSR times dense vector)
+//   pairwise(res, A, B, out, distance)     out = finalize(A ⊕.⊗ Bᵀ) (dense output, rows(A) x rows(B))
+//   reduce_rows(res, A, out, monoid, map)  out[i] = ⊕ over the stored entries of row i of map(a)
+//   apply(res, A, op)                      a copy of A with every stored value replaced by op(a)
+//   apply(res, X, op)                      X(i,j) = op(X(i,j)) in place (dense)
+//
+// All run on host_resources::num_threads() OpenMP threads, give the same result for any thread
+// count, and validate their arguments (mxv and pairwise need canonical CSR: sorted, duplicate-free
+// columns; see spira::canonicalize). Complexity and memory of pairwise (nnz = stored entries,
+// m = rows(A), n = rows(B), T = threads):
+//   annihilating semiring       Σ_c nnz(A[:,c]) nnz(B[:,c]) products + m n finalize;
+//                               memory: CSC of B (O(nnz(B))) + T n accumulators + norms
+//   NAMM with a sum-kind ⊕      the same: one intersection pass with
+//                               ⊗'(a,b) = ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections
+//   NAMM with another ⊕         a merge of the two sorted rows per pair, O(deg_i + deg_j) each,
+//                               on tiles of A rows x B rows; memory: norms only
+// Everything is computed in double and rounded to the output type once.
+#pragma once
+
+#include <spira/convert.hpp>
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+#include <spira/semiring.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <vector>
+
+namespace spira {
+
+/// Tuning of the host engine. Chosen on a 2-core CI box and a 16-core H200 host with the pairwise
+/// benchmark (bench/); the results depend weakly on them.
+struct host_pairwise_policy {
+  /// Rows of A handed to a thread at a time by the intersection engine (dynamic schedule).
+  static constexpr std::int64_t rows_per_chunk = 8;
+  /// Tile of the merge (union) engine: rows of A x rows of B, sized so that a tile's rows of B
+  /// stay in L2 while a block of A rows is merged against them.
+  static constexpr std::int64_t merge_tile_a = 16;
+  static constexpr std::int64_t merge_tile_b = 512;
+};
+
+namespace detail {
+
+/// The arithmetic type of the host engine.
+using host_compute_t = double;
+
+inline void require_host_space(memory_space s, const char* op, const char* name)
+{
+  expects(s == memory_space::host, op, ": ", name,
+          " is in device memory; pass cuda_resources or copy it with spira::to_host");
+}
+
+template <class V>
+void check_dense_output(dense_view<V> out, std::int64_t rows, std::int64_t cols, const char* op,
+                        const char* expected)
+{
+  require_host_space(out.space, op, "out");
+  expects<dimension_mismatch>(out.rows == rows && out.cols == cols, op, ": out is ", out.rows,
+                              " x ", out.cols, " but must be ", expected, " = ", rows, " x ", cols);
+  expects(out.ld >= out.cols, op, ": out.ld = ", out.ld, " is smaller than out.cols = ", out.cols);
+  expects(out.data != nullptr || rows == 0 || cols == 0, op, ": out.data is null");
+}
+
+/// Per-row norms of a CSR matrix: norms[i] = ⊕ over row i of map(a), in column order.
+template <class Norms, class T, class V, class I>
+std::vector<typename Norms::template values<T>> row_norms(const host_resources& res,
+                                                          csr_view<V, I> a)
+{
+  using values = typename Norms::template values<T>;
+  std::vector<values> out(static_cast<std::size_t>(a.rows));
+  if constexpr (Norms::size > 0) {
+#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+      values acc = Norms::template identity<T>();
+      for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        Norms::accumulate(acc, T(a.values[k]));
+      }
+      out[i] = acc;
+    }
+  }
+  return out;
+}
+
+/// A copy of `a` whose values are d.prepare(x, prepare_norm(row)) (computed in T, stored as V).
+template <class D, class T, class V, class I>
+csr_matrix<V, I> prepared_copy(const host_resources& res, csr_view<V, I> a, const D& d)
+{
+  using pnorm = norm_list<typename D::prepare_norm>;
+  const auto scale = row_norms<pnorm, T>(res, a);
+  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
+  std::copy_n(a.col_idx, a.nnz, m.col_idx());
+#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      m.values()[k] = V(d.template prepare<T>(T(a.values[k]), scale[i][0]));
+    }
+  }
+  return m;
+}
+
+template <class Add, class T, int N>
+inline void add_terms(terms<T, N>& acc, const terms<T, N>& x)
+{
+  for (int t = 0; t < N; ++t) { acc[t] = Add{}(acc[t], x[t]); }
+}
+
+template <class Add, class T, int N>
+inline terms<T, N> identity_terms()
+{
+  terms<T, N> r;
+  for (int t = 0; t < N; ++t) { r[t] = Add::template identity<T>(); }
+  return r;
+}
+
+template <class D, class T, class Acc, class Norm>
+inline T finalize_pair(const D& d, const Acc& acc, const Norm& na, const Norm& nb, std::int64_t dim)
+{
+  using traits = distance_traits<D, T>;
+  if constexpr (traits::has_finalize) {
+    return d.template finalize<T>(from_terms(acc), na, nb, dim);
+  } else {
+    static_assert(traits::num_terms == 1,
+                  "a distance with several accumulator terms must define finalize");
+    return acc[0];
+  }
+}
+
+/// The product the intersection pass accumulates: ⊗ itself for an annihilating semiring, else the
+/// union correction ⊗(a,b) - ⊗(a,0) - ⊗(0,b) of a NAMM with a sum-kind ⊕.
+template <class D, class T>
+inline auto intersection_product(const D& d, T a, T b)
+{
+  using traits = distance_traits<D, T>;
+  auto p = as_terms(d.template multiply<T>(a, b));
+  if constexpr (!traits::annihilating) {
+    const auto pa = as_terms(d.template multiply<T>(a, T(0)));
+    const auto pb = as_terms(d.template multiply<T>(T(0), b));
+    for (int t = 0; t < traits::num_terms; ++t) { p[t] = (p[t] - pa[t]) - pb[t]; }
+  }
+  return p;
+}
+
+/// Intersection engine (annihilating semirings and NAMMs with a sum-kind ⊕): for every row i of A,
+/// scatter its products with the matching columns of B (the rows of bt = Bᵀ) into a dense
+/// accumulator row of length n, then finalize the row of the output.
+template <class D, class T, class V, class I, class Norms>
+void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
+{
+  using traits = distance_traits<D, T>;
+  using acc_t = typename traits::accumulator;
+  using add = typename traits::add_monoid;
+  constexpr int nt = traits::num_terms;
+
+  const csr_matrix<V, I> bt_m = transpose(res, b);
+  const csr_view<V, I> bt = bt_m.view();
+
+  // NAMM corrections: Σ over the row of ⊗(a, 0) (rows of A) and of ⊗(0, b) (rows of B).
+  std::vector<acc_t> ca, cb;
+  if constexpr (!traits::annihilating) {
+    auto corrections = [&](csr_view<V, I> m, bool left) {
+      std::vector<acc_t> c(static_cast<std::size_t>(m.rows));
+#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+      for (std::int64_t i = 0; i < m.rows; ++i) {
+        acc_t s = identity_terms<add, T, nt>();
+        for (offset_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+          const T x = T(m.values[k]);
+          add_terms<add>(s, as_terms(left ? d.template multiply<T>(x, T(0))
+                                          : d.template multiply<T>(T(0), x)));
+        }
+        c[i] = s;
+      }
+      return c;
+    };
+    ca = corrections(a, true);
+    cb = corrections(b, false);
+  }
+
+  const std::int64_t n = b.rows;
+  const acc_t zero = identity_terms<add, T, nt>();
+#pragma omp parallel num_threads(res.num_threads())
+  {
+    std::vector<acc_t> acc(static_cast<std::size_t>(n));
+#pragma omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk)
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+      std::fill(acc.begin(), acc.end(), zero);
+      for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        const T x = T(a.values[k]);
+        const std::int64_t c = a.col_idx[k];
+        for (offset_t q = bt.row_ptr[c]; q < bt.row_ptr[c + 1]; ++q) {
+          add_terms<add>(acc[bt.col_idx[q]], intersection_product(d, x, T(bt.values[q])));
+        }
+      }
+      V* row = out.row(i);
+      for (std::int64_t j = 0; j < n; ++j) {
+        acc_t total = acc[j];
+        if constexpr (!traits::annihilating) {
+          for (int t = 0; t < nt; ++t) { total[t] = (ca[i][t] + cb[j][t]) + acc[j][t]; }
+        }
+        row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], a.cols));
+      }
+    }
+  }
+}
+
+/// ⊕ over the union of the stored columns of two sorted rows (merge join).
+template <class D, class T, class V, class I>
+inline auto merge_rows(const D& d, const I* ca, const V* va, offset_t la, const I* cb, const V* vb,
+                       offset_t lb)
+{
+  using traits = distance_traits<D, T>;
+  using add = typename traits::add_monoid;
+  auto acc = identity_terms<add, T, traits::num_terms>();
+  offset_t p = 0, q = 0;
+  while (p < la && q < lb) {
+    if (ca[p] < cb[q]) {
+      add_terms<add>(acc, as_terms(d.template multiply<T>(T(va[p]), T(0))));
+      ++p;
+    } else if (cb[q] < ca[p]) {
+      add_terms<add>(acc, as_terms(d.template multiply<T>(T(0), T(vb[q]))));
+      ++q;
+    } else {
+      add_terms<add>(acc, as_terms(d.template multiply<T>(T(va[p]), T(vb[q]))));
+      ++p;
+      ++q;
+    }
+  }
+  for (; p < la; ++p) { add_terms<add>(acc, as_terms(d.template multiply<T>(T(va[p]), T(0)))); }
+  for (; q < lb; ++q) { add_terms<add>(acc, as_terms(d.template multiply<T>(T(0), T(vb[q])))); }
+  return acc;
+}
+
+/// Union engine for NAMMs whose ⊕ is not invertible (max, min, custom): a merge per pair, on
+/// tiles of rows of A x rows of B.
+template <class D, class T, class V, class I, class Norms>
+void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                          dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
+{
+  constexpr std::int64_t ta = host_pairwise_policy::merge_tile_a;
+  constexpr std::int64_t tb = host_pairwise_policy::merge_tile_b;
+  const std::int64_t tiles_a = (a.rows + ta - 1) / ta;
+  const std::int64_t tiles_b = (b.rows + tb - 1) / tb;
+#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) collapse(2)
+  for (std::int64_t ti = 0; ti < tiles_a; ++ti) {
+    for (std::int64_t tj = 0; tj < tiles_b; ++tj) {
+      const std::int64_t j_end = std::min(b.rows, (tj + 1) * tb);
+      const std::int64_t i_end = std::min(a.rows, (ti + 1) * ta);
+      for (std::int64_t i = ti * ta; i < i_end; ++i) {
+        const offset_t ai = a.row_ptr[i];
+        const offset_t la = a.row_ptr[i + 1] - ai;
+        V* row = out.row(i);
+        for (std::int64_t j = tj * tb; j < j_end; ++j) {
+          const offset_t bj = b.row_ptr[j];
+          const auto acc = merge_rows<D, T>(d, a.col_idx + ai, a.values + ai, la, b.col_idx + bj,
+                                            b.values + bj, b.row_ptr[j + 1] - bj);
+          row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], a.cols));
+        }
+      }
+    }
+  }
+}
+
+/// Norms come from the raw rows; ⊗ sees the prepared rows when D has a prepare step (the
+/// prepared copies keep the sparsity pattern of the raw ones).
+template <class D, class T, class V, class I>
+void pairwise_dispatch(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                       dense_view<V> out, const D& d)
+{
+  using traits = distance_traits<D, T>;
+  const auto na = row_norms<typename traits::norms, T>(res, a);
+  const auto nb = row_norms<typename traits::norms, T>(res, b);
+  auto run = [&](csr_view<V, I> pa, csr_view<V, I> pb) {
+    if constexpr (traits::annihilating || traits::invertible_add) {
+      pairwise_intersection<D, T>(res, pa, pb, out, d, na, nb);
+    } else {
+      pairwise_union_merge<D, T>(res, pa, pb, out, d, na, nb);
+    }
+  };
+  if constexpr (traits::has_prepare) {
+    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, a, d);
+    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, b, d);
+    run(pa.view(), pb.view());
+  } else {
+    run(a, b);
+  }
+}
+
+}  // namespace detail
+
+/// out(i, j) = finalize(⊕_c ⊗(A[i,c], B[j,c]), norms(A_i), norms(B_j), A.cols) for every row i of A
+/// and row j of B, over the intersection (annihilating D) or the union (NAMM) of their stored
+/// columns. D is a semiring or a distance (spira/semiring.hpp); A and B must be canonical host CSR
+/// matrices with the same number of columns; out must be rows(A) x rows(B).
+template <class D, class V, class I>
+void pairwise(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
+              const D& d = {})
+{
+  using T = detail::host_compute_t;
+  static_assert(semiring<D, T>, "spira::pairwise: D must model spira::semiring (add_monoid, "
+                                "annihilating, multiply<T>(a, b))");
+  detail::require_host_space(a.space, "spira::pairwise", "A");
+  detail::require_host_space(b.space, "spira::pairwise", "B");
+  validate(res, a, csr_check::canonical, "spira::pairwise: A");
+  validate(res, b, csr_check::canonical, "spira::pairwise: B");
+  detail::expects<dimension_mismatch>(a.cols == b.cols, "spira::pairwise: A has ", a.cols,
+                                      " columns but B has ", b.cols);
+  detail::check_dense_output(out, a.rows, b.rows, "spira::pairwise", "rows(A) x rows(B)");
+  if (a.rows == 0 || b.rows == 0) { return; }
+  detail::pairwise_dispatch<D, T>(res, a, b, out, d);
+}
+
+/// y[i] = ⊕_c ⊗(A[i,c], x[c]) over the columns c of row i (annihilating semiring) or over all
+/// columns (NAMM: a column missing from the row is the value 0). The semiring has one term.
+/// Complexity: O(nnz(A)) for annihilating semirings and sum-kind NAMMs, O(nnz(A) log + cols log
+/// cols) for min/max-kind NAMMs, O(rows x cols) for NAMMs with a custom ⊕.
+template <class S, class V, class I>
+void mxv(const host_resources& res, csr_view<V, I> a, std::span<const V> x, std::span<V> y,
+         const S& s = {})
+{
+  using T = detail::host_compute_t;
+  using traits = distance_traits<S, T>;
+  using add = typename traits::add_monoid;
+  static_assert(semiring<S, T>, "spira::mxv: S must model spira::semiring");
+  static_assert(traits::num_terms == 1, "spira::mxv: the semiring must have a single term");
+  detail::require_host_space(a.space, "spira::mxv", "A");
+  validate(res, a, csr_check::canonical, "spira::mxv: A");
+  detail::expects<dimension_mismatch>(std::int64_t(x.size()) == a.cols, "spira::mxv: x has ",
+                                      x.size(), " entries but A has ", a.cols, " columns");
+  detail::expects<dimension_mismatch>(std::int64_t(y.size()) == a.rows, "spira::mxv: y has ",
+                                      y.size(), " entries but A has ", a.rows, " rows");
+  auto mul = [&](T p, T q) { return as_terms(s.template multiply<T>(p, q))[0]; };
+
+  // NAMM: the value the columns missing from a row contribute.
+  T base = add::template identity<T>();
+  std::vector<std::int64_t> order;  // min/max NAMMs: columns, best ⊗(0, x[c]) first
+  if constexpr (!traits::annihilating) {
+    if constexpr (traits::invertible_add) {
+      for (std::int64_t c = 0; c < a.cols; ++c) { base = add{}(base, mul(T(0), T(x[c]))); }
+    } else if constexpr (add::kind == monoid_kind::min || add::kind == monoid_kind::max) {
+      order.resize(static_cast<std::size_t>(a.cols));
+      std::iota(order.begin(), order.end(), std::int64_t{0});
+      std::stable_sort(order.begin(), order.end(), [&](std::int64_t p, std::int64_t q) {
+        const T vp = mul(T(0), T(x[p])), vq = mul(T(0), T(x[q]));
+        return add{}(vp, vq) == vp && vp != vq;  // p strictly better than q
+      });
+    }
+  }
+
+#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    const I* cols = a.col_idx + a.row_ptr[i];
+    const V* vals = a.values + a.row_ptr[i];
+    const offset_t deg = a.row_ptr[i + 1] - a.row_ptr[i];
+    T acc = add::template identity<T>();
+    if constexpr (traits::annihilating) {
+      for (offset_t k = 0; k < deg; ++k) { acc = add{}(acc, mul(T(vals[k]), T(x[cols[k]]))); }
+    } else if constexpr (traits::invertible_add) {
+      for (offset_t k = 0; k < deg; ++k) {
+        const T xc = T(x[cols[k]]);
+        acc = add{}(acc, mul(T(vals[k]), xc) - mul(T(0), xc));
+      }
+      acc = base + acc;
+    } else {
+      for (offset_t k = 0; k < deg; ++k) { acc = add{}(acc, mul(T(vals[k]), T(x[cols[k]]))); }
+      if constexpr (add::kind == monoid_kind::min || add::kind == monoid_kind::max) {
+        // ⊕ is a selection: the best column outside the row is the first one in `order`.
+        for (const std::int64_t c : order) {
+          if (!std::binary_search(cols, cols + deg, I(c))) {
+            acc = add{}(acc, mul(T(0), T(x[c])));
+            break;
+          }
+        }
+      } else {
+        offset_t k = 0;
+        for (std::int64_t c = 0; c < a.cols; ++c) {
+          if (k < deg && cols[k] == c) {
+            ++k;
+          } else {
+            acc = add{}(acc, mul(T(0), T(x[c])));
+          }
+        }
+      }
+    }
+    y[i] = V(acc);
+  }
+}
+
+/// out[i] = ⊕ over the stored entries of row i of map(A[i,c]); an empty row gives the identity.
+/// Needs a valid (not necessarily canonical) CSR matrix.
+template <class M, class Map = identity_map, class V, class I>
+void reduce_rows(const host_resources& res, csr_view<V, I> a, std::span<V> out, const M& m = {},
+                 const Map& map = {})
+{
+  using T = detail::host_compute_t;
+  static_assert(monoid<M, T>, "spira::reduce_rows: M must model spira::monoid");
+  detail::require_host_space(a.space, "spira::reduce_rows", "A");
+  validate(res, a, csr_check::valid, "spira::reduce_rows: A");
+  detail::expects<dimension_mismatch>(std::int64_t(out.size()) == a.rows,
+                                      "spira::reduce_rows: out has ", out.size(),
+                                      " entries but A has ", a.rows, " rows");
+#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    T acc = M::template identity<T>();
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      acc = m(acc, T(map(T(a.values[k]))));
+    }
+    out[i] = V(acc);
+  }
+}
+
+/// A copy of A (same pattern, explicit zeros kept) with every stored value replaced by op(value).
+template <class Op, class V, class I>
+csr_matrix<V, I> apply(const host_resources& res, csr_view<V, I> a, const Op& op)
+{
+  detail::require_host_space(a.space, "spira::apply", "A");
+  validate(res, a, csr_check::valid, "spira::apply: A");
+  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
+  std::copy_n(a.col_idx, a.nnz, m.col_idx());
+  V* out = m.values();
+#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+  for (std::int64_t k = 0; k < a.nnz; ++k) { out[k] = V(op(a.values[k])); }
+  return m;
+}
+
+/// X(i, j) = op(X(i, j)) for every element of a dense host matrix.
+template <class Op, class V>
+void apply(const host_resources& res, dense_view<V> x, const Op& op)
+{
+  detail::require_host_space(x.space, "spira::apply", "X");
+#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+  for (std::int64_t i = 0; i < x.rows; ++i) {
+    V* row = x.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) { row[j] = V(op(row[j])); }
+  }
+}
+
+}  // namespace spira

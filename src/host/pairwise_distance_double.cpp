@@ -1,0 +1,20 @@
+// Built-in metrics on the host for ValueT = double.
+#include "pairwise_distance.hpp"
+
+namespace spira {
+
+template <class V, class I>
+void pairwise_distance(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                       dense_view<V> out, const distance_params& params)
+{
+  detail::pairwise_distance_host(res, a, b, out, params);
+}
+
+template void pairwise_distance(const host_resources&, csr_view<double, std::int32_t>,
+                                csr_view<double, std::int32_t>, dense_view<double>,
+                                const distance_params&);
+template void pairwise_distance(const host_resources&, csr_view<double, std::int64_t>,
+                                csr_view<double, std::int64_t>, dense_view<double>,
+                                const distance_params&);
+
+}  // namespace spira
