@@ -7,3 +7,7 @@
 #include <spira/matrix.hpp>
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
+#include <spira/distance.hpp>
+#include <spira/io.hpp>
+#include <spira/knn.hpp>
+#include <spira/select_k.hpp>

@@ -1,0 +1,74 @@
+// spira: exact k-nearest-neighbour graphs.
+//
+//   auto g = spira::knn_graph(spira::host_resources{}, index.view(), std::nullopt,
+//                             {.k = 15, .metric = spira::metric::cosine});
+//   // g.indices(i, 0..k) and g.distances(i, 0..k): the neighbours of row i, nearest first
+//
+// Queries x index are processed in tiles bounded by a memory budget. Each tile's distances go
+// through a row-wise select_k and a running merge keeps the best k across index tiles, so any k and
+// any dataset size complete within the budget. The direction follows the metric: distances keep the
+// smallest values, similarities (inner_product) the largest.
+//
+// Promises: rows sorted nearest first; among equal distances the smaller index comes first (the
+// result is unique and deterministic); without exclude_self a point of the index queried against
+// itself is normally its own first neighbour (it ties at distance 0 with exact duplicates, which
+// then come in index order); with exclude_self the query row's own index is removed - only that
+// index, so exact duplicates remain at distance 0.
+#pragma once
+
+#include <spira/distance.hpp>
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+namespace spira {
+
+struct knn_params {
+  std::int64_t k = 15;
+  spira::metric metric = spira::metric::euclidean;
+  double p = 2.0;  ///< Minkowski exponent
+  /// Remove each query row's own index from its neighbours. Only meaningful when the queries are
+  /// the index (no separate queries given); rejected otherwise.
+  bool exclude_self = false;
+  /// Bytes the distance tiles and the running top-k may use; 0 = a quarter of physical memory on
+  /// the host. The tile sizes follow from it unless forced below.
+  std::size_t memory_budget = 0;
+  /// Strategy overrides (tests and benchmarks): rows of queries and of the index per tile (0 =
+  /// derived from the budget).
+  std::int64_t query_tile = 0;
+  std::int64_t index_tile = 0;
+  /// Called after each tile with (query rows finished, total query rows); may be empty.
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+/// The k-NN graph of n_q queries: indices (int64) and distances (float32, in the metric's own units,
+/// e.g. euclidean and not squared), n_q x k, each row nearest first.
+struct knn_result {
+  dense_matrix<std::int64_t> indices;
+  dense_matrix<float> distances;
+};
+
+/// Exact k-NN of the rows of `queries` (default: the rows of `index`) among the rows of `index`.
+/// Both canonical host CSR with the same columns; 1 <= k <= rows(index) (- 1 with exclude_self).
+template <class ValueT, class IndexT>
+[[nodiscard]] knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
+                                   std::optional<csr_view<ValueT, IndexT>> queries,
+                                   const knn_params& params);
+
+/// How a k-NN graph becomes a sparse matrix (scikit-learn's kneighbors_graph modes).
+enum class knn_graph_mode { distance, connectivity };
+
+/// The graph as an n_q x n_index CSR with k entries per row, columns sorted, values the distances
+/// (mode distance) or 1 (connectivity) - the layout of sklearn.neighbors.kneighbors_graph.
+[[nodiscard]] csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g,
+                                                           std::int64_t index_rows,
+                                                           knn_graph_mode mode);
+
+/// The symmetrised graph max(G, G^T) of a square k-NN graph (an edge kept when either end lists
+/// the other; both directions carry the same value), as used for spectral clustering.
+[[nodiscard]] csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> g);
+
+}  // namespace spira

@@ -1,0 +1,167 @@
+// spira knn INDEX [--query Q] -k K --metric M [--p P] [--exclude-self] [--backend ...] -o OUT.npz
+// The exact k-NN graph: arrays `indices` (int64, n_q x k) and `distances` (float32, n_q x k), each
+// row nearest first. Progress on stderr when it is a terminal; a one-line summary at the end.
+// --check-recall N recomputes N evenly spaced query rows by brute force and reports the recall.
+#include "args.hpp"
+#include "commands.hpp"
+
+#include <spira/convert.hpp>
+#include <spira/io.hpp>
+#include <spira/knn.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace spira::cli {
+
+namespace {
+
+/// Fraction of the neighbours of `sample` query rows that a brute force over every index row also
+/// finds: all distances of the row, fully sorted by (distance, index) in the metric's direction.
+template <class I>
+double recall_on_sample(const csr_matrix<double, I>& index, const csr_matrix<double, I>& queries,
+                        const knn_result& g, const knn_params& params, std::int64_t sample,
+                        bool exclude_self)
+{
+  const host_resources res{};
+  const std::int64_t n_q = queries.rows();
+  const std::int64_t k = params.k;
+  sample = std::min(sample, n_q);
+  std::int64_t found = 0;
+  std::vector<offset_t> ptr(2);
+  for (std::int64_t s = 0; s < sample; ++s) {
+    const std::int64_t row = s * n_q / sample;
+    const offset_t b = queries.row_ptr()[row];
+    ptr = {0, queries.row_ptr()[row + 1] - b};
+    const csr_view<double, I> one{1, queries.cols(), ptr[1], ptr.data(),
+                                  queries.col_idx() + b, queries.values() + b, memory_space::host};
+    dense_matrix<double> d(res, 1, index.rows());
+    pairwise_distance(res, one, index.view(), d.view(),
+                      {.metric = params.metric, .p = params.p});
+    std::vector<std::int64_t> order(static_cast<std::size_t>(index.rows()));
+    std::iota(order.begin(), order.end(), 0);
+    const bool largest = is_similarity(params.metric);
+    const double* v = d.data();
+    auto key = [&](std::int64_t j) {
+      const double x = std::isnan(v[j]) ? INFINITY : (largest ? -v[j] : v[j]);
+      return std::pair{x, j};
+    };
+    std::sort(order.begin(), order.end(), [&](auto x, auto y) { return key(x) < key(y); });
+    if (exclude_self) { order.erase(std::find(order.begin(), order.end(), row)); }
+    const std::set<std::int64_t> truth(order.begin(), order.begin() + k);
+    for (std::int64_t j = 0; j < k; ++j) { found += truth.count(g.indices.view()(row, j)); }
+  }
+  return sample > 0 ? double(found) / double(sample * k) : 1.0;
+}
+
+template <class I>
+int knn(const csr_matrix<double, I>& index, const std::optional<csr_matrix<double, I>>& queries,
+        knn_params params, const std::string& out_path, std::int64_t check, const char* metric)
+{
+  const host_resources res{};
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty) {
+    params.progress = [](std::int64_t done, std::int64_t total) {
+      std::fprintf(stderr, "\rspira knn: %lld / %lld queries (%3.0f%%)", (long long)done,
+                   (long long)total, 100.0 * double(done) / double(std::max<std::int64_t>(total, 1)));
+      std::fflush(stderr);
+    };
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<csr_view<double, I>> qv;
+  if (queries) { qv = queries->view(); }
+  const knn_result g = knn_graph(res, index.view(), qv, params);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (tty) { std::fputc('\n', stderr); }
+  const io::npz_entry entries[] = {
+    io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
+    io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
+  io::write_npz(out_path, entries);
+  std::printf("spira knn: %lld queries x %lld index rows, k = %lld, %s, host, %.3f s -> %s",
+              (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
+              seconds, out_path.c_str());
+  if (check > 0) {
+    const double recall = recall_on_sample(index, queries ? *queries : index, g, params, check,
+                                           params.exclude_self);
+    std::printf(", recall vs brute force on %lld rows: %.4f",
+                (long long)std::min(check, g.indices.rows()), recall);
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+int run_knn(int argc, char** argv)
+{
+  const arguments args(argc, argv, 2,
+                       {{"query", 'q'},
+                        {"k", 'k'},
+                        {"metric", 'm'},
+                        {"p", 0},
+                        {"exclude-self", 0, false},
+                        {"backend", 0},
+                        {"memory-budget-mb", 0},
+                        {"check-recall", 0},
+                        {"output", 'o'}});
+  if (args.positional().size() != 1) {
+    throw usage_error("expects one INDEX file (usage: spira knn INDEX -k K --metric M -o OUT.npz)");
+  }
+  knn_params params;
+  const auto k = args.integer("k", 1, std::int64_t{1} << 40);
+  if (!k) { throw usage_error("missing required option '-k'"); }
+  params.k = *k;
+  const std::string metric_name = args.required("metric");
+  params.metric = metric_from_string(metric_name);
+  if (auto p = args.real("p")) {
+    if (params.metric != metric::minkowski) {
+      throw usage_error("option '--p' applies to --metric minkowski only");
+    }
+    params.p = *p;
+  }
+  params.exclude_self = args.flag("exclude-self");
+  if (params.exclude_self && args.value("query")) {
+    throw usage_error("--exclude-self applies when the index is queried against itself; it "
+                      "cannot be combined with --query");
+  }
+  params.memory_budget =
+    static_cast<std::size_t>(args.integer("memory-budget-mb", 1, std::int64_t{1} << 30).value_or(0))
+    << 20;
+  const std::int64_t check = args.integer("check-recall", 0, std::int64_t{1} << 30).value_or(0);
+  const std::string out_path = args.required("output");
+  // The CUDA k-NN graph is not part of this version: auto runs on the host.
+  resolve_backend(args.value("backend").value_or("auto"), /*cuda_supported=*/false, "knn");
+
+  auto index = io::read_matrix<double, std::int64_t>(args.positional()[0]);
+  std::optional<csr_matrix<double, std::int64_t>> queries;
+  if (auto q = args.value("query")) {
+    queries = io::read_matrix<double, std::int64_t>(*q);
+    if (queries->cols() != index.cols()) {
+      throw dimension_mismatch(detail::concat("--query ", *q, " has ", queries->cols(),
+                                              " columns but the index has ", index.cols()));
+    }
+  }
+  if (params.k > index.rows() - (params.exclude_self ? 1 : 0)) {
+    throw usage_error(detail::concat("option '-k': ", params.k, " exceeds the ",
+                                     index.rows() - (params.exclude_self ? 1 : 0),
+                                     " available neighbours of ", args.positional()[0]));
+  }
+  if (detail::fits_index<std::int32_t>(index.cols())) {
+    const host_resources res{};
+    std::optional<csr_matrix<double, std::int32_t>> q32;
+    if (queries) { q32 = cast_indices<std::int32_t>(res, queries->view()); }
+    return knn(cast_indices<std::int32_t>(res, index.view()), q32, params, out_path, check,
+               metric_name.c_str());
+  }
+  return knn(index, queries, params, out_path, check, metric_name.c_str());
+}
+
+}  // namespace spira::cli

@@ -1,0 +1,243 @@
+// Host backend of the k-NN graph: tiled pairwise distances, row-wise select_k per tile, and a
+// running merge of the best k across index tiles.
+#include <spira/convert.hpp>
+#include <spira/knn.hpp>
+#include <spira/select_k.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace spira {
+
+namespace {
+
+/// Rows [r0, r1) of a host CSR as a view; the row pointers are rebased into `ptr`.
+template <class V, class I>
+csr_view<V, I> row_slice(csr_view<V, I> a, std::int64_t r0, std::int64_t r1,
+                         std::vector<offset_t>& ptr)
+{
+  const offset_t base = a.row_ptr[r0];
+  ptr.assign(a.row_ptr + r0, a.row_ptr + r1 + 1);
+  for (auto& p : ptr) { p -= base; }
+  return {r1 - r0, a.cols, ptr.back(), ptr.data(), a.col_idx + base, a.values + base,
+          memory_space::host};
+}
+
+std::size_t default_host_budget()
+{
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) { return std::size_t{1} << 30; }
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 4;
+}
+
+/// Is (va, ia) better than (vb, ib)? Smaller (or larger) value first, then the smaller index;
+/// NaN is worse than any number in both directions.
+template <class V>
+bool better(V va, std::int64_t ia, V vb, std::int64_t ib, bool largest)
+{
+  const bool na = std::isnan(va);
+  const bool nb = std::isnan(vb);
+  if (na != nb) { return nb; }
+  if (!na && va != vb) { return largest ? va > vb : va < vb; }
+  return ia < ib;
+}
+
+}  // namespace
+
+template <class V, class I>
+knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
+                     std::optional<csr_view<V, I>> queries, const knn_params& params)
+{
+  detail::expects(!(params.exclude_self && queries.has_value()),
+                  "knn_graph: exclude_self applies when the queries are the index itself; it was "
+                  "set together with separate queries");
+  const csr_view<V, I> q = queries.value_or(index);
+  const std::int64_t n_q = q.rows;
+  const std::int64_t n_i = index.rows;
+  const std::int64_t k = params.k;
+  const std::int64_t available = n_i - (params.exclude_self ? 1 : 0);
+  detail::expects(k >= 1 && k <= available, "knn_graph: k = ", k, " must be in [1, ", available,
+                  "] (the index has ", n_i, " rows", params.exclude_self ? ", one excluded" : "",
+                  ")");
+  detail::expects(params.query_tile >= 0 && params.index_tile >= 0,
+                  "knn_graph: negative tile override (query_tile = ", params.query_tile,
+                  ", index_tile = ", params.index_tile, ")");
+  const bool largest = is_similarity(params.metric);
+  const distance_params dp{.metric = params.metric, .p = params.p};
+
+  // Tiles: the distance tile (tq x ti values), its top-k and the running top-k (2 x tq x k pairs)
+  // fit the budget. Prefer whole index rows per query tile; shrink the index tile when k or the
+  // index is too large for that.
+  const std::size_t budget = params.memory_budget > 0 ? params.memory_budget : default_host_budget();
+  const std::size_t pair = sizeof(V) + sizeof(std::int64_t);
+  std::int64_t ti = params.index_tile > 0 ? std::min(params.index_tile, n_i) : n_i;
+  std::int64_t tq = params.query_tile;
+  if (tq == 0) {
+    const std::size_t lists_per_query = 3 * k * pair;  // running, tile and merge lists
+    tq = static_cast<std::int64_t>(budget / (ti * sizeof(V) + lists_per_query));
+    if (tq < std::min<std::int64_t>(n_q, 256) && params.index_tile == 0) {
+      // Whole index rows do not fit for enough queries: split the index instead. Keep at least
+      // half the budget for distance tiles so that index tiles stay long.
+      tq = std::min<std::int64_t>(n_q, 256);
+      while (tq > 1 && tq * lists_per_query > budget / 2) { tq /= 2; }
+      const std::size_t lists = tq * lists_per_query;
+      detail::expects<out_of_memory>(lists < budget, "knn_graph: memory budget of ", budget,
+                                     " bytes cannot hold the top-", k, " lists of one query (",
+                                     lists, " bytes); raise knn_params::memory_budget");
+      ti = std::clamp<std::int64_t>((budget - lists) / (tq * sizeof(V)), 1, n_i);
+    }
+    detail::expects<out_of_memory>(tq >= 1, "knn_graph: memory budget of ", budget,
+                                   " bytes is too small for one query against ", ti,
+                                   " index rows; raise knn_params::memory_budget");
+  }
+  tq = std::min(tq, std::max<std::int64_t>(n_q, 1));
+
+  knn_result out{dense_matrix<std::int64_t>(res, n_q, k), dense_matrix<float>(res, n_q, k)};
+  dense_matrix<V> best_v(res, tq, k);
+  dense_matrix<std::int64_t> best_i(res, tq, k);
+  std::vector<offset_t> qptr;
+  std::vector<offset_t> iptr;
+
+  for (std::int64_t q0 = 0; q0 < n_q; q0 += tq) {
+    const std::int64_t q1 = std::min(n_q, q0 + tq);
+    const std::int64_t nq = q1 - q0;
+    const csr_view<V, I> qt = row_slice(q, q0, q1, qptr);
+    // Entries of each running list filled so far.
+    std::vector<std::int64_t> have(static_cast<std::size_t>(nq), 0);
+    for (std::int64_t i0 = 0; i0 < n_i; i0 += ti) {
+      const std::int64_t i1 = std::min(n_i, i0 + ti);
+      const std::int64_t ni = i1 - i0;
+      const csr_view<V, I> it = row_slice(index, i0, i1, iptr);
+      dense_matrix<V> d(res, nq, ni);
+      pairwise_distance(res, qt, it, d.view(), dp);
+      // With exclude_self one extra candidate per tile covers the query's own index, which the
+      // merge below skips (only that index: exact duplicates stay).
+      const std::int64_t kt = std::min(k + (params.exclude_self ? 1 : 0), ni);
+      dense_matrix<V> tv(res, nq, kt);
+      dense_matrix<std::int64_t> tix(res, nq, kt);
+      select_k<V, std::int64_t>(res, dense_view<const V>(d.view()), kt,
+                                largest ? select_order::largest : select_order::smallest,
+                                tv.view(), tix.view(), {.sorted = true});
+      // Merge the tile's sorted top-kt into the running sorted lists.
+#pragma omp parallel num_threads(res.num_threads())
+      {
+        std::vector<V> mv(static_cast<std::size_t>(k));
+        std::vector<std::int64_t> mi(static_cast<std::size_t>(k));
+#pragma omp for schedule(static)
+        for (std::int64_t r = 0; r < nq; ++r) {
+          V* bv = best_v.view().row(r);
+          std::int64_t* bi = best_i.view().row(r);
+          const V* cv = tv.view().row(r);
+          const std::int64_t* ci = tix.view().row(r);
+          const std::int64_t self = params.exclude_self ? q0 + r : -1;
+          // When the query's own index lies in this tile, the tile's kt candidates are either its
+          // top-kt with self skipped, or all ni < k + 1 entries including self.
+          const bool self_here = self >= i0 && self < i1;
+          const std::int64_t merged = std::min(k, have[r] + kt - (self_here ? 1 : 0));
+          std::int64_t a = 0;
+          std::int64_t b = 0;
+          for (std::int64_t m = 0; m < merged; ++m) {
+            if (b < kt && ci[b] + i0 == self) { ++b; }
+            const bool take_a =
+              b >= kt || (a < have[r] && better(bv[a], bi[a], cv[b], ci[b] + i0, largest));
+            if (take_a) {
+              mv[m] = bv[a];
+              mi[m] = bi[a++];
+            } else {
+              mv[m] = cv[b];
+              mi[m] = ci[b++] + i0;
+            }
+          }
+          std::copy_n(mv.begin(), merged, bv);
+          std::copy_n(mi.begin(), merged, bi);
+          have[r] = merged;
+        }
+      }
+    }
+    if (params.progress) { params.progress(q1, n_q); }
+    for (std::int64_t r = 0; r < nq; ++r) {
+      std::copy_n(best_i.view().row(r), k, out.indices.view().row(q0 + r));
+      std::transform(best_v.view().row(r), best_v.view().row(r) + k,
+                     out.distances.view().row(q0 + r), [](V x) { return static_cast<float>(x); });
+    }
+  }
+  return out;
+}
+
+csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t index_rows,
+                                             knn_graph_mode mode)
+{
+  const host_resources res{};
+  const std::int64_t n = g.indices.rows();
+  const std::int64_t k = g.indices.cols();
+  csr_matrix<float, std::int64_t> m(res, n, index_rows, n * k);
+  std::vector<std::pair<std::int64_t, float>> row(static_cast<std::size_t>(k));
+  for (std::int64_t i = 0; i <= n; ++i) { m.row_ptr()[i] = i * k; }
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < k; ++j) {
+      const std::int64_t c = g.indices.view()(i, j);
+      detail::expects(c >= 0 && c < index_rows, "to_csr_graph: neighbour index ", c, " of row ", i,
+                      " is outside [0, ", index_rows, ")");
+      row[j] = {c, mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f};
+    }
+    std::sort(row.begin(), row.end());
+    for (std::int64_t j = 0; j < k; ++j) {
+      m.col_idx()[i * k + j] = row[j].first;
+      m.values()[i * k + j] = row[j].second;
+    }
+  }
+  return m;
+}
+
+csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> g)
+{
+  const host_resources res{};
+  detail::expects(g.rows == g.cols, "symmetrize: the graph must be square, got ", g.rows, " x ",
+                  g.cols);
+  validate(res, g, csr_check::canonical, "symmetrize: graph");
+  const auto t = transpose(res, g);
+  // Union of the sparsity patterns of G and G^T, max of the values where both are present.
+  std::vector<offset_t> ptr(static_cast<std::size_t>(g.rows) + 1, 0);
+  std::vector<std::int64_t> cols;
+  std::vector<float> vals;
+  cols.reserve(static_cast<std::size_t>(2 * g.nnz));
+  vals.reserve(static_cast<std::size_t>(2 * g.nnz));
+  for (std::int64_t i = 0; i < g.rows; ++i) {
+    offset_t a = g.row_ptr[i];
+    offset_t b = t.row_ptr()[i];
+    const offset_t ae = g.row_ptr[i + 1];
+    const offset_t be = t.row_ptr()[i + 1];
+    while (a < ae || b < be) {
+      const std::int64_t ca = a < ae ? g.col_idx[a] : std::numeric_limits<std::int64_t>::max();
+      const std::int64_t cb = b < be ? t.col_idx()[b] : std::numeric_limits<std::int64_t>::max();
+      if (ca == cb) {
+        cols.push_back(ca);
+        vals.push_back(std::max(g.values[a++], t.values()[b++]));
+      } else if (ca < cb) {
+        cols.push_back(ca);
+        vals.push_back(g.values[a++]);
+      } else {
+        cols.push_back(cb);
+        vals.push_back(t.values()[b++]);
+      }
+    }
+    ptr[i + 1] = static_cast<offset_t>(cols.size());
+  }
+  return make_csr<float, std::int64_t>(res, g.rows, g.cols, ptr, cols, vals, csr_check::canonical);
+}
+
+template knn_result knn_graph(const host_resources&, csr_view<float, std::int32_t>,
+                              std::optional<csr_view<float, std::int32_t>>, const knn_params&);
+template knn_result knn_graph(const host_resources&, csr_view<float, std::int64_t>,
+                              std::optional<csr_view<float, std::int64_t>>, const knn_params&);
+template knn_result knn_graph(const host_resources&, csr_view<double, std::int32_t>,
+                              std::optional<csr_view<double, std::int32_t>>, const knn_params&);
+template knn_result knn_graph(const host_resources&, csr_view<double, std::int64_t>,
+                              std::optional<csr_view<double, std::int64_t>>, const knn_params&);
+
+}  // namespace spira
