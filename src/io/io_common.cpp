@@ -1,0 +1,153 @@
+// File loading with transparent gzip decompression, and the small write helpers.
+#include "io_common.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace spira::io::detail {
+
+namespace {
+
+constexpr unsigned char gzip_magic0 = 0x1f;
+constexpr unsigned char gzip_magic1 = 0x8b;
+/// deflate cannot expand better than ~1032:1, so a larger gzip size trailer is not trusted.
+constexpr std::uint64_t max_deflate_ratio = 1032;
+
+void check_readable(const std::filesystem::path& path)
+{
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) { fail(path, "no such file"); }
+  if (std::filesystem::is_directory(st)) { fail(path, "is a directory, not a file"); }
+}
+
+std::string gunzip(const std::string& in, const std::filesystem::path& path)
+{
+  // The ISIZE trailer (size mod 2^32 of the last member) is a good first guess for one member.
+  std::size_t guess = in.size() * 4 + 4096;
+  if (in.size() >= 18) {
+    std::uint32_t isize = 0;
+    std::memcpy(&isize, in.data() + in.size() - 4, 4);
+    if (isize >= in.size() / 2 && isize <= in.size() * max_deflate_ratio) {
+      guess = std::size_t{isize} + 1;
+    }
+  }
+  std::string out;
+  out.resize(guess);
+
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) { fail(path, "cannot initialise zlib"); }
+  struct guard {
+    z_stream* z;
+    ~guard() { inflateEnd(z); }
+  } g{&z};
+
+  std::size_t in_pos = 0;
+  std::size_t out_pos = 0;
+  for (;;) {
+    if (out_pos == out.size()) { out.resize(out.size() * 2); }
+    const std::size_t in_chunk = std::min<std::size_t>(in.size() - in_pos, 1u << 30);
+    const std::size_t out_chunk = std::min<std::size_t>(out.size() - out_pos, 1u << 30);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
+    z.avail_in = static_cast<uInt>(in_chunk);
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
+    z.avail_out = static_cast<uInt>(out_chunk);
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    in_pos += in_chunk - z.avail_in;
+    out_pos += out_chunk - z.avail_out;
+    if (rc == Z_STREAM_END) {
+      // Concatenated gzip members form one stream (gzip(1) semantics); zero padding is ignored.
+      const auto rest = std::string_view(in).substr(in_pos);
+      if (rest.size() >= 2 && static_cast<unsigned char>(rest[0]) == gzip_magic0 &&
+          static_cast<unsigned char>(rest[1]) == gzip_magic1) {
+        inflateReset(&z);
+        continue;
+      }
+      if (rest.find_first_not_of('\0') != std::string_view::npos) {
+        fail(path, "corrupt gzip file: ", rest.size(), " bytes of trailing garbage");
+      }
+      break;
+    }
+    if (rc == Z_OK) { continue; }
+    if (rc == Z_BUF_ERROR) {
+      if (in_pos == in.size()) {
+        fail(path, "truncated gzip file (the compressed stream ends after ", in.size(),
+             " bytes, ", out_pos, " bytes decompressed)");
+      }
+      continue;  // output space exhausted: grow and continue
+    }
+    fail(path, "corrupt gzip file: ", z.msg != nullptr ? z.msg : "inflate failed",
+         " (after ", out_pos, " decompressed bytes)");
+  }
+  out.resize(out_pos);
+  return out;
+}
+
+}  // namespace
+
+std::string load_raw(const std::filesystem::path& path)
+{
+  check_readable(path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) { fail(path, "cannot open: ", std::strerror(errno)); }
+  file_closer closer(f);
+  std::string data;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > 0) { data.reserve(static_cast<std::size_t>(size)); }
+  char chunk[1 << 16];
+  for (;;) {
+    const std::size_t n = std::fread(chunk, 1, sizeof chunk, f);
+    data.append(chunk, n);
+    if (n < sizeof chunk) {
+      if (std::ferror(f) != 0) { fail(path, "read error: ", std::strerror(errno)); }
+      break;
+    }
+  }
+  return data;
+}
+
+file_bytes load_file(const std::filesystem::path& path)
+{
+  file_bytes fb;
+  fb.data = load_raw(path);
+  if (fb.data.size() >= 2 && static_cast<unsigned char>(fb.data[0]) == gzip_magic0 &&
+      static_cast<unsigned char>(fb.data[1]) == gzip_magic1) {
+    fb.data = gunzip(fb.data, path);
+    fb.gzip = true;
+  }
+  return fb;
+}
+
+std::uintmax_t file_size_or_fail(const std::filesystem::path& path)
+{
+  check_readable(path);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) { fail(path, "cannot determine the file size: ", ec.message()); }
+  return size;
+}
+
+std::FILE* open_for_write(const std::filesystem::path& path)
+{
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) { fail(path, "cannot open for writing: ", std::strerror(errno)); }
+  return f;
+}
+
+void write_all(std::FILE* f, const void* data, std::size_t n, const std::filesystem::path& path)
+{
+  if (n > 0 && std::fwrite(data, 1, n, f) != n) {
+    fail(path, "write error: ", std::strerror(errno));
+  }
+}
+
+void close_or_fail(std::FILE* f, const std::filesystem::path& path)
+{
+  if (std::fclose(f) != 0) { fail(path, "write error on close: ", std::strerror(errno)); }
+}
+
+}  // namespace spira::io::detail
