@@ -1,4 +1,6 @@
 // CUDA backend: device memory (stream-ordered pools), copies, device queries.
+#include "device_guard.cuh"
+
 #include <spira/cuda/error.cuh>
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
@@ -8,31 +10,6 @@
 #include <cstring>
 
 namespace spira {
-
-namespace {
-
-/// Makes res.device current for the lifetime of the guard.
-class device_guard {
- public:
-  explicit device_guard(int device)
-  {
-    SPIRA_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) { SPIRA_CUDA_TRY(cudaSetDevice(device)); }
-    changed_ = previous_ != device;
-  }
-  ~device_guard()
-  {
-    if (changed_) { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
-  }
-  device_guard(const device_guard&) = delete;
-  device_guard& operator=(const device_guard&) = delete;
-
- private:
-  int previous_ = 0;
-  bool changed_ = false;
-};
-
-}  // namespace
 
 bool cuda_compiled() noexcept { return true; }
 
@@ -48,7 +25,7 @@ int cuda_device_count() noexcept
 
 void synchronize(const cuda_resources& res)
 {
-  device_guard g(res.device);
+  detail::device_guard g(res.device);
   SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
 }
 
@@ -65,7 +42,7 @@ void* device_allocate(std::size_t bytes, const cuda_resources& res, const char* 
     cudaGetLastError();
     std::size_t free_b = 0;
     std::size_t total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) { cudaGetLastError(); }
     throw out_of_memory(concat("out of device memory allocating ", what, ": ", bytes, " bytes (",
                                bytes >> 20, " MiB) requested on device ", res.device, ", ",
                                free_b >> 20, " MiB free of ", total_b >> 20, " MiB"));
