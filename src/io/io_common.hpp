@@ -177,6 +177,17 @@ void check_extents(const std::filesystem::path& path, std::int64_t line, std::in
   }
 }
 
+/// Below this many entries the readers convert on one thread: thread start-up and barrier costs of
+/// an OpenMP region exceed the work (measured with the fuzz targets on a loaded 2-core machine,
+/// where small inputs ran ~20x faster single-threaded).
+inline constexpr std::int64_t parallel_convert_min_nnz = std::int64_t{1} << 16;
+
+/// The host resources used to convert a matrix of `nnz` entries.
+inline host_resources convert_resources(std::int64_t nnz) noexcept
+{
+  return host_resources{nnz < parallel_convert_min_nnz ? 1 : 0};
+}
+
 /// Growable COO triplets; capacity grows geometrically from a cap, never from a declared count.
 template <class ValueT, class IndexT>
 struct triplets {
@@ -202,7 +213,7 @@ struct triplets {
   {
     coo_view<ValueT, IndexT> v{n_rows, n_cols, static_cast<std::int64_t>(values.size()),
                                rows.data(), cols.data(), values.data(), memory_space::host};
-    return coo_to_csr(host_resources{}, v);
+    return coo_to_csr(convert_resources(v.nnz), v);
   }
 };
 

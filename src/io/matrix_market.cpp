@@ -364,7 +364,7 @@ void write_mm(const std::filesystem::path& path, csr_view<ValueT, IndexT> a)
 {
   spira::detail::expects(a.space == memory_space::host,
                          "spira::io::write_mm: the matrix must be in host memory");
-  validate(host_resources{}, a, csr_check::valid, "spira::io::write_mm: matrix");
+  validate(detail::convert_resources(a.nnz), a, csr_check::valid, "spira::io::write_mm: matrix");
   detail::file_closer file(detail::open_for_write(path));
   text_sink out(file.get(), path);
   out.put("%%MatrixMarket matrix coordinate real general\n");

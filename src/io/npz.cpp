@@ -339,12 +339,13 @@ csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const rea
 
   const std::string name = detail::display(path);
   try {
-    validate(host_resources{}, m.view(), csr_check::valid, name.c_str());
+    validate(detail::convert_resources(nnz), m.view(), csr_check::valid, name.c_str());
   } catch (const invalid_argument& e) {
     throw io_error(e.what());
   }
-  auto canonical = canonicalize(host_resources{}, m.view());
-  return csc ? transpose(host_resources{}, canonical.view()) : std::move(canonical);
+  const host_resources res = detail::convert_resources(nnz);
+  auto canonical = canonicalize(res, m.view());
+  return csc ? transpose(res, canonical.view()) : std::move(canonical);
 }
 
 matrix_file_info detail::describe_npz(const std::filesystem::path& path, const read_options& opts)

@@ -147,7 +147,7 @@ svmlight_data<ValueT, IndexT> read_svmlight(const std::filesystem::path& path,
   raw.cols = {};
   raw.values = {};
   svmlight_data<ValueT, IndexT> out;
-  out.x = canonicalize(host_resources{}, m.view());
+  out.x = canonicalize(detail::convert_resources(nnz), m.view());
   out.labels = std::move(raw.labels);
   return out;
 }
