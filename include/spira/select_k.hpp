@@ -1,0 +1,158 @@
+// spira: row-wise top-k selection.
+//
+// select_k picks, in every row of a dense row-major matrix or among the stored values of every row
+// of a CSR matrix, the k smallest or the k largest values and their indices.
+//
+// Promises (documented in docs/selection.md and tested in tests/selection):
+//  * Total order. Values are ranked by value, then by index: among equal values the smaller index
+//    wins (for CSR rows: the earlier stored entry, which is the smaller column in a canonical CSR).
+//    -0.0 and +0.0 are equal. NaN is the worst value in both directions: it is selected only when
+//    fewer than k numbers remain, and among NaNs the smaller index wins. With this order the k
+//    selected elements of a row are unique, so the result does not depend on the algorithm.
+//  * Output order. Unsorted output lists the selected elements of a row by increasing index;
+//    sorted output (select_params::sorted) lists them best first (by value, then index).
+//  * Determinism. The same input gives the same bytes on every backend and with every algorithm
+//    (max_iter, which is approximate by design, also gives the same bytes on both backends).
+//  * Padding. Rows with fewer than k elements (ragged CSR rows) are padded with index -1 and value
+//    +inf (order::smallest) or -inf (order::largest); padding follows the selected elements.
+//
+// Types: values float, double and spira::half (dense rows only: CSR views hold float or double);
+// indices int32_t or int64_t.
+#pragma once
+
+#include <spira/matrix.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+namespace spira {
+
+/// IEEE 754 binary16 as a 16-bit storage type. Host code converts through float (round to nearest
+/// even); device code reinterprets the bits as __half. Arithmetic is deliberately not provided.
+struct half {
+  std::uint16_t bits = 0;
+
+  half() = default;
+  /// Rounds to the nearest binary16 value (ties to even); overflow gives +-inf, NaN stays NaN.
+  explicit half(float f) noexcept : bits(from_float(f)) {}
+  [[nodiscard]] static constexpr half from_bits(std::uint16_t b) noexcept
+  {
+    half h;
+    h.bits = b;
+    return h;
+  }
+  explicit operator float() const noexcept { return to_float(bits); }
+
+  friend bool operator==(half a, half b) noexcept { return a.bits == b.bits; }  // bitwise
+
+ private:
+  static std::uint16_t from_float(float f) noexcept
+  {
+    std::uint32_t x = __builtin_bit_cast(std::uint32_t, f);
+    const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+    x &= 0x7fffffffu;
+    if (x >= 0x7f800000u) { return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u); }
+    if (x >= 0x477ff000u) { return sign | 0x7c00u; }  // >= 65520 rounds to infinity
+    if (x < 0x38800000u) {                            // below 2^-14: a subnormal half (or zero)
+      const float scaled = __builtin_bit_cast(float, x) * 16777216.0f;  // exact: times 2^24
+      return sign | static_cast<std::uint16_t>(std::nearbyint(scaled));
+    }
+    x += 0xfffu + ((x >> 13) & 1u);  // round the 13 dropped bits to nearest even
+    return sign | static_cast<std::uint16_t>((x - 0x38000000u) >> 13);
+  }
+  static float to_float(std::uint16_t h) noexcept
+  {
+    const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
+    const std::uint32_t exp = (h >> 10) & 0x1fu;
+    const std::uint32_t mant = h & 0x3ffu;
+    if (exp == 0) {
+      const float m = static_cast<float>(mant) * 5.9604644775390625e-8f;  // mant * 2^-24
+      return sign ? -m : m;
+    }
+    const std::uint32_t bits =
+      exp == 31 ? (sign | 0x7f800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
+    return __builtin_bit_cast(float, bits);
+  }
+};
+static_assert(sizeof(half) == 2 && std::is_trivially_copyable_v<half>);
+
+/// Which end of the order select_k keeps.
+enum class select_order { smallest, largest };
+
+/// Algorithms of the CUDA backend (the host backend computes the same result with one algorithm).
+enum class select_algo {
+  automatic,      ///< choose_select_algo() decides from the problem shape
+  binary_search,  ///< RTop-K: a warp per row, bisection on the key range (rows <= 2048 elements)
+  radix,          ///< RadiK-style MSD radix select, any row length and any k
+};
+
+/// Value types of select_k, for choose_select_algo.
+enum class select_dtype { f16, f32, f64 };
+
+struct select_params {
+  select_algo algo = select_algo::automatic;
+  /// Output rows best first (by value, then index) instead of by increasing index.
+  bool sorted = false;
+  /// Approximate early stop of the bisection after this many steps (RTop-K's Algorithm 2). Without
+  /// it the result is exact. With it, a row takes every element strictly better than the bisection's
+  /// lower bound and fills up, by increasing index, from the undecided interval; the result is then
+  /// approximate (deterministic, and identical on both backends). Requires binary_search (or
+  /// automatic) and rows of at most select_binary_search_max_length elements.
+  std::optional<int> max_iter;
+};
+
+/// Longest row the binary_search algorithm handles (32 lanes x 64 keys held in registers).
+inline constexpr std::int64_t select_binary_search_max_length = 2048;
+
+/// The algorithm select_algo::automatic runs on the CUDA backend for `rows` rows of at most
+/// `length` elements and a given k and value type. Thresholds: see docs/selection.md ("auto"),
+/// which names the benchmark (bench/select_k.py) they come from.
+[[nodiscard]] select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int64_t k,
+                                             select_dtype dtype) noexcept;
+
+template <class T>
+inline constexpr bool is_select_value_type_v =
+  std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>;
+
+// ---- dense rows ---------------------------------------------------------------------------------
+// in: rows x n; out_values and out_indices: rows x k, 1 <= k <= n. Indices are column positions.
+
+template <class T, class IndexT>
+void select_k(const host_resources& res, std::type_identity_t<dense_view<const T>> in, std::int64_t k,
+              select_order order, dense_view<T> out_values, dense_view<IndexT> out_indices,
+              const select_params& params = {});
+
+template <class T, class IndexT>
+void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T>> in, std::int64_t k,
+              select_order order, dense_view<T> out_values, dense_view<IndexT> out_indices,
+              const select_params& params = {});
+
+// ---- ragged rows (CSR) --------------------------------------------------------------------------
+// The top-k among each row's stored values; indices are the stored column indices. k >= 1; rows
+// with fewer than k stored values are padded (see above). out_values/out_indices: rows x k.
+
+template <class V, class I>
+  requires is_value_type_v<V>
+void select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
+              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params = {});
+
+template <class V, class I>
+  requires is_value_type_v<V>
+void select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
+              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params = {});
+
+/// As above, returned as a CSR matrix (same shape as `rows`) with min(k, degree) entries per row, in
+/// the output order of `params.sorted`, in the memory space of the backend.
+template <class V, class I>
+  requires is_value_type_v<V>
+csr_matrix<V, I> select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k,
+                          select_order order, const select_params& params = {});
+
+template <class V, class I>
+  requires is_value_type_v<V>
+csr_matrix<V, I> select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k,
+                          select_order order, const select_params& params = {});
+
+}  // namespace spira

@@ -1,0 +1,113 @@
+// spira selection: order-preserving unsigned keys, and the row source and sink shared by the host
+// and CUDA implementations of select_k.
+//
+// Every value is mapped to an unsigned key such that "better" means "smaller key", whatever the
+// direction: key(a) < key(b) iff a ranks before b. Laws the algorithms rely on:
+//  * -0.0 and +0.0 map to the same key (they are equal values);
+//  * every NaN maps to the all-ones key (the worst), which no number reaches;
+//  * the map depends only on the value bits, so a key can be recomputed from a selected value.
+// Ties between equal keys are broken by the position in the row (smaller first).
+#pragma once
+
+#include <spira/config.hpp>
+#include <spira/select_k.hpp>
+
+#include <cstdint>
+
+namespace spira::selection {
+
+template <class T>
+struct key_traits;
+
+template <>
+struct key_traits<float> {
+  using key_type = std::uint32_t;
+  static constexpr int bits = 32;
+  static constexpr key_type worst = 0xffffffffu;
+  SPIRA_HD static key_type to_key(float v, bool largest) noexcept
+  {
+    std::uint32_t b = __builtin_bit_cast(std::uint32_t, v);
+    if ((b & 0x7fffffffu) > 0x7f800000u) { return worst; }
+    if (b == 0x80000000u) { b = 0; }
+    const std::uint32_t asc = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return largest ? ~asc : asc;
+  }
+  SPIRA_HD static float padding(bool largest) noexcept
+  {
+    return __builtin_bit_cast(float, largest ? 0xff800000u : 0x7f800000u);
+  }
+};
+
+template <>
+struct key_traits<double> {
+  using key_type = std::uint64_t;
+  static constexpr int bits = 64;
+  static constexpr key_type worst = ~std::uint64_t{0};
+  SPIRA_HD static key_type to_key(double v, bool largest) noexcept
+  {
+    std::uint64_t b = __builtin_bit_cast(std::uint64_t, v);
+    constexpr std::uint64_t sign = std::uint64_t{1} << 63;
+    if ((b & ~sign) > 0x7ff0000000000000ull) { return worst; }
+    if (b == sign) { b = 0; }
+    const std::uint64_t asc = (b & sign) ? ~b : (b | sign);
+    return largest ? ~asc : asc;
+  }
+  SPIRA_HD static double padding(bool largest) noexcept
+  {
+    return __builtin_bit_cast(double, largest ? 0xfff0000000000000ull : 0x7ff0000000000000ull);
+  }
+};
+
+/// binary16 keys use the low 16 bits of a 32-bit word (registers and atomics are 32-bit anyway).
+template <>
+struct key_traits<half> {
+  using key_type = std::uint32_t;
+  static constexpr int bits = 16;
+  static constexpr key_type worst = 0xffffu;
+  SPIRA_HD static key_type to_key(half v, bool largest) noexcept
+  {
+    std::uint32_t b = v.bits;
+    if ((b & 0x7fffu) > 0x7c00u) { return worst; }
+    if (b == 0x8000u) { b = 0; }
+    const std::uint32_t asc = (b & 0x8000u) ? (~b & 0xffffu) : (b | 0x8000u);
+    return largest ? (asc ^ 0xffffu) : asc;
+  }
+  SPIRA_HD static half padding(bool largest) noexcept
+  {
+    return half::from_bits(largest ? std::uint16_t{0xfc00} : std::uint16_t{0x7c00});
+  }
+};
+
+/// The rows to select from: dense (row_ptr == nullptr: row r is values[r * ld .. r * ld + cols))
+/// or ragged CSR (row r is values[row_ptr[r] .. row_ptr[r + 1]), reported indices from col_idx).
+template <class T, class IndexT>
+struct row_source {
+  const T* values = nullptr;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;  ///< dense row length
+  std::int64_t ld = 0;
+  const offset_t* row_ptr = nullptr;
+  const IndexT* col_idx = nullptr;
+
+  SPIRA_HD std::int64_t begin(std::int64_t r) const { return row_ptr ? row_ptr[r] : r * ld; }
+  SPIRA_HD std::int64_t length(std::int64_t r) const
+  {
+    return row_ptr ? row_ptr[r + 1] - row_ptr[r] : cols;
+  }
+  /// The index reported for position `pos` of row r (whose first element is at `first`).
+  SPIRA_HD IndexT index_at(std::int64_t first, std::int64_t pos) const
+  {
+    return col_idx ? col_idx[first + pos] : static_cast<IndexT>(pos);
+  }
+};
+
+/// rows x k outputs with their leading dimensions.
+template <class T, class IndexT>
+struct row_sink {
+  T* values = nullptr;
+  IndexT* indices = nullptr;
+  std::int64_t ld_values = 0;
+  std::int64_t ld_indices = 0;
+};
+
+}  // namespace spira::selection

@@ -1,0 +1,61 @@
+// spira selection: small warp-level helpers shared by the selection kernels.
+#pragma once
+
+#include <cstdint>
+
+namespace spira::selection::warp {
+
+inline constexpr unsigned full_mask = 0xffffffffu;
+inline constexpr int size = 32;
+
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) & (size - 1); }
+
+/// Bits of the lanes below this one.
+__device__ __forceinline__ unsigned lanes_below()
+{
+  unsigned m;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+}
+
+template <class U>
+__device__ __forceinline__ U reduce_min(U v)
+{
+  if constexpr (sizeof(U) == 4) {
+    return __reduce_min_sync(full_mask, v);
+  } else {
+    for (int d = size / 2; d > 0; d /= 2) {
+      const U o = __shfl_xor_sync(full_mask, v, d);
+      v = o < v ? o : v;
+    }
+    return v;
+  }
+}
+
+template <class U>
+__device__ __forceinline__ U reduce_max(U v)
+{
+  if constexpr (sizeof(U) == 4) {
+    return __reduce_max_sync(full_mask, v);
+  } else {
+    for (int d = size / 2; d > 0; d /= 2) {
+      const U o = __shfl_xor_sync(full_mask, v, d);
+      v = o > v ? o : v;
+    }
+    return v;
+  }
+}
+
+/// Inclusive prefix sum over the warp.
+template <class U>
+__device__ __forceinline__ U inclusive_sum(U v)
+{
+  const int lane = lane_id();
+  for (int d = 1; d < size; d *= 2) {
+    const U o = __shfl_up_sync(full_mask, v, d);
+    if (lane >= d) { v += o; }
+  }
+  return v;
+}
+
+}  // namespace spira::selection::warp

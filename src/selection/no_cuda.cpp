@@ -1,0 +1,53 @@
+// The CUDA entry points of select_k in a host-only build: each exists and throws
+// spira::not_compiled, so programs link the same way against either build.
+#include "selection/dispatch.hpp"
+
+namespace spira::selection {
+
+namespace {
+[[noreturn]] void no_cuda(const char* what)
+{
+  throw not_compiled(detail::concat(what, ": this build of spira was compiled without CUDA "
+                                          "(configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)"));
+}
+}  // namespace
+
+template <class T, class IndexT>
+void select_rows(const cuda_resources&, row_source<T, IndexT>, row_sink<T, IndexT>, const problem&)
+{
+  no_cuda("spira::select_k(cuda_resources)");
+}
+
+std::int64_t max_row_length(const cuda_resources&, const offset_t*, std::int64_t)
+{
+  no_cuda("spira::select_k(cuda_resources)");
+}
+
+template <class V, class I>
+csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>, const dense_matrix<V>&,
+                              const dense_matrix<I>&, std::int64_t)
+{
+  no_cuda("spira::select_k(cuda_resources)");
+}
+
+#define SPIRA_SELECT_NO_CUDA(T, I)                                                                \
+  template void select_rows(const cuda_resources&, row_source<T, I>, row_sink<T, I>,               \
+                            const problem&);
+SPIRA_SELECT_NO_CUDA(float, std::int32_t)
+SPIRA_SELECT_NO_CUDA(float, std::int64_t)
+SPIRA_SELECT_NO_CUDA(double, std::int32_t)
+SPIRA_SELECT_NO_CUDA(double, std::int64_t)
+SPIRA_SELECT_NO_CUDA(half, std::int32_t)
+SPIRA_SELECT_NO_CUDA(half, std::int64_t)
+#undef SPIRA_SELECT_NO_CUDA
+#define SPIRA_COMPACT_NO_CUDA(V, I)                                                               \
+  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,                   \
+                                         const dense_matrix<V>&, const dense_matrix<I>&,          \
+                                         std::int64_t);
+SPIRA_COMPACT_NO_CUDA(float, std::int32_t)
+SPIRA_COMPACT_NO_CUDA(float, std::int64_t)
+SPIRA_COMPACT_NO_CUDA(double, std::int32_t)
+SPIRA_COMPACT_NO_CUDA(double, std::int64_t)
+#undef SPIRA_COMPACT_NO_CUDA
+
+}  // namespace spira::selection

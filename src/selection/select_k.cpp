@@ -1,0 +1,235 @@
+// select_k: argument validation and algorithm resolution, shared by both backends. Everything here
+// runs on the host; the backends (select_k_host.cpp, select_k_cuda.cu) receive validated problems.
+#include <spira/select_k.hpp>
+
+#include "selection/dispatch.hpp"
+
+#include <string>
+#include <type_traits>
+
+namespace spira {
+
+select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int64_t k,
+                               select_dtype dtype) noexcept
+{
+  // First guess, to be replaced by the thresholds measured with bench/select_k.py (see
+  // docs/selection.md, "auto"): the warp-per-row bisection wins whenever the row fits in one warp's
+  // registers, because it reads the row once and needs no global workspace; longer rows go to the
+  // radix select, which spreads a row over many blocks.
+  (void)rows;
+  (void)k;
+  (void)dtype;
+  return length <= select_binary_search_max_length ? select_algo::binary_search
+                                                   : select_algo::radix;
+}
+
+namespace {
+
+template <class T>
+constexpr select_dtype dtype_of()
+{
+  if constexpr (std::is_same_v<T, half>) {
+    return select_dtype::f16;
+  } else if constexpr (std::is_same_v<T, float>) {
+    return select_dtype::f32;
+  } else {
+    return select_dtype::f64;
+  }
+}
+
+constexpr memory_space space_of(const host_resources&) { return memory_space::host; }
+constexpr memory_space space_of(const cuda_resources&) { return memory_space::device; }
+constexpr const char* backend_name(const host_resources&) { return "select_k(host_resources)"; }
+constexpr const char* backend_name(const cuda_resources&) { return "select_k(cuda_resources)"; }
+
+template <class Resources, class T>
+void check_output(const Resources& res, const char* name, dense_view<T> out, std::int64_t rows,
+                  std::int64_t k)
+{
+  const char* fn = backend_name(res);
+  detail::expects<dimension_mismatch>(out.rows == rows && out.cols == k, fn, ": ", name,
+                                      " must be ", rows, " x ", k, " (rows x k), got ", out.rows,
+                                      " x ", out.cols);
+  detail::expects(out.ld >= out.cols, fn, ": ", name, ".ld = ", out.ld, " is smaller than its ",
+                  out.cols, " columns");
+  detail::expects(out.data != nullptr || rows == 0, fn, ": ", name, ".data is null");
+  detail::expects(out.space == space_of(res), fn, ": ", name, " is in ", to_string(out.space),
+                  " memory; this backend needs ", to_string(space_of(res)), " memory");
+}
+
+template <class Resources, class T>
+selection::problem make_problem(const Resources& res, std::int64_t rows, std::int64_t max_length,
+                                std::int64_t k, select_order order, const select_params& params)
+{
+  const char* fn = backend_name(res);
+  detail::expects(order == select_order::smallest || order == select_order::largest, fn,
+                  ": order must be select_order::smallest or select_order::largest");
+  selection::problem p;
+  p.k = k;
+  p.largest = order == select_order::largest;
+  p.max_length = max_length;
+  p.sorted = params.sorted;
+  if (params.max_iter) {
+    detail::expects(*params.max_iter >= 1, fn, ": params.max_iter must be >= 1, got ",
+                    *params.max_iter);
+    detail::expects(params.algo != select_algo::radix, fn,
+                    ": params.max_iter (approximate early stop) applies to the binary_search "
+                    "algorithm only, but params.algo is radix");
+    detail::expects(max_length <= select_binary_search_max_length, fn,
+                    ": params.max_iter needs the binary_search algorithm, whose rows hold at most ",
+                    select_binary_search_max_length, " elements; the longest row has ", max_length);
+    p.max_iter = *params.max_iter;
+  }
+  switch (params.algo) {
+    case select_algo::automatic:
+      p.algo = p.max_iter > 0 ? select_algo::binary_search
+                              : choose_select_algo(rows, max_length, k, dtype_of<T>());
+      break;
+    case select_algo::binary_search:
+      detail::expects(max_length <= select_binary_search_max_length, fn,
+                      ": params.algo = binary_search handles rows of at most ",
+                      select_binary_search_max_length, " elements; the longest row has ",
+                      max_length, " (use radix or automatic)");
+      p.algo = select_algo::binary_search;
+      break;
+    case select_algo::radix: p.algo = select_algo::radix; break;
+    default: detail::expects(false, fn, ": params.algo has an unknown value");
+  }
+  return p;
+}
+
+template <class Resources, class T, class IndexT>
+void select_dense(const Resources& res, dense_view<const T> in, std::int64_t k, select_order order,
+                  dense_view<T> out_values, dense_view<IndexT> out_indices,
+                  const select_params& params)
+{
+  const char* fn = backend_name(res);
+  detail::expects(in.rows >= 0 && in.cols >= 0, fn, ": in has a negative extent ", in.rows, " x ",
+                  in.cols);
+  detail::expects(in.ld >= in.cols, fn, ": in.ld = ", in.ld, " is smaller than its ", in.cols,
+                  " columns");
+  detail::expects(in.space == space_of(res), fn, ": in is in ", to_string(in.space),
+                  " memory; this backend needs ", to_string(space_of(res)), " memory");
+  detail::expects(k >= 1 && k <= in.cols, fn, ": k must be in [1, ", in.cols,
+                  "] (1 to the row length), got ", k);
+  detail::expects(in.data != nullptr || in.rows == 0, fn, ": in.data is null");
+  detail::expects(detail::fits_index<IndexT>(in.cols), fn, ": rows of ", in.cols,
+                  " elements do not fit the ", sizeof(IndexT) * 8, "-bit index type");
+  check_output(res, "out_values", out_values, in.rows, k);
+  check_output(res, "out_indices", out_indices, in.rows, k);
+  const auto p = make_problem<Resources, T>(res, in.rows, in.cols, k, order, params);
+  if (in.rows == 0) { return; }
+  selection::row_source<T, IndexT> src{in.data, in.rows, in.cols, in.ld, nullptr, nullptr};
+  selection::row_sink<T, IndexT> dst{out_values.data, out_indices.data, out_values.ld,
+                                     out_indices.ld};
+  selection::select_rows(res, src, dst, p);
+}
+
+template <class Resources, class V, class I>
+void select_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
+                dense_view<V> out_values, dense_view<I> out_indices, const select_params& params)
+{
+  const char* fn = backend_name(res);
+  detail::expects(rows.rows >= 0 && rows.nnz >= 0, fn, ": rows has a negative extent (rows = ",
+                  rows.rows, ", nnz = ", rows.nnz, ")");
+  detail::expects(rows.space == space_of(res), fn, ": rows is in ", to_string(rows.space),
+                  " memory; this backend needs ", to_string(space_of(res)), " memory");
+  detail::expects(k >= 1, fn, ": k must be >= 1, got ", k);
+  detail::expects(rows.row_ptr != nullptr, fn, ": rows.row_ptr is null");
+  detail::expects(rows.nnz == 0 || (rows.values != nullptr && rows.col_idx != nullptr), fn,
+                  ": rows.values or rows.col_idx is null");
+  check_output(res, "out_values", out_values, rows.rows, k);
+  check_output(res, "out_indices", out_indices, rows.rows, k);
+  if (rows.rows == 0) { return; }
+  const std::int64_t max_length = selection::max_row_length(res, rows.row_ptr, rows.rows);
+  const auto p = make_problem<Resources, V>(res, rows.rows, max_length, k, order, params);
+  selection::row_source<V, I> src{rows.values, rows.rows, 0, 0, rows.row_ptr, rows.col_idx};
+  selection::row_sink<V, I> dst{out_values.data, out_indices.data, out_values.ld, out_indices.ld};
+  selection::select_rows(res, src, dst, p);
+}
+
+template <class Resources, class V, class I>
+csr_matrix<V, I> select_csr_to_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k,
+                                   select_order order, const select_params& params)
+{
+  dense_matrix<V> values(res, rows.rows, k);
+  dense_matrix<I> indices(res, rows.rows, k);
+  select_csr(res, rows, k, order, values.view(), indices.view(), params);
+  return selection::compact_rows(res, rows, values, indices, k);
+}
+
+}  // namespace
+
+template <class T, class IndexT>
+void select_k(const host_resources& res, std::type_identity_t<dense_view<const T>> in,
+              std::int64_t k, select_order order, dense_view<T> out_values,
+              dense_view<IndexT> out_indices, const select_params& params)
+{
+  select_dense<host_resources, T, IndexT>(res, in, k, order, out_values, out_indices, params);
+}
+template <class T, class IndexT>
+void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T>> in,
+              std::int64_t k, select_order order, dense_view<T> out_values,
+              dense_view<IndexT> out_indices, const select_params& params)
+{
+  select_dense<cuda_resources, T, IndexT>(res, in, k, order, out_values, out_indices, params);
+}
+template <class V, class I>
+  requires is_value_type_v<V>
+void select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
+              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params)
+{
+  select_csr(res, rows, k, order, out_values, out_indices, params);
+}
+template <class V, class I>
+  requires is_value_type_v<V>
+void select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
+              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params)
+{
+  select_csr(res, rows, k, order, out_values, out_indices, params);
+}
+template <class V, class I>
+  requires is_value_type_v<V>
+csr_matrix<V, I> select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k,
+                          select_order order, const select_params& params)
+{
+  return select_csr_to_csr(res, rows, k, order, params);
+}
+template <class V, class I>
+  requires is_value_type_v<V>
+csr_matrix<V, I> select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k,
+                          select_order order, const select_params& params)
+{
+  return select_csr_to_csr(res, rows, k, order, params);
+}
+
+#define SPIRA_SELECT_DENSE(T, I)                                                                  \
+  template void select_k<T, I>(const host_resources&, std::type_identity_t<dense_view<const T>>,   \
+                               std::int64_t, select_order, dense_view<T>, dense_view<I>,           \
+                               const select_params&);                                              \
+  template void select_k<T, I>(const cuda_resources&, std::type_identity_t<dense_view<const T>>,   \
+                               std::int64_t, select_order, dense_view<T>, dense_view<I>,           \
+                               const select_params&);
+#define SPIRA_SELECT_CSR(V, I)                                                                    \
+  template void select_k(const host_resources&, csr_view<V, I>, std::int64_t, select_order,        \
+                         dense_view<V>, dense_view<I>, const select_params&);                      \
+  template void select_k(const cuda_resources&, csr_view<V, I>, std::int64_t, select_order,        \
+                         dense_view<V>, dense_view<I>, const select_params&);                      \
+  template csr_matrix<V, I> select_k(const host_resources&, csr_view<V, I>, std::int64_t,          \
+                                     select_order, const select_params&);                          \
+  template csr_matrix<V, I> select_k(const cuda_resources&, csr_view<V, I>, std::int64_t,          \
+                                     select_order, const select_params&);
+SPIRA_SELECT_DENSE(float, std::int32_t)
+SPIRA_SELECT_DENSE(float, std::int64_t)
+SPIRA_SELECT_DENSE(double, std::int32_t)
+SPIRA_SELECT_DENSE(double, std::int64_t)
+SPIRA_SELECT_DENSE(half, std::int32_t)
+SPIRA_SELECT_DENSE(half, std::int64_t)
+SPIRA_SELECT_CSR(float, std::int32_t)
+SPIRA_SELECT_CSR(float, std::int64_t)
+SPIRA_SELECT_CSR(double, std::int32_t)
+SPIRA_SELECT_CSR(double, std::int64_t)
+#undef SPIRA_SELECT_DENSE
+#undef SPIRA_SELECT_CSR
+
+}  // namespace spira

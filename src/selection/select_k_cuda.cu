@@ -1,0 +1,352 @@
+// select_k, CUDA backend: sizes the workspace, launches binary_search or radix on res.stream, and
+// for sorted output reorders each row best first with a stable segmented sort on the keys (stable,
+// and the unsorted output lists a row by increasing index, so equal keys stay in index order).
+#include "selection/binary_search.cuh"
+#include "selection/dispatch.hpp"
+#include "selection/radix.cuh"
+
+#include <spira/cuda/error.cuh>
+
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace spira::selection {
+
+namespace {
+
+cudaStream_t stream_of(const cuda_resources& res) { return reinterpret_cast<cudaStream_t>(res.stream); }
+
+/// Makes res.device current for the lifetime of the guard.
+class device_guard {
+ public:
+  explicit device_guard(int device)
+  {
+    SPIRA_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ != device) { SPIRA_CUDA_TRY(cudaSetDevice(device)); }
+    changed_ = previous_ != device;
+  }
+  ~device_guard()
+  {
+    if (changed_) { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
+  }
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool changed_ = false;
+};
+
+std::int64_t blocks_for(std::int64_t items, int per_block) { return (items + per_block - 1) / per_block; }
+
+void check_grid(std::int64_t blocks, const char* what)
+{
+  detail::expects(blocks <= std::numeric_limits<int>::max(), "select_k(cuda_resources): ", what,
+                  " needs ", blocks, " blocks, more than one launch holds");
+}
+
+// ---- binary_search -------------------------------------------------------------------------------
+
+template <class T, class IndexT, int Items>
+void launch_binary_search(const cuda_resources& res, row_source<T, IndexT> src,
+                          row_sink<T, IndexT> dst, const problem& p)
+{
+  const std::int64_t blocks = blocks_for(src.rows, binary_search_policy::warps_per_block);
+  check_grid(blocks, "binary_search");
+  const int max_iter = p.max_iter > 0 ? p.max_iter : std::numeric_limits<int>::max();
+  binary_search_kernel<T, IndexT, Items>
+    <<<static_cast<unsigned>(blocks), binary_search_policy::warps_per_block * warp::size, 0,
+       stream_of(res)>>>(src, dst, p.k, p.largest, max_iter);
+  SPIRA_CHECK_LAUNCH();
+}
+
+template <class T, class IndexT>
+void run_binary_search(const cuda_resources& res, row_source<T, IndexT> src,
+                       row_sink<T, IndexT> dst, const problem& p)
+{
+  const std::int64_t items = std::max<std::int64_t>(1, (p.max_length + warp::size - 1) / warp::size);
+  if (items <= 4) {
+    launch_binary_search<T, IndexT, 4>(res, src, dst, p);
+  } else if (items <= 8) {
+    launch_binary_search<T, IndexT, 8>(res, src, dst, p);
+  } else if (items <= 16) {
+    launch_binary_search<T, IndexT, 16>(res, src, dst, p);
+  } else if (items <= 24) {
+    launch_binary_search<T, IndexT, 24>(res, src, dst, p);
+  } else if (items <= 32) {
+    launch_binary_search<T, IndexT, 32>(res, src, dst, p);
+  } else {
+    launch_binary_search<T, IndexT, 64>(res, src, dst, p);
+  }
+}
+
+// ---- radix ---------------------------------------------------------------------------------------
+
+template <class T, class IndexT>
+void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
+               const problem& p)
+{
+  using key_type = typename key_traits<T>::key_type;
+  const cudaStream_t stream = stream_of(res);
+  int sms = 0;
+  SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, res.device));
+
+  // Chunks: enough blocks to fill the device, never fewer than min_chunk elements per block.
+  radix_layout layout;
+  const std::int64_t longest = std::max<std::int64_t>(p.max_length, 1);
+  const std::int64_t target_blocks = std::int64_t(sms) * radix_policy::blocks_per_sm;
+  const std::int64_t splits = std::max<std::int64_t>(1, target_blocks / src.rows);
+  layout.chunk = std::max(radix_policy::min_chunk, (longest + splits - 1) / splits);
+  layout.chunk = (layout.chunk + radix_policy::block_threads - 1) / radix_policy::block_threads *
+                 radix_policy::block_threads;
+  layout.chunks = (longest + layout.chunk - 1) / layout.chunk;
+  layout.key_digits = key_traits<T>::bits / radix_policy::digit_bits;
+  const int pos_bits = std::max(1, static_cast<int>(std::bit_width(
+                                     static_cast<std::uint64_t>(longest - 1))));
+  layout.pos_digits = (pos_bits + radix_policy::digit_bits - 1) / radix_policy::digit_bits;
+  detail::expects(src.rows <= std::numeric_limits<std::int64_t>::max() / layout.chunks,
+                  "select_k(cuda_resources): too many rows");
+  const std::int64_t tasks = src.rows * layout.chunks;
+  check_grid(tasks, "radix");
+
+  buffer<radix_row_state<key_type>> state(res, src.rows, "select_k radix row states");
+  buffer<unsigned long long> hist(res, src.rows * radix_policy::bins, "select_k radix histograms");
+  buffer<std::int64_t> chunk_count(res, tasks, "select_k radix chunk counts");
+  detail::fill_zero_bytes(hist.data(), memory_space::device,
+                          hist.size() * sizeof(unsigned long long), res);
+
+  radix_init_kernel<<<static_cast<unsigned>(blocks_for(src.rows, 256)), 256, 0, stream>>>(
+    src, p.k, state.data());
+  SPIRA_CHECK_LAUNCH();
+  const auto pick_blocks = static_cast<unsigned>(blocks_for(src.rows, radix_policy::pick_warps_per_block));
+  for (int pass = 0; pass < layout.key_digits + layout.pos_digits; ++pass) {
+    radix_histogram_kernel<<<static_cast<unsigned>(tasks), radix_policy::block_threads, 0, stream>>>(
+      src, layout, pass, p.largest, state.data(), hist.data());
+    SPIRA_CHECK_LAUNCH();
+    radix_pick_kernel<<<pick_blocks, radix_policy::pick_warps_per_block * warp::size, 0, stream>>>(
+      src.rows, layout, pass, key_traits<T>::bits, state.data(), hist.data());
+    SPIRA_CHECK_LAUNCH();
+  }
+  radix_count_kernel<<<static_cast<unsigned>(tasks), radix_policy::block_threads, 0, stream>>>(
+    src, layout, p.largest, state.data(), chunk_count.data());
+  SPIRA_CHECK_LAUNCH();
+  radix_write_kernel<<<static_cast<unsigned>(tasks), radix_policy::block_threads, 0, stream>>>(
+    src, dst, p.k, layout, p.largest, state.data(), chunk_count.data());
+  SPIRA_CHECK_LAUNCH();
+}
+
+// ---- sorted output -------------------------------------------------------------------------------
+
+template <class T, class IndexT>
+__global__ void sort_prepare_kernel(row_source<T, IndexT> src, const T* values, std::int64_t k,
+                                    bool largest, typename key_traits<T>::key_type* keys,
+                                    int* slots, std::int64_t* seg_begin, std::int64_t* seg_end)
+{
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= src.rows * k) { return; }
+  const std::int64_t row = e / k;
+  const std::int64_t j = e % k;
+  keys[e] = key_traits<T>::to_key(values[e], largest);
+  slots[e] = static_cast<int>(j);
+  if (j == 0) {
+    const std::int64_t n = src.length(row);
+    seg_begin[row] = row * k;
+    seg_end[row] = row * k + (n < k ? n : k);
+  }
+}
+
+template <class T, class IndexT>
+__global__ void sort_gather_kernel(std::int64_t rows, std::int64_t k, const T* values,
+                                   const IndexT* indices, const int* slots, row_sink<T, IndexT> dst)
+{
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= rows * k) { return; }
+  const std::int64_t row = e / k;
+  const std::int64_t j = e % k;
+  // Padding slots are outside the sorted segments and keep their place.
+  const std::int64_t from = row * k + slots[e];
+  dst.values[row * dst.ld_values + j] = values[from];
+  dst.indices[row * dst.ld_indices + j] = indices[from];
+}
+
+template <class T, class IndexT>
+void run_selection(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
+                   const problem& p)
+{
+  if (p.algo == select_algo::binary_search) {
+    run_binary_search(res, src, dst, p);
+  } else {
+    run_radix(res, src, dst, p);
+  }
+}
+
+}  // namespace
+
+template <class T, class IndexT>
+void select_rows(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
+                 const problem& p)
+{
+  device_guard guard(res.device);
+  if (!p.sorted) {
+    run_selection(res, src, dst, p);
+    return;
+  }
+  using key_type = typename key_traits<T>::key_type;
+  const cudaStream_t stream = stream_of(res);
+  detail::expects(p.k <= std::numeric_limits<int>::max(),
+                  "select_k(cuda_resources): sorted output needs k < 2^31, got ", p.k);
+  const std::int64_t total = src.rows * p.k;
+  buffer<T> values(res, total, "select_k unsorted values");
+  buffer<IndexT> indices(res, total, "select_k unsorted indices");
+  run_selection(res, src, row_sink<T, IndexT>{values.data(), indices.data(), p.k, p.k}, p);
+
+  buffer<key_type> keys(res, total, "select_k sort keys");
+  buffer<key_type> keys_sorted(res, total, "select_k sorted keys");
+  buffer<int> slots(res, total, "select_k sort slots");
+  buffer<int> slots_sorted(res, total, "select_k sorted slots");
+  buffer<std::int64_t> seg_begin(res, src.rows, "select_k segment starts");
+  buffer<std::int64_t> seg_end(res, src.rows, "select_k segment ends");
+  const std::int64_t blocks = blocks_for(total, 256);
+  check_grid(blocks, "sorting");
+  sort_prepare_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+    src, values.data(), p.k, p.largest, keys.data(), slots.data(), seg_begin.data(), seg_end.data());
+  SPIRA_CHECK_LAUNCH();
+  // Padding slots are not in any segment: pre-fill the sorted slots with the identity.
+  SPIRA_CUDA_TRY(cudaMemcpyAsync(slots_sorted.data(), slots.data(), total * sizeof(int),
+                                 cudaMemcpyDeviceToDevice, stream));
+  std::size_t temp_bytes = 0;
+  SPIRA_CUDA_TRY(cub::DeviceSegmentedSort::StableSortPairs(
+    nullptr, temp_bytes, keys.data(), keys_sorted.data(), slots.data(), slots_sorted.data(), total,
+    src.rows, seg_begin.data(), seg_end.data(), stream));
+  buffer<unsigned char> temp(res, std::max<std::size_t>(temp_bytes, 1), "select_k sort workspace");
+  SPIRA_CUDA_TRY(cub::DeviceSegmentedSort::StableSortPairs(
+    temp.data(), temp_bytes, keys.data(), keys_sorted.data(), slots.data(), slots_sorted.data(),
+    total, src.rows, seg_begin.data(), seg_end.data(), stream));
+  sort_gather_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+    src.rows, p.k, values.data(), indices.data(), slots_sorted.data(), dst);
+  SPIRA_CHECK_LAUNCH();
+  // The temporaries are freed stream-ordered; the caller's next use of dst is ordered after us.
+}
+
+// ---- CSR helpers ---------------------------------------------------------------------------------
+
+namespace {
+
+__global__ void max_length_kernel(const offset_t* row_ptr, std::int64_t rows,
+                                  unsigned long long* longest, int* decreasing)
+{
+  const std::int64_t r = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) { return; }
+  const std::int64_t len = row_ptr[r + 1] - row_ptr[r];
+  if (len < 0) {
+    atomicExch(decreasing, 1);
+  } else {
+    atomicMax(longest, static_cast<unsigned long long>(len));
+  }
+}
+
+__global__ void kept_per_row_kernel(const offset_t* row_ptr, std::int64_t rows, std::int64_t k,
+                                    offset_t* kept)
+{
+  const std::int64_t r = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) { return; }
+  const std::int64_t len = row_ptr[r + 1] - row_ptr[r];
+  kept[r] = len < k ? len : k;
+}
+
+template <class V, class I>
+__global__ void compact_kernel(std::int64_t rows, std::int64_t k, const offset_t* out_ptr,
+                               const V* values, const I* indices, V* out_values, I* out_cols)
+{
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= rows * k) { return; }
+  const std::int64_t row = e / k;
+  const std::int64_t j = e % k;
+  if (j < out_ptr[row + 1] - out_ptr[row]) {
+    out_values[out_ptr[row] + j] = values[e];
+    out_cols[out_ptr[row] + j] = indices[e];
+  }
+}
+
+}  // namespace
+
+std::int64_t max_row_length(const cuda_resources& res, const offset_t* row_ptr, std::int64_t rows)
+{
+  device_guard guard(res.device);
+  const cudaStream_t stream = stream_of(res);
+  buffer<unsigned long long> longest(res, 1, "select_k longest row");
+  buffer<int> bad(res, 1, "select_k row pointer check");
+  detail::fill_zero_bytes(longest.data(), memory_space::device, sizeof(unsigned long long), res);
+  detail::fill_zero_bytes(bad.data(), memory_space::device, sizeof(int), res);
+  const std::int64_t blocks = blocks_for(rows, 256);
+  check_grid(blocks, "the row length scan");
+  max_length_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(row_ptr, rows,
+                                                                       longest.data(), bad.data());
+  SPIRA_CHECK_LAUNCH();
+  unsigned long long h_longest = 0;
+  int h_bad = 0;
+  copy(&h_longest, memory_space::host, longest.data(), memory_space::device, 1, res);
+  copy(&h_bad, memory_space::host, bad.data(), memory_space::device, 1, res);
+  detail::expects(h_bad == 0, "select_k(cuda_resources): rows.row_ptr is not non-decreasing");
+  return static_cast<std::int64_t>(h_longest);
+}
+
+template <class V, class I>
+csr_matrix<V, I> compact_rows(const cuda_resources& res, csr_view<V, I> rows,
+                              const dense_matrix<V>& values, const dense_matrix<I>& indices,
+                              std::int64_t k)
+{
+  device_guard guard(res.device);
+  const cudaStream_t stream = stream_of(res);
+  buffer<offset_t> kept(res, rows.rows, "select_k kept per row");
+  buffer<offset_t> ptr(res, rows.rows + 1, "select_k output row pointers");
+  detail::fill_zero_bytes(ptr.data(), memory_space::device, sizeof(offset_t), res);
+  const std::int64_t blocks = blocks_for(rows.rows, 256);
+  kept_per_row_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(rows.row_ptr, rows.rows,
+                                                                          k, kept.data());
+  SPIRA_CHECK_LAUNCH();
+  std::size_t temp_bytes = 0;
+  SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, kept.data(), ptr.data() + 1,
+                                               rows.rows, stream));
+  buffer<unsigned char> temp(res, std::max<std::size_t>(temp_bytes, 1), "select_k scan workspace");
+  SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, kept.data(),
+                                               ptr.data() + 1, rows.rows, stream));
+  offset_t nnz = 0;
+  copy(&nnz, memory_space::host, ptr.data() + rows.rows, memory_space::device, 1, res);
+  csr_matrix<V, I> out(res, rows.rows, rows.cols, nnz);
+  copy(out.row_ptr(), memory_space::device, ptr.data(), memory_space::device, rows.rows + 1, res);
+  const std::int64_t eblocks = blocks_for(rows.rows * k, 256);
+  check_grid(eblocks, "the CSR compaction");
+  compact_kernel<<<static_cast<unsigned>(eblocks), 256, 0, stream>>>(
+    rows.rows, k, out.row_ptr(), values.data(), indices.data(), out.values(), out.col_idx());
+  SPIRA_CHECK_LAUNCH();
+  return out;
+}
+
+#define SPIRA_SELECT_CUDA(T, I)                                                                   \
+  template void select_rows(const cuda_resources&, row_source<T, I>, row_sink<T, I>,               \
+                            const problem&);
+SPIRA_SELECT_CUDA(float, std::int32_t)
+SPIRA_SELECT_CUDA(float, std::int64_t)
+SPIRA_SELECT_CUDA(double, std::int32_t)
+SPIRA_SELECT_CUDA(double, std::int64_t)
+SPIRA_SELECT_CUDA(half, std::int32_t)
+SPIRA_SELECT_CUDA(half, std::int64_t)
+#undef SPIRA_SELECT_CUDA
+#define SPIRA_COMPACT_CUDA(V, I)                                                                  \
+  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,                   \
+                                         const dense_matrix<V>&, const dense_matrix<I>&,          \
+                                         std::int64_t);
+SPIRA_COMPACT_CUDA(float, std::int32_t)
+SPIRA_COMPACT_CUDA(float, std::int64_t)
+SPIRA_COMPACT_CUDA(double, std::int32_t)
+SPIRA_COMPACT_CUDA(double, std::int64_t)
+#undef SPIRA_COMPACT_CUDA
+
+}  // namespace spira::selection

@@ -1,0 +1,71 @@
+// A deliberately naive top-k oracle for the selection tests: a full sort of every row by
+// (value, index) with the comparison written out on doubles, independent of the library's keys.
+// NaN is the worst value in both directions; -0.0 == +0.0; ties go to the smaller index.
+#pragma once
+
+#include <spira/select_k.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace spira::test {
+
+inline double as_double(float v) { return v; }
+inline double as_double(double v) { return v; }
+inline double as_double(half v) { return static_cast<float>(v); }
+
+template <class T>
+T from_double(double v)
+{
+  if constexpr (std::is_same_v<T, half>) {
+    return half(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+/// Expected output of one row: `k` entries (padded), best first when `sorted`, else by index.
+template <class T>
+struct oracle_row {
+  std::vector<T> values;
+  std::vector<std::int64_t> indices;
+};
+
+template <class T>
+oracle_row<T> oracle_select(const std::vector<T>& row, const std::vector<std::int64_t>& reported,
+                            std::int64_t k, bool largest, bool sorted)
+{
+  const auto n = static_cast<std::int64_t>(row.size());
+  std::vector<std::int64_t> pos(n);
+  for (std::int64_t i = 0; i < n; ++i) { pos[i] = i; }
+  const auto before = [&](std::int64_t a, std::int64_t b) {
+    const double x = as_double(row[a]);
+    const double y = as_double(row[b]);
+    const bool xn = std::isnan(x);
+    const bool yn = std::isnan(y);
+    if (xn != yn) { return yn; }  // a number ranks before NaN
+    if (!xn && x != y) { return largest ? x > y : x < y; }
+    return a < b;
+  };
+  std::sort(pos.begin(), pos.end(), before);
+  const std::int64_t m = std::min(k, n);
+  pos.resize(m);
+  if (!sorted) { std::sort(pos.begin(), pos.end()); }
+  oracle_row<T> out;
+  for (const auto p : pos) {
+    out.values.push_back(row[p]);
+    out.indices.push_back(reported.empty() ? p : reported[p]);
+  }
+  const double pad = largest ? -std::numeric_limits<double>::infinity()
+                             : std::numeric_limits<double>::infinity();
+  for (std::int64_t j = m; j < k; ++j) {
+    out.values.push_back(from_double<T>(pad));
+    out.indices.push_back(-1);
+  }
+  return out;
+}
+
+}  // namespace spira::test

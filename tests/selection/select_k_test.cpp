@@ -1,0 +1,574 @@
+// select_k on both backends against the naive sort oracle (tests/selection/oracle.hpp). With the
+// documented tie rule the expected output is unique, so results are compared exactly, byte for
+// byte: values (NaN payloads included, as they are copied from the input) and indices.
+#include "selection/oracle.hpp"
+#include "support/backend.hpp"
+
+#include <spira/select_k.hpp>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace spira::test {
+namespace {
+
+template <class T>
+std::string type_name()
+{
+  if constexpr (std::is_same_v<T, float>) {
+    return "float";
+  } else if constexpr (std::is_same_v<T, double>) {
+    return "double";
+  } else {
+    return "half";
+  }
+}
+
+template <class T>
+bool same_bits(const T& a, const T& b)
+{
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+inline cuda_resources cuda_of(const host_resources&) { return {}; }
+inline cuda_resources cuda_of(const cuda_resources& r) { return r; }
+
+/// A host or device copy of a host array.
+template <class T, class Resources>
+buffer<T> on(const Resources& res, const std::vector<T>& v)
+{
+  buffer<T> b(res, v.size(), "test input");
+  copy(b.data(), b.space(), v.data(), memory_space::host, v.size(), cuda_of(res));
+  return b;
+}
+
+template <class T, class IndexT>
+struct result {
+  std::vector<T> values;
+  std::vector<IndexT> indices;
+};
+
+/// Runs dense select_k on `res` for a rows x n row-major host matrix.
+template <class T, class IndexT, class Resources>
+result<T, IndexT> run_dense(const Resources& res, const std::vector<T>& in, std::int64_t rows,
+                            std::int64_t n, std::int64_t k, select_order order,
+                            const select_params& params)
+{
+  auto d_in = on(res, in);
+  buffer<T> d_v(res, static_cast<std::size_t>(rows * k), "values");
+  buffer<IndexT> d_i(res, static_cast<std::size_t>(rows * k), "indices");
+  const memory_space sp = d_in.space();
+  select_k<T, IndexT>(res, dense_view<const T>{rows, n, n, d_in.data(), sp}, k, order,
+                      dense_view<T>{rows, k, k, d_v.data(), sp},
+                      dense_view<IndexT>{rows, k, k, d_i.data(), sp}, params);
+  return {to_host_vector(d_v), to_host_vector(d_i)};
+}
+
+/// Expected output of the whole matrix from the oracle.
+template <class T, class IndexT>
+result<T, IndexT> expected_dense(const std::vector<T>& in, std::int64_t rows, std::int64_t n,
+                                 std::int64_t k, select_order order, bool sorted)
+{
+  result<T, IndexT> e;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<T> row(in.begin() + r * n, in.begin() + (r + 1) * n);
+    auto o = oracle_select(row, {}, k, order == select_order::largest, sorted);
+    e.values.insert(e.values.end(), o.values.begin(), o.values.end());
+    for (auto i : o.indices) { e.indices.push_back(static_cast<IndexT>(i)); }
+  }
+  return e;
+}
+
+template <class T, class IndexT>
+void expect_equal(const result<T, IndexT>& got, const result<T, IndexT>& want, std::int64_t k,
+                  const std::string& what)
+{
+  ASSERT_EQ(got.values.size(), want.values.size()) << what;
+  ASSERT_EQ(got.indices.size(), want.indices.size()) << what;
+  for (std::size_t j = 0; j < want.values.size(); ++j) {
+    ASSERT_EQ(got.indices[j], want.indices[j])
+      << what << ": index at row " << j / k << ", slot " << j % k;
+    ASSERT_TRUE(same_bits(got.values[j], want.values[j]))
+      << what << ": value at row " << j / k << ", slot " << j % k << ": got "
+      << as_double(got.values[j]) << ", want " << as_double(want.values[j]);
+  }
+}
+
+/// The algorithms to exercise on `Resources` for rows of length n.
+template <class Resources>
+std::vector<select_algo> algos_for(std::int64_t n)
+{
+  if constexpr (std::is_same_v<Resources, host_resources>) {
+    return {select_algo::automatic};
+  } else {
+    std::vector<select_algo> a{select_algo::automatic, select_algo::radix};
+    if (n <= select_binary_search_max_length) { a.push_back(select_algo::binary_search); }
+    return a;
+  }
+}
+
+inline const char* algo_name(select_algo a)
+{
+  switch (a) {
+    case select_algo::automatic: return "automatic";
+    case select_algo::binary_search: return "binary_search";
+    default: return "radix";
+  }
+}
+
+/// Checks every algorithm, both orders, sorted and unsorted, against the oracle.
+template <class T, class IndexT, class Resources>
+void check_all(const Resources& res, const std::vector<T>& in, std::int64_t rows, std::int64_t n,
+               std::int64_t k, const std::string& label)
+{
+  for (auto order : {select_order::smallest, select_order::largest}) {
+    for (bool sorted : {false, true}) {
+      const auto want = expected_dense<T, IndexT>(in, rows, n, k, order, sorted);
+      for (auto algo : algos_for<Resources>(n)) {
+        select_params params;
+        params.algo = algo;
+        params.sorted = sorted;
+        const auto got = run_dense<T, IndexT>(res, in, rows, n, k, order, params);
+        expect_equal(got, want, k,
+                     label + " " + type_name<T>() + " rows=" + std::to_string(rows) +
+                       " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                       (order == select_order::largest ? " largest" : " smallest") +
+                       (sorted ? " sorted " : " unsorted ") + algo_name(algo));
+        if (::testing::Test::HasFatalFailure()) { return; }
+      }
+    }
+  }
+}
+
+template <class T>
+std::vector<T> uniform_values(std::size_t count, double lo, double hi, std::uint64_t seed)
+{
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<T> v(count);
+  for (auto& x : v) { x = from_double<T>(d(gen)); }
+  return v;
+}
+
+std::vector<std::int64_t> ks_for(std::int64_t n)
+{
+  std::vector<std::int64_t> ks;
+  for (std::int64_t k : {std::int64_t{1}, std::int64_t{31}, std::int64_t{32}, std::int64_t{33},
+                         std::int64_t{1023}, std::int64_t{1024}, n}) {
+    if (k <= n && std::find(ks.begin(), ks.end(), k) == ks.end()) { ks.push_back(k); }
+  }
+  return ks;
+}
+
+template <class Resources>
+class select_k_test : public ::testing::Test {};
+TYPED_TEST_SUITE(select_k_test, backends, backend_names);
+
+// ---- hand-checked -------------------------------------------------------------------------------
+
+TYPED_TEST(select_k_test, hand_checked_ties_zero_and_nan)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // index:                   0     1     2     3     4     5      6
+  const std::vector<float> in{3.0f, 1.0f, 2.0f, 1.0f, nan, -0.0f, 0.0f};
+  for (auto algo : algos_for<TypeParam>(7)) {
+    select_params sorted{.algo = algo, .sorted = true};
+    select_params unsorted{.algo = algo, .sorted = false};
+    auto a = run_dense<float, std::int32_t>(res, in, 1, 7, 3, select_order::smallest, sorted);
+    EXPECT_EQ(a.indices, (std::vector<std::int32_t>{5, 6, 1})) << algo_name(algo);
+    EXPECT_TRUE(std::signbit(a.values[0]));  // -0.0 is copied from the input, not recomputed
+    auto b = run_dense<float, std::int32_t>(res, in, 1, 7, 3, select_order::smallest, unsorted);
+    EXPECT_EQ(b.indices, (std::vector<std::int32_t>{1, 5, 6})) << algo_name(algo);
+    auto c = run_dense<float, std::int64_t>(res, in, 1, 7, 4, select_order::largest, sorted);
+    EXPECT_EQ(c.indices, (std::vector<std::int64_t>{0, 2, 1, 3})) << algo_name(algo);
+    EXPECT_EQ(c.values, (std::vector<float>{3.0f, 2.0f, 1.0f, 1.0f}));
+    // NaN is the worst in both directions: it comes last even when largest is asked for.
+    auto d = run_dense<float, std::int64_t>(res, in, 1, 7, 7, select_order::largest, sorted);
+    EXPECT_EQ(d.indices, (std::vector<std::int64_t>{0, 2, 1, 3, 5, 6, 4})) << algo_name(algo);
+    auto e = run_dense<float, std::int64_t>(res, in, 1, 7, 7, select_order::smallest, sorted);
+    EXPECT_EQ(e.indices, (std::vector<std::int64_t>{5, 6, 1, 3, 2, 0, 4})) << algo_name(algo);
+  }
+}
+
+// ---- random rows of many lengths and k ----------------------------------------------------------
+
+TYPED_TEST(select_k_test, random_float_lengths_and_ks)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  for (std::int64_t n : {1, 2, 31, 32, 33, 100, 256, 1000, 2048, 2049, 5000}) {
+    const std::int64_t rows = n <= 256 ? 37 : 5;
+    const auto in = uniform_values<float>(rows * n, -1.0, 1.0, 1000 + n);
+    for (auto k : ks_for(n)) {
+      check_all<float, std::int32_t>(res, in, rows, n, k, "uniform");
+      if (::testing::Test::HasFatalFailure()) { return; }
+    }
+  }
+}
+
+TYPED_TEST(select_k_test, long_rows)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto a = uniform_values<float>(3 << 16, 0.0, 1.0, 7);
+  for (std::int64_t k : {1, 33, 1024, 50000}) {
+    check_all<float, std::int64_t>(res, a, 3, 1 << 16, k, "long");
+    if (::testing::Test::HasFatalFailure()) { return; }
+  }
+  const auto b = uniform_values<float>(1 << 20, -5.0, 5.0, 8);
+  for (std::int64_t k : {32, 1 << 20}) {
+    check_all<float, std::int32_t>(res, b, 1, 1 << 20, k, "2^20");
+    if (::testing::Test::HasFatalFailure()) { return; }
+  }
+}
+
+TYPED_TEST(select_k_test, double_and_half)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  for (std::int64_t n : {33, 700, 3000}) {
+    const auto d = uniform_values<double>(9 * n, -1e3, 1e3, 50 + n);
+    const auto h = uniform_values<half>(9 * n, -4.0, 4.0, 60 + n);  // many duplicates in half
+    for (auto k : ks_for(n)) {
+      check_all<double, std::int64_t>(res, d, 9, n, k, "double");
+      check_all<half, std::int32_t>(res, h, 9, n, k, "half");
+      if (::testing::Test::HasFatalFailure()) { return; }
+    }
+  }
+}
+
+// ---- special values and adversarial distributions ----------------------------------------------
+
+template <class T>
+std::vector<T> special_rows(const std::string& kind, std::int64_t rows, std::int64_t n,
+                            std::uint64_t seed)
+{
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<T> v(rows * n);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double x = u(gen);
+      double y = 0;
+      if (kind == "all_equal") {
+        y = 0.5;
+      } else if (kind == "inf_nan_mix") {
+        y = x < 0.2 ? inf : x < 0.4 ? -inf : x < 0.55 ? nan : x < 0.6 ? -0.0 : x < 0.65 ? 0.0 : x;
+      } else if (kind == "mostly_inf") {  // 90% .. 99.9% infinite, varying per row
+        const double frac = 0.9 + 0.099 * double(r) / double(std::max<std::int64_t>(rows - 1, 1));
+        y = x < frac ? (r % 2 ? -inf : inf) : u(gen) * 2 - 1;
+      } else if (kind == "mostly_nan") {
+        y = x < 0.95 ? nan : u(gen);
+      } else if (kind == "narrow_uniform") {  // all keys share their top digits (RadiK 4.2)
+        y = 128.0 + u(gen) / 64.0;
+      } else if (kind == "peaked") {  // softmax-like: one outstanding token, the rest flat
+        y = i == (r * 7919) % n ? 0.9 : 0.1 / double(n) * (1.0 + 1e-3 * u(gen));
+      } else if (kind == "zipf") {
+        y = std::floor(1.0 / std::pow(1.0 - x, 1.0 / 1.1));  // heavy tail, many duplicates
+      } else if (kind == "two_values") {
+        y = x < 0.5 ? 1.0 : 2.0;
+      }
+      v[r * n + i] = from_double<T>(y);
+    }
+  }
+  return v;
+}
+
+TYPED_TEST(select_k_test, special_and_adversarial)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  for (const std::string kind : {"all_equal", "inf_nan_mix", "mostly_inf", "mostly_nan",
+                                 "narrow_uniform", "peaked", "zipf", "two_values"}) {
+    for (std::int64_t n : {64, 1500, 4100}) {
+      const std::int64_t rows = 11;
+      const auto f = special_rows<float>(kind, rows, n, 3 + n);
+      const auto d = special_rows<double>(kind, rows, n, 4 + n);
+      const auto h = special_rows<half>(kind, rows, n, 5 + n);
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{33}, n / 2, n}) {
+        check_all<float, std::int32_t>(res, f, rows, n, k, kind);
+        check_all<double, std::int64_t>(res, d, rows, n, k, kind);
+        check_all<half, std::int64_t>(res, h, rows, n, k, kind);
+        if (::testing::Test::HasFatalFailure()) { return; }
+      }
+    }
+  }
+}
+
+// ---- determinism, leading dimensions, approximate mode ------------------------------------------
+
+TYPED_TEST(select_k_test, strided_views_and_repeatability)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::int64_t rows = 20;
+  const std::int64_t n = 300;
+  const std::int64_t ld = 317;
+  const std::int64_t k = 40;
+  const std::int64_t ldo = 45;
+  const auto full = special_rows<float>("zipf", rows, ld, 99);
+  std::vector<float> packed;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    packed.insert(packed.end(), full.begin() + r * ld, full.begin() + r * ld + n);
+  }
+  for (auto algo : algos_for<TypeParam>(n)) {
+    auto d_in = on(res, full);
+    const memory_space sp = d_in.space();
+    std::vector<float> first_v;
+    for (int rep = 0; rep < 2; ++rep) {
+      buffer<float> d_v(res, rows * ldo, "values");
+      buffer<std::int32_t> d_i(res, rows * ldo, "indices");
+      select_k<float, std::int32_t>(res, dense_view<const float>{rows, n, ld, d_in.data(), sp}, k,
+                                    select_order::largest,
+                                    dense_view<float>{rows, k, ldo, d_v.data(), sp},
+                                    dense_view<std::int32_t>{rows, k, ldo, d_i.data(), sp},
+                                    select_params{.algo = algo, .sorted = true});
+      const auto v = to_host_vector(d_v);
+      const auto i = to_host_vector(d_i);
+      const auto want = expected_dense<float, std::int32_t>(packed, rows, n, k,
+                                                            select_order::largest, true);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        for (std::int64_t j = 0; j < k; ++j) {
+          ASSERT_EQ(i[r * ldo + j], want.indices[r * k + j]) << algo_name(algo);
+          ASSERT_EQ(v[r * ldo + j], want.values[r * k + j]) << algo_name(algo);
+        }
+      }
+      std::vector<float> compact;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        compact.insert(compact.end(), v.begin() + r * ldo, v.begin() + r * ldo + k);
+      }
+      if (rep == 0) {
+        first_v = compact;
+      } else {
+        EXPECT_EQ(first_v, compact);
+      }
+    }
+  }
+}
+
+TYPED_TEST(select_k_test, max_iter_is_exact_when_converged_and_matches_host)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::int64_t rows = 64;
+  for (std::int64_t n : {100, 768, 2048}) {
+    const auto in = uniform_values<float>(rows * n, 0.0, 1.0, 11 + n);
+    for (std::int64_t k : {1, 32, 96}) {
+      for (int it : {1, 4, 8, 64}) {
+        select_params p{.algo = select_algo::automatic, .sorted = false, .max_iter = it};
+        const auto got = run_dense<float, std::int32_t>(res, in, rows, n, k, select_order::largest, p);
+        const auto on_host =
+          run_dense<float, std::int32_t>(host_resources{}, in, rows, n, k, select_order::largest, p);
+        EXPECT_EQ(got.indices, on_host.indices) << "n=" << n << " k=" << k << " max_iter=" << it;
+        EXPECT_EQ(got.values, on_host.values);
+        // Every slot is filled with a distinct element of the row.
+        for (std::int64_t r = 0; r < rows; ++r) {
+          for (std::int64_t j = 0; j < k; ++j) {
+            const auto idx = got.indices[r * k + j];
+            ASSERT_TRUE(idx >= 0 && idx < n);
+            ASSERT_EQ(got.values[r * k + j], in[r * n + idx]);
+            if (j > 0) { ASSERT_LT(got.indices[r * k + j - 1], idx); }
+          }
+        }
+        if (it >= 64) {  // 32-bit keys: 32 bisection steps always converge
+          const auto want =
+            expected_dense<float, std::int32_t>(in, rows, n, k, select_order::largest, false);
+          EXPECT_EQ(got.indices, want.indices);
+        }
+      }
+    }
+  }
+}
+
+// ---- ragged CSR rows -----------------------------------------------------------------------------
+
+template <class V, class I>
+csr_matrix<V, I> ragged(std::int64_t rows, std::int64_t cols, std::uint64_t seed)
+{
+  std::mt19937_64 gen(seed);
+  std::vector<offset_t> ptr{0};
+  std::vector<I> col;
+  std::vector<V> val;
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    // empty rows, short rows, rows around a warp, and a few long ones
+    const std::int64_t deg = r % 5 == 0 ? 0 : r % 7 == 0 ? 3000 + r : std::int64_t(u(gen) * 80);
+    std::vector<I> cs;
+    for (std::int64_t c = 0; c < cols && std::int64_t(cs.size()) < deg; ++c) {
+      if (u(gen) < double(deg) / double(cols) * 1.5) { cs.push_back(static_cast<I>(c)); }
+    }
+    for (auto c : cs) {
+      col.push_back(c);
+      val.push_back(static_cast<V>(std::floor(u(gen) * 50)));  // duplicates: the tie rule matters
+    }
+    ptr.push_back(static_cast<offset_t>(col.size()));
+  }
+  return make_csr<V, I>(host_resources{}, rows, cols, ptr, col, val);
+}
+
+/// A copy of a host CSR matrix on the backend (plain copies of its three arrays).
+template <class V, class I, class Resources>
+csr_matrix<V, I> csr_on(const Resources& res, const csr_matrix<V, I>& h)
+{
+  csr_matrix<V, I> d(res, h.rows(), h.cols(), h.nnz());
+  copy(d.row_ptr(), d.space(), h.row_ptr(), memory_space::host, h.rows() + 1, cuda_of(res));
+  copy(d.col_idx(), d.space(), h.col_idx(), memory_space::host, h.nnz(), cuda_of(res));
+  copy(d.values(), d.space(), h.values(), memory_space::host, h.nnz(), cuda_of(res));
+  return d;
+}
+
+/// A host copy of a CSR matrix of either space.
+template <class V, class I>
+csr_matrix<V, I> csr_to_host(const csr_matrix<V, I>& m)
+{
+  csr_matrix<V, I> h(host_resources{}, m.rows(), m.cols(), m.nnz());
+  copy(h.row_ptr(), memory_space::host, m.row_ptr(), m.space(), m.rows() + 1, m.cuda());
+  copy(h.col_idx(), memory_space::host, m.col_idx(), m.space(), m.nnz(), m.cuda());
+  copy(h.values(), memory_space::host, m.values(), m.space(), m.nnz(), m.cuda());
+  return h;
+}
+
+TYPED_TEST(select_k_test, ragged_csr_rows)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto h = ragged<float, std::int32_t>(60, 5000, 17);
+  const auto hv = h.view();
+  const auto d = csr_on(res, h);
+  for (std::int64_t k : {1, 32, 33, 100, 4000}) {
+    for (auto order : {select_order::smallest, select_order::largest}) {
+      for (bool sorted : {false, true}) {
+        for (auto algo : algos_for<TypeParam>(3100)) {
+          if (algo == select_algo::binary_search) { continue; }  // rows longer than 2048
+          const select_params params{.algo = algo, .sorted = sorted};
+          dense_matrix<float> v(res, h.rows(), k);
+          dense_matrix<std::int32_t> i(res, h.rows(), k);
+          select_k(res, d.view(), k, order, v.view(), i.view(), params);
+          const auto hv_out = to_host_vector(v.storage());
+          const auto hi_out = to_host_vector(i.storage());
+          const auto csr = csr_to_host(select_k(res, d.view(), k, order, params));
+          std::int64_t nnz = 0;
+          for (std::int64_t r = 0; r < h.rows(); ++r) {
+            std::vector<float> row(hv.values + hv.row_ptr[r], hv.values + hv.row_ptr[r + 1]);
+            std::vector<std::int64_t> cols(hv.col_idx + hv.row_ptr[r],
+                                           hv.col_idx + hv.row_ptr[r + 1]);
+            const auto want =
+              oracle_select(row, cols, k, order == select_order::largest, sorted);
+            for (std::int64_t j = 0; j < k; ++j) {
+              ASSERT_EQ(hi_out[r * k + j], want.indices[j])
+                << "row " << r << " slot " << j << " k=" << k << " " << algo_name(algo);
+              ASSERT_EQ(hv_out[r * k + j], want.values[j]) << "row " << r;
+            }
+            const std::int64_t m = std::min<std::int64_t>(k, row.size());
+            ASSERT_EQ(csr.row_ptr()[r + 1] - csr.row_ptr()[r], m) << "row " << r;
+            for (std::int64_t j = 0; j < m; ++j) {
+              ASSERT_EQ(csr.col_idx()[csr.row_ptr()[r] + j], want.indices[j]);
+              ASSERT_EQ(csr.values()[csr.row_ptr()[r] + j], want.values[j]);
+            }
+            nnz += m;
+          }
+          EXPECT_EQ(csr.nnz(), nnz);
+          EXPECT_EQ(csr.cols(), h.cols());
+        }
+      }
+    }
+  }
+}
+
+// ---- argument validation --------------------------------------------------------------------------
+
+template <class F>
+std::string message_of(F&& f)
+{
+  try {
+    f();
+  } catch (const spira::invalid_argument& e) {
+    return e.what();
+  }
+  return "no exception";
+}
+
+TYPED_TEST(select_k_test, rejects_bad_arguments_naming_them)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::vector<float> in(4 * 10, 1.0f);
+  auto d_in = on(res, in);
+  buffer<float> v(res, 4 * 10);
+  buffer<std::int64_t> i(res, 4 * 10);
+  const auto sp = d_in.space();
+  const auto other = sp == memory_space::host ? memory_space::device : memory_space::host;
+  const dense_view<const float> x{4, 10, 10, d_in.data(), sp};
+  auto call = [&](std::int64_t k, dense_view<float> ov, dense_view<std::int64_t> oi,
+                  select_params p = {}) {
+    return message_of([&] { select_k<float, std::int64_t>(res, x, k, select_order::smallest, ov, oi, p); });
+  };
+  const dense_view<float> v3{4, 3, 3, v.data(), sp};
+  const dense_view<std::int64_t> i3{4, 3, 3, i.data(), sp};
+  EXPECT_NE(call(0, {4, 0, 0, v.data(), sp}, {4, 0, 0, i.data(), sp}).find("k must be in [1, 10]"),
+            std::string::npos);
+  EXPECT_NE(call(11, {4, 11, 11, v.data(), sp}, {4, 11, 11, i.data(), sp}).find("got 11"),
+            std::string::npos);
+  EXPECT_NE(call(3, {4, 4, 4, v.data(), sp}, i3).find("out_values must be 4 x 3"),
+            std::string::npos);
+  EXPECT_NE(call(3, v3, {3, 3, 3, i.data(), sp}).find("out_indices must be 4 x 3"),
+            std::string::npos);
+  EXPECT_NE(call(3, {4, 3, 3, v.data(), other}, i3).find("out_values is in"), std::string::npos);
+  EXPECT_NE(call(3, v3, i3, {.algo = select_algo::radix, .max_iter = 3}).find("max_iter"),
+            std::string::npos);
+  EXPECT_NE(call(3, v3, i3, {.max_iter = 0}).find("max_iter must be >= 1"), std::string::npos);
+  EXPECT_NE(message_of([&] {
+              select_k<float, std::int64_t>(res, dense_view<const float>{4, 10, 10, d_in.data(), other},
+                                            3, select_order::smallest, v3, i3);
+            }).find("in is in"),
+            std::string::npos);
+  // binary_search is limited to short rows
+  const std::vector<float> wide(3000, 1.0f);
+  auto d_wide = on(res, wide);
+  EXPECT_NE(message_of([&] {
+              select_k<float, std::int64_t>(
+                res, dense_view<const float>{1, 3000, 3000, d_wide.data(), sp}, 3,
+                select_order::smallest, dense_view<float>{1, 3, 3, v.data(), sp},
+                dense_view<std::int64_t>{1, 3, 3, i.data(), sp},
+                select_params{.algo = select_algo::binary_search});
+            }).find("binary_search"),
+            std::string::npos);
+}
+
+TEST(select_k, half_conversion_round_trips)
+{
+  for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+    const auto h = half::from_bits(static_cast<std::uint16_t>(b));
+    const float f = static_cast<float>(h);
+    if (std::isnan(f)) { continue; }
+    EXPECT_EQ(half(f).bits, h.bits) << b;
+  }
+  EXPECT_EQ(half(1.0f).bits, 0x3c00);
+  EXPECT_EQ(half(65504.0f).bits, 0x7bff);
+  EXPECT_EQ(half(65520.0f).bits, 0x7c00);          // rounds to infinity
+  EXPECT_EQ(half(1.0f + 1.0f / 2048).bits, 0x3c00);  // tie to even
+  EXPECT_EQ(half(1.0f + 3.0f / 2048).bits, 0x3c02);
+  EXPECT_TRUE(std::isnan(static_cast<float>(half(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(select_k, host_only_build_reports_not_compiled)
+{
+  if (cuda_compiled()) { GTEST_SKIP() << "this build contains the CUDA backend"; }
+  const std::vector<float> in(8, 1.0f);
+  std::vector<float> v(2);
+  std::vector<std::int32_t> i(2);
+  EXPECT_THROW((select_k<float, std::int32_t>(
+                 cuda_resources{}, dense_view<const float>{1, 8, 8, in.data(), memory_space::device},
+                 2, select_order::smallest, dense_view<float>{1, 2, 2, v.data(), memory_space::device},
+                 dense_view<std::int32_t>{1, 2, 2, i.data(), memory_space::device})),
+               not_compiled);
+}
+
+}  // namespace
+}  // namespace spira::test
