@@ -15,6 +15,8 @@
 //                               memory: CSC of B (O(nnz(B))) + T n accumulators + norms
 //   NAMM with a sum-kind ⊕      the same: one intersection pass with
 //                               ⊗'(a,b) = ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections
+//   NAMM with a min/max ⊕       the intersection pass plus best-first selection of the columns
+//                               only one row has (see pairwise_union_select)
 //   NAMM with another ⊕         a merge of the two sorted rows per pair, O(deg_i + deg_j) each,
 //                               on tiles of A rows x B rows; memory: norms only
 // Everything is computed in double and rounded to the output type once.
@@ -28,6 +30,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -238,6 +241,93 @@ inline auto merge_rows(const D& d, const I* ca, const V* va, offset_t la, const 
 
 /// Union engine for NAMMs whose ⊕ is not invertible (max, min, custom): a merge per pair, on
 /// tiles of rows of A x rows of B.
+/// Union engine for NAMMs whose ⊕ is a selection (min or max kind) with one accumulator term.
+/// ⊕ over the union of A_i and B_j splits into three selections:
+///   ⊕_{A_i ∩ B_j} ⊗(a, b)   scattered through the CSC of B, as in the intersection engine;
+///   ⊕_{A_i \ B_j} ⊗(a, 0)   the first column of A_i, in best-first order of ⊗(a, 0), that B_j
+///                           lacks; prefix[j] counts how many leading columns of that order B_j
+///                           holds (a j advances at step k only if it held columns 0..k-1);
+///   ⊕_{B_j \ A_i} ⊗(0, b)   the first column of B_j, in best-first order of ⊗(0, b) (sorted once),
+///                           that A_i lacks (binary search in the sorted row A_i).
+/// Work: the products that exist, plus rows(A) x rows(B) x (1 + columns skipped in the last step),
+/// instead of O(deg_i + deg_j) per pair for a merge.
+template <class D, class T, class V, class I, class Norms>
+void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
+{
+  using traits = distance_traits<D, T>;
+  using add = typename traits::add_monoid;
+  // x strictly better than y for the selection ⊕.
+  auto better = [](T x, T y) { return x != y && add{}(x, y) == x; };
+  auto mul = [&](T p, T q) { return as_terms(d.template multiply<T>(p, q))[0]; };
+  const T identity = add::template identity<T>();
+
+  // Rows of B in best-first order of ⊗(0, b): column and value, O(nnz(B) log) once.
+  std::vector<I> b_cols(static_cast<std::size_t>(b.nnz));
+  std::vector<T> b_vals(static_cast<std::size_t>(b.nnz));
+#pragma omp parallel num_threads(res.num_threads())
+  {
+    std::vector<std::pair<T, I>> tmp;
+#pragma omp for schedule(dynamic, 64)
+    for (std::int64_t j = 0; j < b.rows; ++j) {
+      tmp.clear();
+      for (offset_t k = b.row_ptr[j]; k < b.row_ptr[j + 1]; ++k) {
+        tmp.emplace_back(mul(T(0), T(b.values[k])), b.col_idx[k]);
+      }
+      std::stable_sort(tmp.begin(), tmp.end(),
+                       [&](const auto& x, const auto& y) { return better(x.first, y.first); });
+      for (std::size_t k = 0; k < tmp.size(); ++k) {
+        b_cols[b.row_ptr[j] + k] = tmp[k].second;
+        b_vals[b.row_ptr[j] + k] = tmp[k].first;
+      }
+    }
+  }
+
+  const csr_matrix<V, I> bt_m = transpose(res, b);
+  const csr_view<V, I> bt = bt_m.view();
+  const std::int64_t n = b.rows;
+#pragma omp parallel num_threads(res.num_threads())
+  {
+    std::vector<T> acc(static_cast<std::size_t>(n));
+    std::vector<std::int64_t> prefix(static_cast<std::size_t>(n));
+    std::vector<std::pair<T, std::int64_t>> order;  // (⊗(a, 0), entry of A) best first
+#pragma omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk)
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+      const offset_t a0 = a.row_ptr[i];
+      const offset_t deg = a.row_ptr[i + 1] - a0;
+      order.clear();
+      for (offset_t k = a0; k < a0 + deg; ++k) { order.emplace_back(mul(T(a.values[k]), T(0)), k); }
+      std::stable_sort(order.begin(), order.end(),
+                       [&](const auto& x, const auto& y) { return better(x.first, y.first); });
+      std::fill(acc.begin(), acc.end(), identity);
+      std::fill(prefix.begin(), prefix.end(), std::int64_t{0});
+      for (offset_t k = 0; k < deg; ++k) {
+        const offset_t e = order[k].second;
+        const T x = T(a.values[e]);
+        const std::int64_t c = a.col_idx[e];
+        for (offset_t q = bt.row_ptr[c]; q < bt.row_ptr[c + 1]; ++q) {
+          const std::int64_t j = bt.col_idx[q];
+          acc[j] = add{}(acc[j], mul(x, T(bt.values[q])));
+          if (prefix[j] == k) { prefix[j] = k + 1; }
+        }
+      }
+      const I* a_cols = a.col_idx + a0;
+      V* row = out.row(i);
+      for (std::int64_t j = 0; j < n; ++j) {
+        T total = acc[j];
+        if (prefix[j] < deg) { total = add{}(total, order[prefix[j]].first); }
+        for (offset_t q = b.row_ptr[j]; q < b.row_ptr[j + 1]; ++q) {
+          if (!std::binary_search(a_cols, a_cols + deg, b_cols[q])) {
+            total = add{}(total, b_vals[q]);
+            break;
+          }
+        }
+        row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], a.cols));
+      }
+    }
+  }
+}
+
 template <class D, class T, class V, class I, class Norms>
 void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
@@ -276,8 +366,12 @@ void pairwise_dispatch(const host_resources& res, csr_view<V, I> a, csr_view<V, 
   const auto na = row_norms<typename traits::norms, T>(res, a);
   const auto nb = row_norms<typename traits::norms, T>(res, b);
   auto run = [&](csr_view<V, I> pa, csr_view<V, I> pb) {
+    using add = typename traits::add_monoid;
     if constexpr (traits::annihilating || traits::invertible_add) {
       pairwise_intersection<D, T>(res, pa, pb, out, d, na, nb);
+    } else if constexpr (traits::num_terms == 1 &&
+                         (add::kind == monoid_kind::min || add::kind == monoid_kind::max)) {
+      pairwise_union_select<D, T>(res, pa, pb, out, d, na, nb);
     } else {
       pairwise_union_merge<D, T>(res, pa, pb, out, d, na, nb);
     }
