@@ -14,7 +14,8 @@
 //   annihilating semiring       Σ_c nnz(A[:,c]) nnz(B[:,c]) products + m n finalize;
 //                               memory: CSC of B (O(nnz(B))) + T n accumulators + norms
 //   NAMM with a sum-kind ⊕      the same: one intersection pass with
-//                               ⊗'(a,b) = ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections
+//                               ⊗'(a,b) = ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections;
+//                               ⊗(0,b) is tabulated once per entry of B (O(nnz(B)) more memory)
 //   NAMM with a min/max ⊕       the intersection pass plus best-first selection of the columns
 //                               only one row has (see pairwise_union_select)
 //   NAMM with another ⊕         a merge of the two sorted rows per pair, O(deg_i + deg_j) each,
@@ -134,21 +135,6 @@ inline T finalize_pair(const D& d, const Acc& acc, const Norm& na, const Norm& n
   }
 }
 
-/// The product the intersection pass accumulates: ⊗ itself for an annihilating semiring, else the
-/// union correction ⊗(a,b) - ⊗(a,0) - ⊗(0,b) of a NAMM with a sum-kind ⊕.
-template <class D, class T>
-inline auto intersection_product(const D& d, T a, T b)
-{
-  using traits = distance_traits<D, T>;
-  auto p = as_terms(d.template multiply<T>(a, b));
-  if constexpr (!traits::annihilating) {
-    const auto pa = as_terms(d.template multiply<T>(a, T(0)));
-    const auto pb = as_terms(d.template multiply<T>(T(0), b));
-    for (int t = 0; t < traits::num_terms; ++t) { p[t] = (p[t] - pa[t]) - pb[t]; }
-  }
-  return p;
-}
-
 /// Intersection engine (annihilating semirings and NAMMs with a sum-kind ⊕): for every row i of A,
 /// scatter its products with the matching columns of B (the rows of bt = Bᵀ) into a dense
 /// accumulator row of length n, then finalize the row of the output.
@@ -165,7 +151,7 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
   const csr_view<V, I> bt = bt_m.view();
 
   // NAMM corrections: Σ over the row of ⊗(a, 0) (rows of A) and of ⊗(0, b) (rows of B).
-  std::vector<acc_t> ca, cb;
+  std::vector<acc_t> ca, cb, bt_zero;
   if constexpr (!traits::annihilating) {
     auto corrections = [&](csr_view<V, I> m, bool left) {
       std::vector<acc_t> c(static_cast<std::size_t>(m.rows));
@@ -183,6 +169,12 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
     };
     ca = corrections(a, true);
     cb = corrections(b, false);
+    // ⊗(0, b) for every entry of the CSC of B, so the intersection pass evaluates ⊗ once per product.
+    bt_zero.resize(static_cast<std::size_t>(bt.nnz));
+#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+    for (std::int64_t q = 0; q < bt.nnz; ++q) {
+      bt_zero[q] = as_terms(d.template multiply<T>(T(0), T(bt.values[q])));
+    }
   }
 
   const std::int64_t n = b.rows;
@@ -193,11 +185,26 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
 #pragma omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk)
     for (std::int64_t i = 0; i < a.rows; ++i) {
       std::fill(acc.begin(), acc.end(), zero);
+      acc_t* const accp = acc.data();
+      const I* const bt_cols = bt.col_idx;
+      const V* const bt_vals = bt.values;
       for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
         const T x = T(a.values[k]);
         const std::int64_t c = a.col_idx[k];
-        for (offset_t q = bt.row_ptr[c]; q < bt.row_ptr[c + 1]; ++q) {
-          add_terms<add>(acc[bt.col_idx[q]], intersection_product(d, x, T(bt.values[q])));
+        const offset_t q_end = bt.row_ptr[c + 1];
+        if constexpr (traits::annihilating) {
+          for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
+            add_terms<add>(accp[bt_cols[q]], as_terms(d.template multiply<T>(x, T(bt_vals[q]))));
+          }
+        } else {
+          // ⊗(a,b) - ⊗(a,0) - ⊗(0,b), with ⊗(a,0) hoisted out of the walk over the column.
+          const acc_t pa = as_terms(d.template multiply<T>(x, T(0)));
+          for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
+            acc_t p = as_terms(d.template multiply<T>(x, T(bt_vals[q])));
+            const acc_t& pb = bt_zero[q];
+            for (int t = 0; t < nt; ++t) { p[t] = (p[t] - pa[t]) - pb[t]; }
+            add_terms<add>(accp[bt_cols[q]], p);
+          }
         }
       }
       V* row = out.row(i);
@@ -248,9 +255,10 @@ inline auto merge_rows(const D& d, const I* ca, const V* va, offset_t la, const 
 ///                           lacks; prefix[j] counts how many leading columns of that order B_j
 ///                           holds (a j advances at step k only if it held columns 0..k-1);
 ///   ⊕_{B_j \ A_i} ⊗(0, b)   the first column of B_j, in best-first order of ⊗(0, b) (sorted once),
-///                           that A_i lacks (binary search in the sorted row A_i).
+///                           that A_i lacks (a per-thread bitset over the columns marks A_i).
 /// Work: the products that exist, plus rows(A) x rows(B) x (1 + columns skipped in the last step),
-/// instead of O(deg_i + deg_j) per pair for a merge.
+/// instead of O(deg_i + deg_j) per pair for a merge. Memory: O(nnz(B)) for the sorted rows and the
+/// CSC of B, per thread rows(B) accumulators and cols / 8 bytes of bitset.
 template <class D, class T, class V, class I, class Norms>
 void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                            dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
@@ -291,6 +299,7 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
     std::vector<T> acc(static_cast<std::size_t>(n));
     std::vector<std::int64_t> prefix(static_cast<std::size_t>(n));
     std::vector<std::pair<T, std::int64_t>> order;  // (⊗(a, 0), entry of A) best first
+    std::vector<std::uint64_t> in_a(static_cast<std::size_t>((a.cols + 63) / 64), 0);
 #pragma omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk)
     for (std::int64_t i = 0; i < a.rows; ++i) {
       const offset_t a0 = a.row_ptr[i];
@@ -311,19 +320,23 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
           if (prefix[j] == k) { prefix[j] = k + 1; }
         }
       }
-      const I* a_cols = a.col_idx + a0;
+      for (offset_t k = a0; k < a0 + deg; ++k) {
+        in_a[std::size_t(a.col_idx[k]) >> 6] |= std::uint64_t{1} << (a.col_idx[k] & 63);
+      }
       V* row = out.row(i);
       for (std::int64_t j = 0; j < n; ++j) {
         T total = acc[j];
         if (prefix[j] < deg) { total = add{}(total, order[prefix[j]].first); }
         for (offset_t q = b.row_ptr[j]; q < b.row_ptr[j + 1]; ++q) {
-          if (!std::binary_search(a_cols, a_cols + deg, b_cols[q])) {
+          const std::size_t c = std::size_t(b_cols[q]);
+          if (((in_a[c >> 6] >> (c & 63)) & 1u) == 0) {
             total = add{}(total, b_vals[q]);
             break;
           }
         }
         row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], a.cols));
       }
+      for (offset_t k = a0; k < a0 + deg; ++k) { in_a[std::size_t(a.col_idx[k]) >> 6] = 0; }
     }
   }
 }
