@@ -31,19 +31,21 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
-#include <utility>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace spira {
 
-/// Tuning of the host engine. Chosen on a 2-core CI box and a 16-core H200 host with the pairwise
-/// benchmark (bench/); the results depend weakly on them.
+/// Tuning of the host engine. These are reasoned defaults, not the output of a parameter sweep:
+/// the engine reached 19-23x over one thread on 32 cores with them (docs/metrics.md).
 struct host_pairwise_policy {
-  /// Rows of A handed to a thread at a time by the intersection engine (dynamic schedule).
+  /// Rows of A handed to a thread at a time (dynamic schedule): small, so that the few very long
+  /// rows of power-law data do not leave threads idle at the end; each row already costs
+  /// O(rows(B)) for its accumulator reset and finalize, which amortises the scheduling.
   static constexpr std::int64_t rows_per_chunk = 8;
-  /// Tile of the merge (union) engine: rows of A x rows of B, sized so that a tile's rows of B
-  /// stay in L2 while a block of A rows is merged against them.
+  /// Tile of the merge (union) engine: rows of A x rows of B. 512 rows of B of a typical degree
+  /// (< 100 entries of 8-12 bytes) stay in a 1-2 MiB L2 while 16 rows of A are merged against them.
   static constexpr std::int64_t merge_tile_a = 16;
   static constexpr std::int64_t merge_tile_b = 512;
 };
@@ -246,8 +248,6 @@ inline auto merge_rows(const D& d, const I* ca, const V* va, offset_t la, const 
   return acc;
 }
 
-/// Union engine for NAMMs whose ⊕ is not invertible (max, min, custom): a merge per pair, on
-/// tiles of rows of A x rows of B.
 /// Union engine for NAMMs whose ⊕ is a selection (min or max kind) with one accumulator term.
 /// ⊕ over the union of A_i and B_j splits into three selections:
 ///   ⊕_{A_i ∩ B_j} ⊗(a, b)   scattered through the CSC of B, as in the intersection engine;
@@ -341,6 +341,8 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
   }
 }
 
+/// Union engine for the other NAMMs (custom-kind ⊕, or several terms with a min/max ⊕): a merge
+/// of the two sorted rows per pair, on tiles of rows of A x rows of B.
 template <class D, class T, class V, class I, class Norms>
 void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb)

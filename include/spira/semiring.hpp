@@ -338,7 +338,9 @@ struct distance_traits {
   };
   /// A NAMM whose ⊕ is a sum: the engine may evaluate the union as
   ///   Σ_{A_i} ⊗(a,0) + Σ_{B_j} ⊗(0,b) + Σ_{A_i ∩ B_j} [⊗(a,b) - ⊗(a,0) - ⊗(0,b)]
-  /// in one intersection pass (the first two sums are per-row corrections).
+  /// in one intersection pass (the first two sums are per-row corrections). This needs ⊗(a, 0)
+  /// and ⊗(0, b) to be finite (inf - inf would give NaN); a NAMM whose one-sided product can be
+  /// infinite should floor it (as kl_divergence does) or use a custom-kind ⊕, which is merged.
   static constexpr bool invertible_add = add_monoid::kind == monoid_kind::sum;
 };
 
