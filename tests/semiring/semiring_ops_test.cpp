@@ -221,6 +221,51 @@ TYPED_TEST(semiring_ops, user_namms_with_non_invertible_add_match_a_dense_union)
   EXPECT_EQ(run_pairwise(a, b, max_weighted_gap{}, 1), run_pairwise(a, b, max_weighted_gap{}, 3));
 }
 
+// A strided output (ld > cols) is written inside its rows only; arguments are validated.
+TEST(semiring_ops_arguments, strided_output_and_validation)
+{
+  using V = double;
+  using I = std::int32_t;
+  const auto a = random_csr<V, I>({.rows = 9, .cols = 12, .mean_degree = 4, .seed = 41});
+  const auto b = random_csr<V, I>({.rows = 7, .cols = 12, .mean_degree = 4, .seed = 42});
+  const host_resources res{};
+  std::vector<V> storage(9 * 10, -123.0);
+  const dense_view<V> out{9, 7, 10, storage.data(), memory_space::host};
+  pairwise(res, a.view(), b.view(), out, semirings::plus_times{});
+  const auto want = run_pairwise(a, b, semirings::plus_times{});
+  for (int i = 0; i < 9; ++i) {
+    for (int j = 0; j < 10; ++j) {
+      if (j < 7) {
+        EXPECT_EQ(storage[i * 10 + j], want[i][j]) << i << ", " << j;
+      } else {
+        EXPECT_EQ(storage[i * 10 + j], -123.0) << "padding overwritten at " << i << ", " << j;
+      }
+    }
+  }
+
+  const dense_view<V> bad_ld{9, 7, 6, storage.data(), memory_space::host};
+  EXPECT_THROW(pairwise(res, a.view(), b.view(), bad_ld, semirings::plus_times{}), invalid_argument);
+  auto on_device = a.view();
+  on_device.space = memory_space::device;
+  try {
+    pairwise(res, on_device, b.view(), out, semirings::plus_times{});
+    FAIL() << "expected invalid_argument for a device view";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("A is in device memory"), std::string::npos) << e.what();
+  }
+  // Duplicate column in row 0 of A: pairwise needs canonical input.
+  const auto dup = make_csr<V, I>(res, 9, 12, std::vector<offset_t>{0, 2, 2, 2, 2, 2, 2, 2, 2, 2},
+                                  std::vector<I>{3, 3}, std::vector<V>{1, 1});
+  try {
+    pairwise(res, dup.view(), b.view(), out, semirings::plus_times{});
+    FAIL() << "expected invalid_argument for a non-canonical A";
+  } catch (const invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("A"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not canonical"), std::string::npos) << msg;
+  }
+}
+
 // ---- mxv ----------------------------------------------------------------------------------------
 
 TYPED_TEST(semiring_ops, mxv_matches_a_dense_evaluation)
