@@ -128,6 +128,11 @@ template <class D, class T, class Acc, class Norm>
 inline T finalize_pair(const D& d, const Acc& acc, const Norm& na, const Norm& nb, std::int64_t dim)
 {
   using traits = distance_traits<D, T>;
+  static_assert(traits::has_finalize || !traits::declares_finalize,
+                "D::finalize has the wrong signature: expected template <class T> T finalize(acc, "
+                "const spira::terms<T, K>& norms_a, const spira::terms<T, K>& norms_b, "
+                "std::int64_t dim) const, with acc of the type multiply returns and K the number "
+                "of norms D declares");
   if constexpr (traits::has_finalize) {
     return d.template finalize<T>(from_terms(acc), na, nb, dim);
   } else {

@@ -328,6 +328,9 @@ struct distance_traits {
   static constexpr bool has_finalize = requires(const D d, product_type acc, norm_values n) {
     d.template finalize<T>(acc, n, n, std::int64_t{});
   };
+  /// D declares a member template named finalize (callable or not): engines reject a finalize
+  /// whose signature does not match instead of silently ignoring it.
+  static constexpr bool declares_finalize = requires { &D::template finalize<T>; };
   /// Optional row preparation: `using prepare_norm = norm<Map, Monoid>` and
   /// `template <class T> T prepare(T x, T row_norm) const` replace every stored value x of a row by
   /// prepare(x, row_norm) before the product (e.g. divide by the row sum). Norms and finalize see
