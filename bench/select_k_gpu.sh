@@ -45,7 +45,7 @@ if [[ $steps == *tests* ]]; then
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/tests.log"; grep -E "FAILED|Failure" "$out/tests.log" | head -20
 fi
 if [[ $steps == *sanitize* ]]; then
-  filter='select_k_test/cuda.hand*:select_k_test/cuda.strided*:select_k_test/cuda.ragged*:select_k_test/cuda.rejects*'
+  filter='select_k_test/cuda.hand*:select_k_test/cuda.strided*:select_k_test/cuda.ragged*:select_k_test/cuda.rejects*:select_k_test/cuda.many_rows'
   timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$test_bin" --gtest_filter="$filter" > "$out/memcheck.log" 2>&1 || status=1
   tail -3 "$out/memcheck.log"
   timeout 60 compute-sanitizer --tool racecheck --error-exitcode 3 "$test_bin" --gtest_filter='select_k_test/cuda.hand*:select_k_test/cuda.strided*' > "$out/racecheck.log" 2>&1 || status=1

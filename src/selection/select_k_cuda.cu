@@ -113,31 +113,51 @@ void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T,
   detail::expects(src.rows <= std::numeric_limits<std::int64_t>::max() / layout.chunks,
                   "select_k(cuda_resources): too many rows");
   const std::int64_t tasks = src.rows * layout.chunks;
-  check_grid(tasks, "radix");
 
   buffer<radix_row_state<key_type>> state(res, src.rows, "select_k radix row states");
-  buffer<unsigned long long> hist(res, src.rows * radix_policy::bins, "select_k radix histograms");
+  // One zeroed workspace: the rows' histograms, then the count of rows not yet done.
+  buffer<unsigned long long> counters(res, src.rows * radix_policy::bins + 1,
+                                      "select_k radix histograms");
   buffer<std::int64_t> chunk_count(res, tasks, "select_k radix chunk counts");
-  detail::fill_zero_bytes(hist.data(), memory_space::device,
-                          hist.size() * sizeof(unsigned long long), res);
-
-  radix_init_kernel<<<static_cast<unsigned>(blocks_for(src.rows, 256)), 256, 0, stream>>>(
-    src, p.k, state.data());
-  SPIRA_CHECK_LAUNCH();
-  const auto pick_blocks = static_cast<unsigned>(blocks_for(src.rows, radix_policy::pick_warps_per_block));
-  for (int pass = 0; pass < layout.key_digits + layout.pos_digits; ++pass) {
-    radix_histogram_kernel<<<static_cast<unsigned>(tasks), radix_policy::block_threads, 0, stream>>>(
-      src, layout, pass, p.largest, state.data(), hist.data());
+  detail::fill_zero_bytes(counters.data(), memory_space::device,
+                          counters.size() * sizeof(unsigned long long), res);
+  radix_args<T, IndexT> args{src,
+                             dst,
+                             p.k,
+                             layout,
+                             p.largest,
+                             state.data(),
+                             counters.data(),
+                             chunk_count.data(),
+                             counters.data() + src.rows * radix_policy::bins};
+  int resident = 0;
+  SPIRA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    &resident, radix_select_kernel<T, IndexT>, radix_policy::block_threads, 0));
+  const std::int64_t wave = std::int64_t(resident) * sms;
+  if (tasks <= wave) {
+    // All tasks fit in one co-resident wave: one cooperative launch (grid barriers need it).
+    void* params[] = {&args};
+    SPIRA_CUDA_TRY(cudaLaunchCooperativeKernel(
+      reinterpret_cast<void*>(radix_select_kernel<T, IndexT>), dim3(static_cast<unsigned>(tasks)),
+      dim3(radix_policy::block_threads), params, 0, stream));
     SPIRA_CHECK_LAUNCH();
-    radix_pick_kernel<<<pick_blocks, radix_policy::pick_warps_per_block * warp::size, 0, stream>>>(
-      src.rows, layout, pass, key_traits<T>::bits, state.data(), hist.data());
+    return;
+  }
+  check_grid(tasks, "radix");
+  const auto task_blocks = static_cast<unsigned>(tasks);
+  const auto row_blocks = static_cast<unsigned>(blocks_for(src.rows, 256));
+  const auto pick_blocks = static_cast<unsigned>(blocks_for(src.rows * warp::size, 256));
+  radix_init_kernel<<<row_blocks, 256, 0, stream>>>(args);
+  SPIRA_CHECK_LAUNCH();
+  for (int pass = 0; pass < layout.key_digits + layout.pos_digits; ++pass) {
+    radix_histogram_kernel<<<task_blocks, radix_policy::block_threads, 0, stream>>>(args, pass);
+    SPIRA_CHECK_LAUNCH();
+    radix_pick_kernel<<<pick_blocks, 256, 0, stream>>>(args, pass);
     SPIRA_CHECK_LAUNCH();
   }
-  radix_count_kernel<<<static_cast<unsigned>(tasks), radix_policy::block_threads, 0, stream>>>(
-    src, layout, p.largest, state.data(), chunk_count.data());
+  radix_count_kernel<<<task_blocks, radix_policy::block_threads, 0, stream>>>(args);
   SPIRA_CHECK_LAUNCH();
-  radix_write_kernel<<<static_cast<unsigned>(tasks), radix_policy::block_threads, 0, stream>>>(
-    src, dst, p.k, layout, p.largest, state.data(), chunk_count.data());
+  radix_write_kernel<<<task_blocks, radix_policy::block_threads, 0, stream>>>(args);
   SPIRA_CHECK_LAUNCH();
 }
 

@@ -280,6 +280,20 @@ std::vector<T> special_rows(const std::string& kind, std::int64_t rows, std::int
   return v;
 }
 
+TYPED_TEST(select_k_test, many_rows)
+{
+  // More tasks than a persistent radix grid holds blocks: every phase walks its tasks in strides.
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::int64_t rows = 3000;
+  const std::int64_t n = 300;
+  const auto in = special_rows<float>("zipf", rows, n, 77);
+  for (std::int64_t k : {1, 32, 299}) {
+    check_all<float, std::int32_t>(res, in, rows, n, k, "many rows");
+    if (::testing::Test::HasFatalFailure()) { return; }
+  }
+}
+
 TYPED_TEST(select_k_test, special_and_adversarial)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
