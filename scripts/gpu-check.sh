@@ -11,7 +11,7 @@
 #                     BUILD/tests; SPIRA_SANITIZE_FILTER (a gtest filter, default '*cuda*')
 #                     chooses the tests
 #   --build-dir DIR   build directory (default: build-gpu in the repository root)
-#   --jobs N          parallel build jobs (default: nproc)
+#   --jobs N          parallel build jobs (default: nproc); SPIRA_CTEST_JOBS sets ctest's (8)
 # When $OUT is set, the logs (environment, configure+build, ctest, JUnit XML, sanitizer logs,
 # summary; at most 8 files) are copied there.
 #
@@ -102,7 +102,7 @@ fi
 tests_line="tests: not run"
 if [ "$built" = 1 ]; then
   note "ctest"
-  (cd "$build" && ctest --output-on-failure -j 8 --timeout 900 \
+  (cd "$build" && ctest --output-on-failure -j "${SPIRA_CTEST_JOBS:-8}" --timeout 900 \
       --output-junit "$logs/ctest-junit.xml") > "$logs/ctest.log" 2>&1
   ctest_rc=$?
   tail -60 "$logs/ctest.log"
