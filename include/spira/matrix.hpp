@@ -86,8 +86,9 @@ struct dense_view {
   SPIRA_HD T& operator()(std::int64_t i, std::int64_t j) const { return data[i * ld + j]; }
   SPIRA_HD T* row(std::int64_t i) const { return data + i * ld; }
 
-  /// Implicit conversion to a read-only view.
+  /// Implicit conversion to a read-only view (for writable views only).
   operator dense_view<const T>() const  // NOLINT(google-explicit-constructor)
+    requires(!std::is_const_v<T>)
   {
     return {rows, cols, ld, data, space};
   }

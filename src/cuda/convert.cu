@@ -9,10 +9,6 @@
 // All work is queued on res.stream; temporaries come from spira::buffer (the stream-ordered pool).
 // A few calls copy a count or a report back to the host and therefore synchronise the stream.
 
-// dense_view<const T> declares a conversion to dense_view<const T>, i.e. to itself, which is never
-// used; nvcc remarks on it (#554) wherever the class is instantiated with a const element type.
-#pragma nv_diag_suppress 554
-
 #include "device_guard.cuh"
 #include "launch.cuh"
 #include "primitives.cuh"
