@@ -266,6 +266,66 @@ TEST(semiring_ops_arguments, strided_output_and_validation)
   }
 }
 
+// The best-first union (min/max-kind ⊕) and the merge union (the same ⊕ declared custom) must agree
+// bit for bit: both select the same values.
+struct max_as_custom {
+  static constexpr monoid_kind kind = monoid_kind::custom;
+  template <class T>
+  SPIRA_HD static constexpr T identity()
+  {
+    return max_monoid::identity<T>();
+  }
+  template <class T>
+  SPIRA_HD constexpr T operator()(T x, T y) const
+  {
+    return max_monoid{}(x, y);
+  }
+};
+struct gap_by_merge : max_weighted_gap {
+  using add_monoid = max_as_custom;
+};
+struct min_weighted_gap {
+  using add_monoid = min_monoid;
+  static constexpr bool annihilating = false;
+  template <class T>
+  SPIRA_HD T multiply(T a, T b) const
+  {
+    return a - T(3) * b;
+  }
+};
+struct min_as_custom {
+  static constexpr monoid_kind kind = monoid_kind::custom;
+  template <class T>
+  SPIRA_HD static constexpr T identity()
+  {
+    return min_monoid::identity<T>();
+  }
+  template <class T>
+  SPIRA_HD constexpr T operator()(T x, T y) const
+  {
+    return min_monoid{}(x, y);
+  }
+};
+struct min_gap_by_merge : min_weighted_gap {
+  using add_monoid = min_as_custom;
+};
+
+TYPED_TEST(semiring_ops, best_first_union_equals_merge_union_exactly)
+{
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (const bool small_integers : {false, true}) {  // integers: many ties in the best-first order
+    const auto a = random_csr<V, I>({.rows = 83, .cols = 57, .mean_degree = 9,
+                                     .signed_values = !small_integers,
+                                     .small_integers = small_integers, .seed = 61});
+    const auto b = random_csr<V, I>({.rows = 64, .cols = 57, .mean_degree = 12,
+                                     .signed_values = !small_integers,
+                                     .small_integers = small_integers, .seed = 62});
+    EXPECT_EQ(run_pairwise(a, b, max_weighted_gap{}), run_pairwise(a, b, gap_by_merge{}));
+    EXPECT_EQ(run_pairwise(a, b, min_weighted_gap{}), run_pairwise(a, b, min_gap_by_merge{}));
+  }
+}
+
 // ---- mxv ----------------------------------------------------------------------------------------
 
 TYPED_TEST(semiring_ops, mxv_matches_a_dense_evaluation)
