@@ -236,7 +236,8 @@ struct nonzero_map {
 /// One row norm: reduce `Map(x)` over the stored entries of a row with `Monoid`.
 /// An empty row has norm Monoid::identity(). For the result to equal the reduction over all `dim`
 /// coordinates (as the finalize formulas assume), Map(0) must be the monoid's identity or be
-/// absorbed by it (0 for sums, 0 for max of non-negative maps).
+/// absorbed by it (0 for sums, 0 for max of non-negative maps). Map and Monoid are stateless:
+/// engines default-construct them (parameters belong in the distance struct and its finalize).
 template <class Map, class Monoid>
 struct norm {
   using map_type = Map;
