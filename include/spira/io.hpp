@@ -6,11 +6,13 @@
 //   svmlight       .svm / .svmlight / .libsvm (optionally .gz): "label idx:val ..." per line
 //   NumPy          .npy             1-D and 2-D arrays, read and write
 //   scipy sparse   .npz             scipy.sparse.save_npz CSR (or CSC, transposed) read;
-//                                   named arrays written as an uncompressed npz (numpy.load reads it)
+//                                   named arrays written as an uncompressed npz (numpy.load reads
+//                                   it)
 //   edge list      .txt / .txt.gz / .edges / .el   "src dst [weight]" per line, '#' comments
 //
 // Entry points:
-//   read_matrix<ValueT, IndexT>(path)   any of the formats above, chosen by extension, returned as a
+//   read_matrix<ValueT, IndexT>(path)   any of the formats above, chosen by extension, returned as
+//   a
 //                                       canonical host CSR (sorted columns, duplicates summed)
 //   describe(path)                      format, extents and stored entries without building a CSR
 //
@@ -38,7 +40,8 @@
 
 namespace spira::io {
 
-// ---- common --------------------------------------------------------------------------------------
+// ---- common
+// --------------------------------------------------------------------------------------
 
 /// File formats the readers understand.
 enum class file_format { matrix_market, svmlight, npy, npz, edge_list };
@@ -74,8 +77,8 @@ struct read_options {
 };
 
 /// Reads any supported file (format chosen by detect_format) into a canonical host CSR.
-/// svmlight labels are dropped (use read_svmlight to keep them); a dense .npy becomes the CSR of its
-/// nonzero entries; an edge list becomes an n x n matrix, n = largest node id + 1.
+/// svmlight labels are dropped (use read_svmlight to keep them); a dense .npy becomes the CSR of
+/// its nonzero entries; an edge list becomes an n x n matrix, n = largest node id + 1.
 template <class ValueT, class IndexT>
 [[nodiscard]] csr_matrix<ValueT, IndexT> read_matrix(const std::filesystem::path& path,
                                                      const read_options& opts = {});
@@ -100,7 +103,8 @@ struct matrix_file_info {
 [[nodiscard]] matrix_file_info describe(const std::filesystem::path& path,
                                         const read_options& opts = {});
 
-// ---- Matrix Market -------------------------------------------------------------------------------
+// ---- Matrix Market
+// -------------------------------------------------------------------------------
 
 enum class mm_format { coordinate, array };
 enum class mm_field { real, integer, pattern };
@@ -139,7 +143,8 @@ void write_mm(const std::filesystem::path& path, csr_view<ValueT, IndexT> a);
 template <class ValueT>
 void write_mm(const std::filesystem::path& path, dense_view<const ValueT> a);
 
-// ---- svmlight / libsvm ---------------------------------------------------------------------------
+// ---- svmlight / libsvm
+// ---------------------------------------------------------------------------
 
 template <class ValueT, class IndexT>
 struct svmlight_data {
@@ -154,7 +159,8 @@ template <class ValueT, class IndexT>
 [[nodiscard]] svmlight_data<ValueT, IndexT> read_svmlight(const std::filesystem::path& path,
                                                           const read_options& opts = {});
 
-// ---- edge list -----------------------------------------------------------------------------------
+// ---- edge list
+// -----------------------------------------------------------------------------------
 
 /// Reads "src dst" or "src dst weight" lines (0-based node ids, '#' or '%' comment lines) into an
 /// n x n CSR, n = largest id + 1; a missing weight is 1 and repeated edges are summed. Edges are
@@ -163,7 +169,8 @@ template <class ValueT, class IndexT>
 [[nodiscard]] csr_matrix<ValueT, IndexT> read_edge_list(const std::filesystem::path& path,
                                                         const read_options& opts = {});
 
-// ---- NumPy .npy ----------------------------------------------------------------------------------
+// ---- NumPy .npy
+// ----------------------------------------------------------------------------------
 
 /// Element types of .npy arrays spira reads (all but bytes/unicode also written where noted).
 enum class npy_dtype { b1, i1, u1, i2, u2, i4, u4, i8, u8, f4, f8, bytes, unicode };
@@ -171,9 +178,9 @@ enum class npy_dtype { b1, i1, u1, i2, u2, i4, u4, i8, u8, f4, f8, bytes, unicod
 /// A parsed .npy header.
 struct npy_header {
   npy_dtype dtype = npy_dtype::f8;
-  std::string descr;            ///< as written in the file, e.g. "<f8"
+  std::string descr;  ///< as written in the file, e.g. "<f8"
   bool big_endian = false;
-  std::size_t itemsize = 0;     ///< bytes per element
+  std::size_t itemsize = 0;  ///< bytes per element
   bool fortran_order = false;
   std::vector<std::int64_t> shape;
   int version_major = 1;
@@ -198,7 +205,8 @@ void write_npy(const std::filesystem::path& path, dense_view<const T> a);
 template <class T>
 void write_npy(const std::filesystem::path& path, std::span<const T> v);
 
-// ---- .npz ----------------------------------------------------------------------------------------
+// ---- .npz
+// ----------------------------------------------------------------------------------------
 
 /// Reads a scipy.sparse.save_npz file (compressed or not). format "csr" is read directly, "csc" is
 /// transposed into CSR; other sparse formats are rejected. The result is canonicalised.
@@ -236,14 +244,15 @@ struct npz_entry {
 /// larger than 4 GiB (which would need zip64) are rejected with io_error.
 void write_npz(const std::filesystem::path& path, std::span<const npz_entry> entries);
 
-// ---- inline definitions --------------------------------------------------------------------------
+// ---- inline definitions
+// --------------------------------------------------------------------------
 
 namespace detail {
 template <class T>
 constexpr npy_dtype npy_dtype_of() noexcept
 {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                  std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>,
+                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>,
                 "spira::io: arrays are written as float, double, int32_t or int64_t");
   if constexpr (std::is_same_v<T, float>) {
     return npy_dtype::f4;

@@ -20,8 +20,12 @@ void check_readable(const std::filesystem::path& path)
 {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st)) { fail(path, "no such file"); }
-  if (std::filesystem::is_directory(st)) { fail(path, "is a directory, not a file"); }
+  if (ec || !std::filesystem::exists(st)) {
+    fail(path, "no such file");
+  }
+  if (std::filesystem::is_directory(st)) {
+    fail(path, "is a directory, not a file");
+  }
 }
 
 std::string gunzip(const std::string& in, const std::filesystem::path& path)
@@ -39,7 +43,9 @@ std::string gunzip(const std::string& in, const std::filesystem::path& path)
   out.resize(guess);
 
   z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) { fail(path, "cannot initialise zlib"); }
+  if (inflateInit2(&z, 15 + 16) != Z_OK) {
+    fail(path, "cannot initialise zlib");
+  }
   struct guard {
     z_stream* z;
     ~guard() { inflateEnd(z); }
@@ -48,7 +54,9 @@ std::string gunzip(const std::string& in, const std::filesystem::path& path)
   std::size_t in_pos = 0;
   std::size_t out_pos = 0;
   for (;;) {
-    if (out_pos == out.size()) { out.resize(out.size() * 2); }
+    if (out_pos == out.size()) {
+      out.resize(out.size() * 2);
+    }
     const std::size_t in_chunk = std::min<std::size_t>(in.size() - in_pos, 1u << 30);
     const std::size_t out_chunk = std::min<std::size_t>(out.size() - out_pos, 1u << 30);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
@@ -71,16 +79,18 @@ std::string gunzip(const std::string& in, const std::filesystem::path& path)
       }
       break;
     }
-    if (rc == Z_OK) { continue; }
+    if (rc == Z_OK) {
+      continue;
+    }
     if (rc == Z_BUF_ERROR) {
       if (in_pos == in.size()) {
-        fail(path, "truncated gzip file (the compressed stream ends after ", in.size(),
-             " bytes, ", out_pos, " bytes decompressed)");
+        fail(path, "truncated gzip file (the compressed stream ends after ", in.size(), " bytes, ",
+             out_pos, " bytes decompressed)");
       }
       continue;  // output space exhausted: grow and continue
     }
-    fail(path, "corrupt gzip file: ", z.msg != nullptr ? z.msg : "inflate failed",
-         " (after ", out_pos, " decompressed bytes)");
+    fail(path, "corrupt gzip file: ", z.msg != nullptr ? z.msg : "inflate failed", " (after ",
+         out_pos, " decompressed bytes)");
   }
   out.resize(out_pos);
   return out;
@@ -92,18 +102,24 @@ std::string load_raw(const std::filesystem::path& path)
 {
   check_readable(path);
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) { fail(path, "cannot open: ", std::strerror(errno)); }
+  if (f == nullptr) {
+    fail(path, "cannot open: ", std::strerror(errno));
+  }
   file_closer closer(f);
   std::string data;
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > 0) { data.reserve(static_cast<std::size_t>(size)); }
+  if (!ec && size > 0) {
+    data.reserve(static_cast<std::size_t>(size));
+  }
   char chunk[1 << 16];
   for (;;) {
     const std::size_t n = std::fread(chunk, 1, sizeof chunk, f);
     data.append(chunk, n);
     if (n < sizeof chunk) {
-      if (std::ferror(f) != 0) { fail(path, "read error: ", std::strerror(errno)); }
+      if (std::ferror(f) != 0) {
+        fail(path, "read error: ", std::strerror(errno));
+      }
       break;
     }
   }
@@ -127,14 +143,18 @@ std::uintmax_t file_size_or_fail(const std::filesystem::path& path)
   check_readable(path);
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) { fail(path, "cannot determine the file size: ", ec.message()); }
+  if (ec) {
+    fail(path, "cannot determine the file size: ", ec.message());
+  }
   return size;
 }
 
 std::FILE* open_for_write(const std::filesystem::path& path)
 {
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) { fail(path, "cannot open for writing: ", std::strerror(errno)); }
+  if (f == nullptr) {
+    fail(path, "cannot open for writing: ", std::strerror(errno));
+  }
   return f;
 }
 
@@ -147,7 +167,9 @@ void write_all(std::FILE* f, const void* data, std::size_t n, const std::filesys
 
 void close_or_fail(std::FILE* f, const std::filesystem::path& path)
 {
-  if (std::fclose(f) != 0) { fail(path, "write error on close: ", std::strerror(errno)); }
+  if (std::fclose(f) != 0) {
+    fail(path, "write error on close: ", std::strerror(errno));
+  }
 }
 
 }  // namespace spira::io::detail

@@ -7,16 +7,16 @@
 #include <spira/io.hpp>
 
 #include <charconv>
-#include <cstdlib>
-#include <cstring>
-#include <type_traits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace spira::io::detail {
@@ -35,7 +35,10 @@ file_bytes load_file(const std::filesystem::path& path);
 std::string load_raw(const std::filesystem::path& path);
 
 /// The path as written in messages.
-inline std::string display(const std::filesystem::path& path) { return path.string(); }
+inline std::string display(const std::filesystem::path& path)
+{
+  return path.string();
+}
 
 template <class... Parts>
 [[noreturn]] void fail(const std::filesystem::path& path, const Parts&... parts)
@@ -58,13 +61,16 @@ class line_cursor {
   /// Advances to the next line; false at the end of the text.
   bool next(std::string_view& line)
   {
-    if (pos_ >= text_.size()) { return false; }
+    if (pos_ >= text_.size()) {
+      return false;
+    }
     const char* begin = text_.data() + pos_;
-    const auto* nl =
-      static_cast<const char*>(std::memchr(begin, '\n', text_.size() - pos_));
+    const auto* nl = static_cast<const char*>(std::memchr(begin, '\n', text_.size() - pos_));
     std::size_t len = nl != nullptr ? static_cast<std::size_t>(nl - begin) : text_.size() - pos_;
     pos_ += len + (nl != nullptr ? 1 : 0);
-    if (len > 0 && begin[len - 1] == '\r') { --len; }
+    if (len > 0 && begin[len - 1] == '\r') {
+      --len;
+    }
     line = std::string_view(begin, len);
     ++line_no_;
     return true;
@@ -81,7 +87,10 @@ class line_cursor {
   std::int64_t line_no_ = 0;
 };
 
-inline bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+inline bool is_space(char c) noexcept
+{
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
 
 /// Splits whitespace-separated tokens off the front of a line.
 class token_cursor {
@@ -91,14 +100,20 @@ class token_cursor {
   /// Next token, or an empty view at the end of the line.
   std::string_view next() noexcept
   {
-    while (p_ != end_ && is_space(*p_)) { ++p_; }
+    while (p_ != end_ && is_space(*p_)) {
+      ++p_;
+    }
     const char* b = p_;
-    while (p_ != end_ && !is_space(*p_)) { ++p_; }
+    while (p_ != end_ && !is_space(*p_)) {
+      ++p_;
+    }
     return {b, static_cast<std::size_t>(p_ - b)};
   }
   [[nodiscard]] bool at_end() noexcept
   {
-    while (p_ != end_ && is_space(*p_)) { ++p_; }
+    while (p_ != end_ && is_space(*p_)) {
+      ++p_;
+    }
     return p_ == end_;
   }
 
@@ -115,7 +130,9 @@ inline std::string show_token(std::string_view tok)
   for (char c : tok.substr(0, max_shown)) {
     s += (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) ? c : '?';
   }
-  if (tok.size() > max_shown) { s += "..."; }
+  if (tok.size() > max_shown) {
+    s += "...";
+  }
   s += "'";
   return s;
 }
@@ -125,11 +142,19 @@ enum class parse_status { ok, invalid, out_of_range };
 /// Parses a whole token as a base-10 int64 (an optional leading '+' is allowed).
 inline parse_status parse_int(std::string_view tok, std::int64_t& out) noexcept
 {
-  if (!tok.empty() && tok.front() == '+') { tok.remove_prefix(1); }
-  if (tok.empty()) { return parse_status::invalid; }
+  if (!tok.empty() && tok.front() == '+') {
+    tok.remove_prefix(1);
+  }
+  if (tok.empty()) {
+    return parse_status::invalid;
+  }
   const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), out);
-  if (ec == std::errc::result_out_of_range) { return parse_status::out_of_range; }
-  if (ec != std::errc{} || ptr != tok.data() + tok.size()) { return parse_status::invalid; }
+  if (ec == std::errc::result_out_of_range) {
+    return parse_status::out_of_range;
+  }
+  if (ec != std::errc{} || ptr != tok.data() + tok.size()) {
+    return parse_status::invalid;
+  }
   return parse_status::ok;
 }
 
@@ -138,10 +163,16 @@ inline parse_status parse_int(std::string_view tok, std::int64_t& out) noexcept
 template <class T>
 parse_status parse_real(std::string_view tok, T& out) noexcept
 {
-  if (!tok.empty() && tok.front() == '+') { tok.remove_prefix(1); }
-  if (tok.empty()) { return parse_status::invalid; }
+  if (!tok.empty() && tok.front() == '+') {
+    tok.remove_prefix(1);
+  }
+  if (tok.empty()) {
+    return parse_status::invalid;
+  }
   const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), out);
-  if (ptr != tok.data() + tok.size()) { return parse_status::invalid; }
+  if (ptr != tok.data() + tok.size()) {
+    return parse_status::invalid;
+  }
   if (ec == std::errc::result_out_of_range) {
     // from_chars leaves `out` unchanged on range errors; strtod gives +-HUGE_VAL or the underflow.
     const std::string copy(tok);
@@ -152,7 +183,9 @@ parse_status parse_real(std::string_view tok, T& out) noexcept
     }
     return parse_status::ok;
   }
-  if (ec != std::errc{}) { return parse_status::invalid; }
+  if (ec != std::errc{}) {
+    return parse_status::invalid;
+  }
   return parse_status::ok;
 }
 
@@ -163,10 +196,14 @@ void check_extents(const std::filesystem::path& path, std::int64_t line, std::in
                    std::int64_t cols, const read_options& opts)
 {
   auto where = [&](auto... parts) {
-    if (line > 0) { fail_line(path, line, parts...); }
+    if (line > 0) {
+      fail_line(path, line, parts...);
+    }
     fail(path, parts...);
   };
-  if (rows < 0 || cols < 0) { where("negative extent ", rows, " x ", cols); }
+  if (rows < 0 || cols < 0) {
+    where("negative extent ", rows, " x ", cols);
+  }
   if (!spira::detail::fits_index<IndexT>(rows) || !spira::detail::fits_index<IndexT>(cols)) {
     where("extent ", rows, " x ", cols, " does not fit the ", sizeof(IndexT) * 8,
           "-bit index type");
@@ -211,8 +248,13 @@ struct triplets {
 
   csr_matrix<ValueT, IndexT> to_csr(std::int64_t n_rows, std::int64_t n_cols) const
   {
-    coo_view<ValueT, IndexT> v{n_rows, n_cols, static_cast<std::int64_t>(values.size()),
-                               rows.data(), cols.data(), values.data(), memory_space::host};
+    coo_view<ValueT, IndexT> v{n_rows,
+                               n_cols,
+                               static_cast<std::int64_t>(values.size()),
+                               rows.data(),
+                               cols.data(),
+                               values.data(),
+                               memory_space::host};
     return coo_to_csr(convert_resources(v.nnz), v);
   }
 };
@@ -235,7 +277,9 @@ class file_closer {
   file_closer& operator=(const file_closer&) = delete;
   ~file_closer()
   {
-    if (f_ != nullptr) { std::fclose(f_); }
+    if (f_ != nullptr) {
+      std::fclose(f_);
+    }
   }
   [[nodiscard]] std::FILE* get() const noexcept { return f_; }
   std::FILE* release() noexcept
@@ -249,7 +293,8 @@ class file_closer {
   std::FILE* f_;
 };
 
-// ---- .npy parsing from memory (shared by the npy and npz readers) --------------------------------
+// ---- .npy parsing from memory (shared by the npy and npz readers)
+// --------------------------------
 
 /// A parsed array header plus the location of its data inside a byte buffer.
 struct npy_block {
@@ -281,7 +326,8 @@ std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& sh
 /// Bytes per element of a writable dtype.
 std::size_t dtype_size(npy_dtype d) noexcept;
 
-// ---- zip (shared by the npz reader) --------------------------------------------------------------
+// ---- zip (shared by the npz reader)
+// --------------------------------------------------------------
 
 struct zip_member {
   std::string name;

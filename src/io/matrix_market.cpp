@@ -15,9 +15,12 @@ const char* to_string(mm_format f) noexcept
 const char* to_string(mm_field f) noexcept
 {
   switch (f) {
-    case mm_field::real: return "real";
-    case mm_field::integer: return "integer";
-    case mm_field::pattern: return "pattern";
+    case mm_field::real:
+      return "real";
+    case mm_field::integer:
+      return "integer";
+    case mm_field::pattern:
+      return "pattern";
   }
   return "?";
 }
@@ -25,9 +28,12 @@ const char* to_string(mm_field f) noexcept
 const char* to_string(mm_symmetry s) noexcept
 {
   switch (s) {
-    case mm_symmetry::general: return "general";
-    case mm_symmetry::symmetric: return "symmetric";
-    case mm_symmetry::skew_symmetric: return "skew-symmetric";
+    case mm_symmetry::general:
+      return "general";
+    case mm_symmetry::symmetric:
+      return "symmetric";
+    case mm_symmetry::skew_symmetric:
+      return "skew-symmetric";
   }
   return "?";
 }
@@ -46,7 +52,9 @@ bool iequals(std::string_view a, std::string_view b) noexcept
 bool is_comment_or_blank(std::string_view line) noexcept
 {
   for (char c : line) {
-    if (!is_space(c)) { return c == '%'; }
+    if (!is_space(c)) {
+      return c == '%';
+    }
   }
   return true;
 }
@@ -54,16 +62,22 @@ bool is_comment_or_blank(std::string_view line) noexcept
 std::int64_t parse_count(const std::filesystem::path& path, std::int64_t line, std::string_view tok,
                          const char* what)
 {
-  if (tok.empty()) { fail_line(path, line, "size line: missing ", what); }
+  if (tok.empty()) {
+    fail_line(path, line, "size line: missing ", what);
+  }
   std::int64_t v = 0;
   switch (parse_int(tok, v)) {
     case parse_status::invalid:
       fail_line(path, line, "size line: ", what, " ", show_token(tok), " is not an integer");
     case parse_status::out_of_range:
-      fail_line(path, line, "size line: ", what, " ", show_token(tok), " overflows a 64-bit integer");
-    case parse_status::ok: break;
+      fail_line(path, line, "size line: ", what, " ", show_token(tok),
+                " overflows a 64-bit integer");
+    case parse_status::ok:
+      break;
   }
-  if (v < 0) { fail_line(path, line, "size line: ", what, " must be >= 0, got ", v); }
+  if (v < 0) {
+    fail_line(path, line, "size line: ", what, " must be >= 0, got ", v);
+  }
   return v;
 }
 
@@ -81,11 +95,14 @@ std::int64_t checked_mul(const std::filesystem::path& path, std::int64_t line, s
 mm_header parse_header(line_cursor& cur, const std::filesystem::path& path)
 {
   std::string_view line;
-  if (!cur.next(line)) { fail(path, "empty file (expected a %%MatrixMarket banner)"); }
+  if (!cur.next(line)) {
+    fail(path, "empty file (expected a %%MatrixMarket banner)");
+  }
   token_cursor tc(line);
   const auto banner = tc.next();
   if (!iequals(banner, "%%MatrixMarket")) {
-    fail_line(path, 1, "not a Matrix Market file: the first line must start with %%MatrixMarket, got ",
+    fail_line(path, 1,
+              "not a Matrix Market file: the first line must start with %%MatrixMarket, got ",
               show_token(line));
   }
   const auto object = tc.next();
@@ -93,7 +110,8 @@ mm_header parse_header(line_cursor& cur, const std::filesystem::path& path)
   const auto field = tc.next();
   const auto symmetry = tc.next();
   if (!iequals(object, "matrix")) {
-    fail_line(path, 1, "banner: object ", show_token(object), " is not supported (expected 'matrix')");
+    fail_line(path, 1, "banner: object ", show_token(object),
+              " is not supported (expected 'matrix')");
   }
   mm_header h;
   if (iequals(format, "coordinate")) {
@@ -126,7 +144,9 @@ mm_header parse_header(line_cursor& cur, const std::filesystem::path& path)
     fail_line(path, 1, "banner: symmetry ", show_token(symmetry),
               " (expected general, symmetric or skew-symmetric)");
   }
-  if (!tc.at_end()) { fail_line(path, 1, "banner: unexpected text after the symmetry"); }
+  if (!tc.at_end()) {
+    fail_line(path, 1, "banner: unexpected text after the symmetry");
+  }
   if (h.format == mm_format::array && h.field == mm_field::pattern) {
     fail_line(path, 1, "banner: 'array pattern' is not a valid Matrix Market combination");
   }
@@ -135,7 +155,9 @@ mm_header parse_header(line_cursor& cur, const std::filesystem::path& path)
   }
 
   do {
-    if (!cur.next(line)) { fail(path, "missing size line after the banner and comments"); }
+    if (!cur.next(line)) {
+      fail(path, "missing size line after the banner and comments");
+    }
   } while (is_comment_or_blank(line));
 
   const std::int64_t ln = cur.line_no();
@@ -156,12 +178,17 @@ mm_header parse_header(line_cursor& cur, const std::filesystem::path& path)
   if (h.format == mm_format::array) {
     const std::int64_t n = h.rows;
     switch (h.symmetry) {
-      case mm_symmetry::general: h.entries = checked_mul(path, ln, h.rows, h.cols); break;
+      case mm_symmetry::general:
+        h.entries = checked_mul(path, ln, h.rows, h.cols);
+        break;
       case mm_symmetry::symmetric:
-        h.entries = checked_mul(path, ln, n % 2 == 0 ? n / 2 : n, n % 2 == 0 ? n + 1 : (n + 1) / 2);
+        // n (n + 1) / 2, halving the even factor first so that nothing overflows before the check.
+        h.entries = checked_mul(path, ln, n % 2 == 0 ? n / 2 : n, n % 2 == 0 ? n + 1 : n / 2 + 1);
         break;
       case mm_symmetry::skew_symmetric:
-        h.entries = n == 0 ? 0 : checked_mul(path, ln, n % 2 == 0 ? n / 2 : n, n % 2 == 0 ? n - 1 : (n - 1) / 2);
+        h.entries = n == 0 ? 0
+                           : checked_mul(path, ln, n % 2 == 0 ? n / 2 : n,
+                                         n % 2 == 0 ? n - 1 : (n - 1) / 2);
         break;
     }
   }
@@ -172,15 +199,19 @@ template <class ValueT>
 ValueT parse_value(const std::filesystem::path& path, std::int64_t line, std::string_view tok,
                    mm_field field)
 {
-  if (tok.empty()) { fail_line(path, line, "missing value"); }
+  if (tok.empty()) {
+    fail_line(path, line, "missing value");
+  }
   if (field == mm_field::integer) {
     std::int64_t v = 0;
     switch (parse_int(tok, v)) {
       case parse_status::invalid:
-        fail_line(path, line, "value ", show_token(tok), " is not an integer (the field is integer)");
+        fail_line(path, line, "value ", show_token(tok),
+                  " is not an integer (the field is integer)");
       case parse_status::out_of_range:
         fail_line(path, line, "value ", show_token(tok), " overflows a 64-bit integer");
-      case parse_status::ok: break;
+      case parse_status::ok:
+        break;
     }
     return static_cast<ValueT>(v);
   }
@@ -194,14 +225,17 @@ ValueT parse_value(const std::filesystem::path& path, std::int64_t line, std::st
 std::int64_t parse_index(const std::filesystem::path& path, std::int64_t line, std::string_view tok,
                          std::int64_t extent, const char* what)
 {
-  if (tok.empty()) { fail_line(path, line, "missing ", what, " index"); }
+  if (tok.empty()) {
+    fail_line(path, line, "missing ", what, " index");
+  }
   std::int64_t v = 0;
   switch (parse_int(tok, v)) {
     case parse_status::invalid:
       fail_line(path, line, what, " index ", show_token(tok), " is not an integer");
     case parse_status::out_of_range:
       fail_line(path, line, what, " index ", show_token(tok), " overflows a 64-bit integer");
-    case parse_status::ok: break;
+    case parse_status::ok:
+      break;
   }
   if (v < 1 || v > extent) {
     fail_line(path, line, what, " index ", v, " is out of range [1, ", extent, "]");
@@ -220,7 +254,9 @@ csr_matrix<ValueT, IndexT> parse_coordinate(line_cursor& cur, const mm_header& h
   std::int64_t seen = 0;
   std::string_view line;
   while (cur.next(line)) {
-    if (is_comment_or_blank(line)) { continue; }
+    if (is_comment_or_blank(line)) {
+      continue;
+    }
     const std::int64_t ln = cur.line_no();
     if (seen == h.entries) {
       fail_line(path, ln, "more entries than the ", h.entries, " declared in the size line");
@@ -228,15 +264,20 @@ csr_matrix<ValueT, IndexT> parse_coordinate(line_cursor& cur, const mm_header& h
     token_cursor tc(line);
     const std::int64_t i = parse_index(path, ln, tc.next(), h.rows, "row");
     const std::int64_t j = parse_index(path, ln, tc.next(), h.cols, "column");
-    const ValueT v =
-      h.field == mm_field::pattern ? ValueT(1) : parse_value<ValueT>(path, ln, tc.next(), h.field);
-    if (!tc.at_end()) { fail_line(path, ln, "unexpected text after the entry"); }
+    const ValueT v = h.field == mm_field::pattern
+                         ? ValueT(1)
+                         : parse_value<ValueT>(path, ln, tc.next(), h.field);
+    if (!tc.at_end()) {
+      fail_line(path, ln, "unexpected text after the entry");
+    }
     if (skew && i == j && v != ValueT(0)) {
       fail_line(path, ln, "skew-symmetric matrix stores a nonzero diagonal entry (", i + 1, ", ",
                 j + 1, ")");
     }
     t.push(IndexT(i), IndexT(j), v);
-    if (mirror && i != j) { t.push(IndexT(j), IndexT(i), skew ? -v : v); }
+    if (mirror && i != j) {
+      t.push(IndexT(j), IndexT(i), skew ? -v : v);
+    }
     ++seen;
   }
   if (seen < h.entries) {
@@ -260,17 +301,23 @@ csr_matrix<ValueT, IndexT> parse_array(line_cursor& cur, const mm_header& h,
   std::int64_t seen = 0;
   std::string_view line;
   while (cur.next(line)) {
-    if (is_comment_or_blank(line)) { continue; }
+    if (is_comment_or_blank(line)) {
+      continue;
+    }
     const std::int64_t ln = cur.line_no();
     if (seen == h.entries) {
       fail_line(path, ln, "more values than the ", h.entries, " the size line implies");
     }
     token_cursor tc(line);
     const ValueT v = parse_value<ValueT>(path, ln, tc.next(), h.field);
-    if (!tc.at_end()) { fail_line(path, ln, "unexpected text after the value"); }
+    if (!tc.at_end()) {
+      fail_line(path, ln, "unexpected text after the value");
+    }
     if (v != ValueT(0)) {
       t.push(IndexT(i), IndexT(j), v);
-      if (mirror && i != j) { t.push(IndexT(j), IndexT(i), skew ? -v : v); }
+      if (mirror && i != j) {
+        t.push(IndexT(j), IndexT(i), skew ? -v : v);
+      }
     }
     ++seen;
     if (++i == h.rows) {
@@ -293,11 +340,11 @@ void check_declared_size(const mm_header& h, std::size_t remaining, std::int64_t
 {
   // Shortest possible entry: "1 1\n" (pattern), "1 1 1\n" (coordinate), "1\n" (array); the last
   // newline may be missing.
-  const std::uint64_t min_bytes = h.format == mm_format::array ? 2
+  const std::uint64_t min_bytes = h.format == mm_format::array   ? 2
                                   : h.field == mm_field::pattern ? 4
                                                                  : 6;
-  if (h.entries > 0 &&
-      static_cast<std::uint64_t>(h.entries - 1) * min_bytes + (min_bytes - 1) > remaining) {
+  // entries * min_bytes - 1 <= remaining, written without overflow.
+  if (static_cast<std::uint64_t>(h.entries) > (std::uint64_t{remaining} + 1) / min_bytes) {
     fail_line(path, line, "the size line declares ", h.entries, " entries but only ", remaining,
               " bytes follow it (truncated file or wrong size line)");
   }
@@ -321,9 +368,8 @@ csr_matrix<ValueT, IndexT> read_mm(const std::filesystem::path& path, const read
   const std::int64_t size_line = cur.line_no();
   detail::check_declared_size(h, cur.remaining(), size_line, path);
   detail::check_extents<IndexT>(path, size_line, h.rows, h.cols, opts);
-  return h.format == mm_format::coordinate
-           ? detail::parse_coordinate<ValueT, IndexT>(cur, h, path)
-           : detail::parse_array<ValueT, IndexT>(cur, h, path);
+  return h.format == mm_format::coordinate ? detail::parse_coordinate<ValueT, IndexT>(cur, h, path)
+                                           : detail::parse_array<ValueT, IndexT>(cur, h, path);
 }
 
 namespace {
@@ -334,7 +380,9 @@ class text_sink {
   text_sink(std::FILE* f, const std::filesystem::path& path) : f_(f), path_(path) {}
   void put(std::string_view s)
   {
-    if (buf_.size() + s.size() > capacity) { flush(); }
+    if (buf_.size() + s.size() > capacity) {
+      flush();
+    }
     buf_.append(s);
   }
   template <class T>
@@ -394,8 +442,8 @@ void write_mm(const std::filesystem::path& path, dense_view<const ValueT> a)
   spira::detail::expects(a.space == memory_space::host,
                          "spira::io::write_mm: the array must be in host memory");
   spira::detail::expects(a.rows >= 0 && a.cols >= 0 && (a.rows == 0 || a.ld >= a.cols),
-                         "spira::io::write_mm: bad dense extents ", a.rows, " x ", a.cols,
-                         " (ld ", a.ld, ")");
+                         "spira::io::write_mm: bad dense extents ", a.rows, " x ", a.cols, " (ld ",
+                         a.ld, ")");
   detail::file_closer file(detail::open_for_write(path));
   text_sink out(file.get(), path);
   out.put("%%MatrixMarket matrix array real general\n");
@@ -413,7 +461,7 @@ void write_mm(const std::filesystem::path& path, dense_view<const ValueT> a)
   detail::close_or_fail(file.release(), path);
 }
 
-#define SPIRA_IO_INSTANTIATE(V, I)                                                          \
+#define SPIRA_IO_INSTANTIATE(V, I)                                                            \
   template csr_matrix<V, I> read_mm<V, I>(const std::filesystem::path&, const read_options&); \
   template void write_mm<V, I>(const std::filesystem::path&, csr_view<V, I>);
 SPIRA_IO_INSTANTIATE(float, std::int32_t)

@@ -42,7 +42,9 @@ class header_parser {
         break;
       }
       py_value key = value(0);
-      if (key.k != py_value::kind::string) { bad("dictionary keys must be strings"); }
+      if (key.k != py_value::kind::string) {
+        bad("dictionary keys must be strings");
+      }
       expect(':');
       out.emplace_back(key.s, value(0));
       skip();
@@ -53,7 +55,9 @@ class header_parser {
       }
     }
     skip();
-    if (p_ != s_.size()) { bad("unexpected text after the dictionary"); }
+    if (p_ != s_.size()) {
+      bad("unexpected text after the dictionary");
+    }
     return out;
   }
 
@@ -62,13 +66,15 @@ class header_parser {
 
   [[noreturn]] void bad(const char* why) const
   {
-    throw io_error(spira::detail::concat(what_, ": malformed .npy header (", why, " at offset ",
-                                         p_, "): ", show_token(s_)));
+    throw io_error(spira::detail::concat(what_, ": malformed .npy header (", why, " at offset ", p_,
+                                         "): ", show_token(s_)));
   }
   char peek() const noexcept { return p_ < s_.size() ? s_[p_] : '\0'; }
   void skip() noexcept
   {
-    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\t' || s_[p_] == '\n')) { ++p_; }
+    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\t' || s_[p_] == '\n')) {
+      ++p_;
+    }
   }
   void expect(char c)
   {
@@ -90,14 +96,18 @@ class header_parser {
 
   py_value value(int depth)
   {
-    if (depth > max_depth) { bad("nesting too deep"); }
+    if (depth > max_depth) {
+      bad("nesting too deep");
+    }
     skip();
     py_value v;
     const char c = peek();
     if (c == '\'' || c == '"') {
       ++p_;
       const auto end = s_.find(c, p_);
-      if (end == std::string_view::npos) { bad("unterminated string"); }
+      if (end == std::string_view::npos) {
+        bad("unterminated string");
+      }
       v.k = py_value::kind::string;
       v.s = std::string(s_.substr(p_, end - p_));
       p_ = end + 1;
@@ -129,12 +139,18 @@ class header_parser {
       v.k = py_value::kind::none;
     } else if ((c >= '0' && c <= '9') || c == '-') {
       std::size_t e = p_ + 1;
-      while (e < s_.size() && s_[e] >= '0' && s_[e] <= '9') { ++e; }
+      while (e < s_.size() && s_[e] >= '0' && s_[e] <= '9') {
+        ++e;
+      }
       // Python 2 era headers write longs as "3L".
       std::string_view digits = s_.substr(p_, e - p_);
-      if (e < s_.size() && s_[e] == 'L') { ++e; }
+      if (e < s_.size() && s_[e] == 'L') {
+        ++e;
+      }
       v.k = py_value::kind::integer;
-      if (parse_int(digits, v.i) != parse_status::ok) { bad("integer out of range"); }
+      if (parse_int(digits, v.i) != parse_status::ok) {
+        bad("integer out of range");
+      }
       p_ = e;
     } else {
       bad("unexpected character");
@@ -152,26 +168,32 @@ void parse_descr(npy_header& h, const std::string& what)
   const std::string& d = h.descr;
   auto bad = [&]() {
     throw io_error(spira::detail::concat(
-      what, ": unsupported .npy dtype ", show_token(d),
-      " (supported: b1, i1, u1, i2, u2, i4, u4, i8, u8, f4, f8, and S/U strings)"));
+        what, ": unsupported .npy dtype ", show_token(d),
+        " (supported: b1, i1, u1, i2, u2, i4, u4, i8, u8, f4, f8, and S/U strings)"));
   };
-  if (d.size() < 3) { bad(); }
+  if (d.size() < 3) {
+    bad();
+  }
   const char order = d[0];
-  if (order != '<' && order != '>' && order != '|' && order != '=') { bad(); }
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    bad();
+  }
   h.big_endian = order == '>';
   const char type = d[1];
   std::int64_t size = 0;
-  if (parse_int(std::string_view(d).substr(2), size) != parse_status::ok || size <= 0) { bad(); }
+  if (parse_int(std::string_view(d).substr(2), size) != parse_status::ok || size <= 0) {
+    bad();
+  }
   struct entry {
     char type;
     std::int64_t size;
     npy_dtype dtype;
   };
   static constexpr entry table[] = {
-    {'b', 1, npy_dtype::b1}, {'i', 1, npy_dtype::i1}, {'u', 1, npy_dtype::u1},
-    {'i', 2, npy_dtype::i2}, {'u', 2, npy_dtype::u2}, {'i', 4, npy_dtype::i4},
-    {'u', 4, npy_dtype::u4}, {'i', 8, npy_dtype::i8}, {'u', 8, npy_dtype::u8},
-    {'f', 4, npy_dtype::f4}, {'f', 8, npy_dtype::f8}};
+      {'b', 1, npy_dtype::b1}, {'i', 1, npy_dtype::i1}, {'u', 1, npy_dtype::u1},
+      {'i', 2, npy_dtype::i2}, {'u', 2, npy_dtype::u2}, {'i', 4, npy_dtype::i4},
+      {'u', 4, npy_dtype::u4}, {'i', 8, npy_dtype::i8}, {'u', 8, npy_dtype::u8},
+      {'f', 4, npy_dtype::f4}, {'f', 8, npy_dtype::f8}};
   for (const auto& e : table) {
     if (e.type == type && e.size == size) {
       h.dtype = e.dtype;
@@ -198,7 +220,9 @@ std::string shape_string(const std::vector<std::int64_t>& shape)
   std::string s = "(";
   for (std::size_t k = 0; k < shape.size(); ++k) {
     s += std::to_string(shape[k]);
-    if (shape.size() == 1 || k + 1 < shape.size()) { s += shape.size() == 1 ? "," : ", "; }
+    if (shape.size() == 1 || k + 1 < shape.size()) {
+      s += shape.size() == 1 ? "," : ", ";
+    }
   }
   return s + ")";
 }
@@ -225,14 +249,15 @@ void convert_from(const npy_block& b, T* out, std::int64_t n, const std::string&
     if constexpr (std::is_integral_v<T> && std::is_integral_v<S>) {
       bool ok = true;
       if constexpr (std::is_unsigned_v<S>) {
-        ok = static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+        ok = static_cast<std::uint64_t>(v) <=
+             static_cast<std::uint64_t>(std::numeric_limits<T>::max());
       } else {
         ok = static_cast<std::int64_t>(v) >= std::int64_t{std::numeric_limits<T>::min()} &&
              static_cast<std::int64_t>(v) <= std::int64_t{std::numeric_limits<T>::max()};
       }
       if (!ok) {
-        throw io_error(spira::detail::concat(what, ": element ", k, " = ", +v,
-                                             " does not fit a ", sizeof(T) * 8, "-bit integer"));
+        throw io_error(spira::detail::concat(what, ": element ", k, " = ", +v, " does not fit a ",
+                                             sizeof(T) * 8, "-bit integer"));
       }
     }
     out[k] = static_cast<T>(v);
@@ -246,8 +271,8 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape, const std::st
   std::int64_t n = 1;
   for (const auto d : shape) {
     if (d < 0) {
-      throw io_error(spira::detail::concat(what, ": negative dimension in shape ",
-                                           shape_string(shape)));
+      throw io_error(
+          spira::detail::concat(what, ": negative dimension in shape ", shape_string(shape)));
     }
     if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d) {
       throw io_error(spira::detail::concat(what, ": shape ", shape_string(shape),
@@ -260,7 +285,9 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape, const std::st
 
 npy_block parse_npy(std::string_view bytes, const std::string& what)
 {
-  if (bytes.empty()) { throw io_error(spira::detail::concat(what, ": empty file (expected .npy)")); }
+  if (bytes.empty()) {
+    throw io_error(spira::detail::concat(what, ": empty file (expected .npy)"));
+  }
   if (bytes.size() < 10 || bytes.substr(0, 6) != npy_magic) {
     throw io_error(spira::detail::concat(what, ": not a .npy file (missing the \\x93NUMPY magic)"));
   }
@@ -296,7 +323,8 @@ npy_block parse_npy(std::string_view bytes, const std::string& what)
     if (key == "descr") {
       if (v.k != py_value::kind::string) {
         throw io_error(spira::detail::concat(
-          what, ": .npy descr must be a simple dtype string (structured dtypes are not supported)"));
+            what,
+            ": .npy descr must be a simple dtype string (structured dtypes are not supported)"));
       }
       b.header.descr = v.s;
       parse_descr(b.header, what);
@@ -322,8 +350,9 @@ npy_block parse_npy(std::string_view bytes, const std::string& what)
   }
   if (!have_descr || !have_order || !have_shape) {
     throw io_error(spira::detail::concat(what, ": .npy header lacks ",
-                                         !have_descr ? "'descr'" : !have_order ? "'fortran_order'"
-                                                                                : "'shape'"));
+                                         !have_descr   ? "'descr'"
+                                         : !have_order ? "'fortran_order'"
+                                                       : "'shape'"));
   }
   const std::int64_t n = element_count(b.header.shape, what);
   const auto avail = static_cast<std::uint64_t>(bytes.size() - start - header_len);
@@ -350,17 +379,27 @@ void convert_elements(const npy_block& b, T* out, const std::string& what)
   constexpr bool integral = std::is_integral_v<T>;
   switch (b.header.dtype) {
     case npy_dtype::b1: {
-      for (std::int64_t k = 0; k < n; ++k) { out[k] = T(b.data[static_cast<std::size_t>(k)] != 0); }
+      for (std::int64_t k = 0; k < n; ++k) {
+        out[k] = T(b.data[static_cast<std::size_t>(k)] != 0);
+      }
       return;
     }
-    case npy_dtype::i1: return convert_from<T, std::int8_t>(b, out, n, what);
-    case npy_dtype::u1: return convert_from<T, std::uint8_t>(b, out, n, what);
-    case npy_dtype::i2: return convert_from<T, std::int16_t>(b, out, n, what);
-    case npy_dtype::u2: return convert_from<T, std::uint16_t>(b, out, n, what);
-    case npy_dtype::i4: return convert_from<T, std::int32_t>(b, out, n, what);
-    case npy_dtype::u4: return convert_from<T, std::uint32_t>(b, out, n, what);
-    case npy_dtype::i8: return convert_from<T, std::int64_t>(b, out, n, what);
-    case npy_dtype::u8: return convert_from<T, std::uint64_t>(b, out, n, what);
+    case npy_dtype::i1:
+      return convert_from<T, std::int8_t>(b, out, n, what);
+    case npy_dtype::u1:
+      return convert_from<T, std::uint8_t>(b, out, n, what);
+    case npy_dtype::i2:
+      return convert_from<T, std::int16_t>(b, out, n, what);
+    case npy_dtype::u2:
+      return convert_from<T, std::uint16_t>(b, out, n, what);
+    case npy_dtype::i4:
+      return convert_from<T, std::int32_t>(b, out, n, what);
+    case npy_dtype::u4:
+      return convert_from<T, std::uint32_t>(b, out, n, what);
+    case npy_dtype::i8:
+      return convert_from<T, std::int64_t>(b, out, n, what);
+    case npy_dtype::u8:
+      return convert_from<T, std::uint64_t>(b, out, n, what);
     case npy_dtype::f4:
     case npy_dtype::f8:
       if constexpr (integral) {
@@ -368,11 +407,14 @@ void convert_elements(const npy_block& b, T* out, const std::string& what)
                                              ") cannot be read as ", sizeof(T) * 8,
                                              "-bit integers"));
       } else {
-        if (b.header.dtype == npy_dtype::f4) { return convert_from<T, float>(b, out, n, what); }
+        if (b.header.dtype == npy_dtype::f4) {
+          return convert_from<T, float>(b, out, n, what);
+        }
         return convert_from<T, double>(b, out, n, what);
       }
     case npy_dtype::bytes:
-    case npy_dtype::unicode: break;
+    case npy_dtype::unicode:
+      break;
   }
   throw io_error(spira::detail::concat(what, ": a string array (", b.header.descr,
                                        ") cannot be read as numbers"));
@@ -396,7 +438,9 @@ dense_matrix<T> block_to_dense(const npy_block& b, const std::string& what)
   std::vector<T> tmp(static_cast<std::size_t>(rows * cols));
   convert_elements(b, tmp.data(), what);
   for (std::int64_t j = 0; j < cols; ++j) {
-    for (std::int64_t i = 0; i < rows; ++i) { m.data()[i * cols + j] = tmp[j * rows + i]; }
+    for (std::int64_t i = 0; i < rows; ++i) {
+      m.data()[i * cols + j] = tmp[j * rows + i];
+    }
   }
   return m;
 }
@@ -405,9 +449,8 @@ std::string block_to_string(const npy_block& b, const std::string& what)
 {
   if (element_count(b.header.shape, what) != 1 ||
       (b.header.dtype != npy_dtype::bytes && b.header.dtype != npy_dtype::unicode)) {
-    throw io_error(spira::detail::concat(what, ": expected a single string, got ",
-                                         b.header.descr, " of shape ",
-                                         shape_string(b.header.shape)));
+    throw io_error(spira::detail::concat(what, ": expected a single string, got ", b.header.descr,
+                                         " of shape ", shape_string(b.header.shape)));
   }
   std::string s;
   if (b.header.dtype == npy_dtype::bytes) {
@@ -415,7 +458,9 @@ std::string block_to_string(const npy_block& b, const std::string& what)
   } else {
     for (std::size_t k = 0; k + 4 <= b.data.size(); k += 4) {
       const auto c = load_scalar<std::uint32_t>(b.data.data() + k, b.header.big_endian);
-      if (c == 0) { break; }
+      if (c == 0) {
+        break;
+      }
       s += c < 0x80 ? static_cast<char>(c) : '?';
     }
   }
@@ -427,17 +472,22 @@ std::size_t dtype_size(npy_dtype d) noexcept
   switch (d) {
     case npy_dtype::b1:
     case npy_dtype::i1:
-    case npy_dtype::u1: return 1;
+    case npy_dtype::u1:
+      return 1;
     case npy_dtype::i2:
-    case npy_dtype::u2: return 2;
+    case npy_dtype::u2:
+      return 2;
     case npy_dtype::i4:
     case npy_dtype::u4:
-    case npy_dtype::f4: return 4;
+    case npy_dtype::f4:
+      return 4;
     case npy_dtype::i8:
     case npy_dtype::u8:
-    case npy_dtype::f8: return 8;
+    case npy_dtype::f8:
+      return 8;
     case npy_dtype::bytes:
-    case npy_dtype::unicode: return 0;
+    case npy_dtype::unicode:
+      return 0;
   }
   return 0;
 }
@@ -446,15 +496,23 @@ std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& sh
 {
   const char* descr = nullptr;
   switch (dtype) {
-    case npy_dtype::f4: descr = "<f4"; break;
-    case npy_dtype::f8: descr = "<f8"; break;
-    case npy_dtype::i4: descr = "<i4"; break;
-    case npy_dtype::i8: descr = "<i8"; break;
-    default: throw invalid_argument("spira::io: only f4, f8, i4 and i8 arrays are written");
+    case npy_dtype::f4:
+      descr = "<f4";
+      break;
+    case npy_dtype::f8:
+      descr = "<f8";
+      break;
+    case npy_dtype::i4:
+      descr = "<i4";
+      break;
+    case npy_dtype::i8:
+      descr = "<i8";
+      break;
+    default:
+      throw invalid_argument("spira::io: only f4, f8, i4 and i8 arrays are written");
   }
-  std::string dict = spira::detail::concat("{'descr': '", descr,
-                                           "', 'fortran_order': False, 'shape': ",
-                                           shape_string(shape), ", }");
+  std::string dict = spira::detail::concat(
+      "{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape_string(shape), ", }");
   // Pad with spaces so that the data starts on a 64-byte boundary (as numpy does).
   constexpr std::size_t align = 64;
   const std::size_t unpadded = npy_magic.size() + 4 + dict.size() + 1;
@@ -503,8 +561,8 @@ std::vector<T> read_npy_vector(const std::filesystem::path& path)
   const std::string what = detail::display(path);
   const auto block = detail::parse_npy(file.data, what);
   const auto& shape = block.header.shape;
-  const bool vector_like = shape.size() == 1 ||
-                           (shape.size() == 2 && (shape[0] == 1 || shape[1] == 1));
+  const bool vector_like =
+      shape.size() == 1 || (shape.size() == 2 && (shape[0] == 1 || shape[1] == 1));
   if (!vector_like) {
     throw io_error(spira::detail::concat(what, ": expected a 1-D array, got shape ",
                                          detail::shape_string(shape)));
@@ -527,7 +585,8 @@ void write_npy_rows(const std::filesystem::path& path, const std::vector<std::in
     detail::write_all(file.get(), data, static_cast<std::size_t>(rows * cols) * sizeof(T), path);
   } else {
     for (std::int64_t i = 0; i < rows; ++i) {
-      detail::write_all(file.get(), data + i * ld, static_cast<std::size_t>(cols) * sizeof(T), path);
+      detail::write_all(file.get(), data + i * ld, static_cast<std::size_t>(cols) * sizeof(T),
+                        path);
     }
   }
   detail::close_or_fail(file.release(), path);
@@ -541,8 +600,8 @@ void write_npy(const std::filesystem::path& path, dense_view<const T> a)
   spira::detail::expects(a.space == memory_space::host,
                          "spira::io::write_npy: the array must be in host memory");
   spira::detail::expects(a.rows >= 0 && a.cols >= 0 && (a.rows <= 1 || a.ld >= a.cols),
-                         "spira::io::write_npy: bad extents ", a.rows, " x ", a.cols, " (ld ",
-                         a.ld, ")");
+                         "spira::io::write_npy: bad extents ", a.rows, " x ", a.cols, " (ld ", a.ld,
+                         ")");
   write_npy_rows(path, {a.rows, a.cols}, a.data, a.rows, a.cols, a.ld);
 }
 

@@ -36,15 +36,19 @@ T le(std::string_view s, std::size_t at) noexcept
 std::uint32_t crc32_of(std::uint32_t crc, const void* data, std::size_t n) noexcept
 {
   return static_cast<std::uint32_t>(
-    crc32_z(crc, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
+      crc32_z(crc, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
 }
 
 }  // namespace
 
 std::vector<zip_member> zip_directory(std::string_view z, const std::filesystem::path& path)
 {
-  if (z.empty()) { fail(path, "empty file (expected a zip archive)"); }
-  if (z.size() < eocd_size) { fail(path, "not a zip archive (", z.size(), " bytes)"); }
+  if (z.empty()) {
+    fail(path, "empty file (expected a zip archive)");
+  }
+  if (z.size() < eocd_size) {
+    fail(path, "not a zip archive (", z.size(), " bytes)");
+  }
   // The end-of-central-directory record sits in the last 22 + 65535 (comment) bytes.
   std::size_t eocd = std::string_view::npos;
   const std::size_t lowest = z.size() > eocd_size + 0xffff ? z.size() - eocd_size - 0xffff : 0;
@@ -102,18 +106,26 @@ std::vector<zip_member> zip_directory(std::string_view z, const std::filesystem:
       fail(path, "corrupt zip: central directory entry ", e, " overruns the directory");
     }
     m.name = std::string(z.substr(p + central_size, name_len));
-    if ((flags & 1u) != 0) { fail(path, "zip member '", m.name, "' is encrypted"); }
+    if ((flags & 1u) != 0) {
+      fail(path, "zip member '", m.name, "' is encrypted");
+    }
     // zip64 extra field: the 64-bit values present are those whose 32-bit field is saturated.
     std::string_view extra = z.substr(p + central_size + name_len, extra_len);
     while (extra.size() >= 4) {
       const auto id = le<std::uint16_t>(extra, 0);
       const std::size_t len = le<std::uint16_t>(extra, 2);
-      if (len > extra.size() - 4) { fail(path, "corrupt zip: bad extra field of '", m.name, "'"); }
+      if (len > extra.size() - 4) {
+        fail(path, "corrupt zip: bad extra field of '", m.name, "'");
+      }
       if (id == 0x0001) {
         std::size_t q = 4;
         auto take = [&](std::uint64_t& field) {
-          if (field != u32_max) { return; }
-          if (q + 8 > 4 + len) { fail(path, "corrupt zip: short zip64 field of '", m.name, "'"); }
+          if (field != u32_max) {
+            return;
+          }
+          if (q + 8 > 4 + len) {
+            fail(path, "corrupt zip: short zip64 field of '", m.name, "'");
+          }
           field = le<std::uint64_t>(extra, q);
           q += 8;
         };
@@ -128,7 +140,7 @@ std::vector<zip_member> zip_directory(std::string_view z, const std::filesystem:
       fail(path, "corrupt zip: bad local header of '", m.name, "'");
     }
     const std::uint64_t data =
-      local + local_size + le<std::uint16_t>(z, local + 26) + le<std::uint16_t>(z, local + 28);
+        local + local_size + le<std::uint16_t>(z, local + 26) + le<std::uint16_t>(z, local + 28);
     if (data > z.size() || m.compressed_size > z.size() - data) {
       fail(path, "corrupt zip: the data of '", m.name, "' (", m.compressed_size,
            " bytes) runs past the end of the file");
@@ -155,10 +167,14 @@ std::string zip_extract(std::string_view z, const zip_member& m, const std::file
       fail(path, "corrupt zip: member '", m.name, "' claims ", m.size, " bytes from ",
            m.compressed_size, " compressed bytes");
     }
-    // Grow towards the declared size instead of trusting it up front.
-    out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(m.size, src.size() * 4 + 65536)));
+    // Grow towards the declared size instead of trusting it up front; one spare byte detects a
+    // stream that inflates to more than declared.
+    const std::uint64_t limit = m.size + 1;
+    out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(limit, src.size() * 4 + 65536)));
     z_stream s{};
-    if (inflateInit2(&s, -15) != Z_OK) { fail(path, "cannot initialise zlib"); }
+    if (inflateInit2(&s, -15) != Z_OK) {
+      fail(path, "cannot initialise zlib");
+    }
     struct guard {
       z_stream* s;
       ~guard() { inflateEnd(s); }
@@ -167,11 +183,11 @@ std::string zip_extract(std::string_view z, const zip_member& m, const std::file
     std::size_t out_pos = 0;
     for (;;) {
       if (out_pos == out.size()) {
-        if (out.size() >= m.size) {
+        if (out.size() >= limit) {
           fail(path, "corrupt zip: member '", m.name, "' inflates to more than its declared ",
                m.size, " bytes");
         }
-        out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(m.size, out.size() * 2 + 1)));
+        out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(limit, out.size() * 2 + 1)));
       }
       const std::size_t in_chunk = std::min<std::size_t>(src.size() - in_pos, 1u << 30);
       const std::size_t out_chunk = std::min<std::size_t>(out.size() - out_pos, 1u << 30);
@@ -182,9 +198,15 @@ std::string zip_extract(std::string_view z, const zip_member& m, const std::file
       const int rc = inflate(&s, Z_NO_FLUSH);
       in_pos += in_chunk - s.avail_in;
       out_pos += out_chunk - s.avail_out;
-      if (rc == Z_STREAM_END) { break; }
-      if (rc == Z_OK) { continue; }
-      if (rc == Z_BUF_ERROR && in_pos < src.size()) { continue; }
+      if (rc == Z_STREAM_END) {
+        break;
+      }
+      if (rc == Z_OK) {
+        continue;
+      }
+      if (rc == Z_BUF_ERROR && in_pos < src.size()) {
+        continue;
+      }
       if (rc == Z_BUF_ERROR) {
         fail(path, "corrupt zip: the deflate stream of '", m.name, "' is truncated");
       }
@@ -234,7 +256,9 @@ struct npz_archive {
   [[nodiscard]] std::string names() const
   {
     std::string s;
-    for (const auto& m : members) { s += (s.empty() ? "" : ", ") + m.name; }
+    for (const auto& m : members) {
+      s += (s.empty() ? "" : ", ") + m.name;
+    }
     return s.empty() ? "none" : s;
   }
 
@@ -280,8 +304,8 @@ csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const rea
   const detail::npz_archive a(path);
   for (const char* required : {"format", "shape", "indptr", "indices", "data"}) {
     if (a.find(required) == nullptr) {
-      detail::fail(path, "not a scipy.sparse .npz: no '", required, ".npy' member (members: ",
-                   a.names(), ")");
+      detail::fail(path, "not a scipy.sparse .npz: no '", required,
+                   ".npy' member (members: ", a.names(), ")");
     }
   }
   std::string owner;
@@ -318,7 +342,9 @@ csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const rea
 
   std::string idx_owner;
   auto idx_block = a.array("indices", idx_owner, what);
-  if (idx_block.header.shape.size() != 1) { detail::fail(path, "indices.npy must be 1-D"); }
+  if (idx_block.header.shape.size() != 1) {
+    detail::fail(path, "indices.npy must be 1-D");
+  }
   const std::int64_t nnz = idx_block.header.shape[0];
   if (row_ptr.front() != 0 || row_ptr.back() != nnz) {
     detail::fail(path, "indptr runs from ", row_ptr.front(), " to ", row_ptr.back(),
@@ -354,8 +380,10 @@ matrix_file_info detail::describe_npz(const std::filesystem::path& path, const r
   const detail::npz_archive a(path);
   std::string owner;
   std::string what;
-  matrix_file_info info{file_format::npz, to_string(file_format::npz), m.rows(), m.cols(), m.nnz(),
-                        a.array("data", owner, what).header.descr, "general"};
+  matrix_file_info info{file_format::npz, to_string(file_format::npz),
+                        m.rows(),         m.cols(),
+                        m.nnz(),          a.array("data", owner, what).header.descr,
+                        "general"};
   return info;
 }
 
@@ -364,8 +392,8 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
   std::set<std::string> seen;
   for (const auto& e : entries) {
     spira::detail::expects(!e.name.empty(), "spira::io::write_npz: an array name is empty");
-    spira::detail::expects(seen.insert(e.name).second, "spira::io::write_npz: array name '",
-                           e.name, "' appears twice");
+    spira::detail::expects(seen.insert(e.name).second, "spira::io::write_npz: array name '", e.name,
+                           "' appears twice");
     spira::detail::expects(e.rows >= 0 && e.cols >= 0 && (e.rows <= 1 || e.ld >= e.cols),
                            "spira::io::write_npz: array '", e.name, "' has bad extents ", e.rows,
                            " x ", e.cols, " (ld ", e.ld, ")");
@@ -388,16 +416,16 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
 
   for (const auto& e : entries) {
     const std::string name = e.name + ".npy";
-    std::vector<std::int64_t> shape =
-      e.one_dimensional ? std::vector<std::int64_t>{e.rows * e.cols}
-                        : std::vector<std::int64_t>{e.rows, e.cols};
+    std::vector<std::int64_t> shape = e.one_dimensional ? std::vector<std::int64_t>{e.rows * e.cols}
+                                                        : std::vector<std::int64_t>{e.rows, e.cols};
     const std::string header = detail::make_npy_header(e.dtype, shape);
     const std::size_t item = detail::dtype_size(e.dtype);
     const std::size_t row_bytes = static_cast<std::size_t>(e.cols) * item;
     const auto* base = static_cast<const char*>(e.data);
     const std::uint64_t size = header.size() + static_cast<std::uint64_t>(e.rows) * row_bytes;
     if (size >= detail::u32_max || offset >= detail::u32_max) {
-      detail::fail(path, "array '", e.name, "' would need a zip64 archive (over 4 GiB), which "
+      detail::fail(path, "array '", e.name,
+                   "' would need a zip64 archive (over 4 GiB), which "
                    "write_npz does not produce");
     }
     std::uint32_t crc = detail::crc32_of(0, header.data(), header.size());
@@ -423,7 +451,8 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
       detail::write_all(file.get(), base + static_cast<std::size_t>(i * e.ld) * item, row_bytes,
                         path);
     }
-    dir.push_back({name, crc, static_cast<std::uint32_t>(size), static_cast<std::uint32_t>(offset)});
+    dir.push_back(
+        {name, crc, static_cast<std::uint32_t>(size), static_cast<std::uint32_t>(offset)});
     offset += local.size() + size;
   }
   std::string cd;
@@ -448,7 +477,8 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
     cd += c.name;
   }
   if (offset + cd.size() >= detail::u32_max || dir.size() >= 0xffff) {
-    detail::fail(path, "the archive would need zip64 (over 4 GiB or 65535 arrays), which "
+    detail::fail(path,
+                 "the archive would need zip64 (over 4 GiB or 65535 arrays), which "
                  "write_npz does not produce");
   }
   const auto cd_size = static_cast<std::uint32_t>(cd.size());
@@ -471,13 +501,13 @@ template dense_matrix<std::int32_t> read_npz_array<std::int32_t>(const std::file
                                                                  std::string_view);
 template dense_matrix<std::int64_t> read_npz_array<std::int64_t>(const std::filesystem::path&,
                                                                  std::string_view);
-template csr_matrix<float, std::int32_t> read_npz<float, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
-template csr_matrix<float, std::int64_t> read_npz<float, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+template csr_matrix<float, std::int32_t> read_npz<float, std::int32_t>(const std::filesystem::path&,
+                                                                       const read_options&);
+template csr_matrix<float, std::int64_t> read_npz<float, std::int64_t>(const std::filesystem::path&,
+                                                                       const read_options&);
 template csr_matrix<double, std::int32_t> read_npz<double, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<double, std::int64_t> read_npz<double, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 
 }  // namespace spira::io

@@ -9,11 +9,16 @@ namespace spira::io {
 const char* to_string(file_format f) noexcept
 {
   switch (f) {
-    case file_format::matrix_market: return "matrix-market";
-    case file_format::svmlight: return "svmlight";
-    case file_format::npy: return "npy";
-    case file_format::npz: return "npz";
-    case file_format::edge_list: return "edge-list";
+    case file_format::matrix_market:
+      return "matrix-market";
+    case file_format::svmlight:
+      return "svmlight";
+    case file_format::npy:
+      return "npy";
+    case file_format::npz:
+      return "npz";
+    case file_format::edge_list:
+      return "edge-list";
   }
   return "?";
 }
@@ -25,7 +30,9 @@ bool extension_format(const std::filesystem::path& path, file_format& out)
   std::string name = path.filename().string();
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (name.ends_with(".gz")) { name.resize(name.size() - 3); }
+  if (name.ends_with(".gz")) {
+    name.resize(name.size() - 3);
+  }
   const auto ext = std::filesystem::path(name).extension().string();
   if (ext == ".mtx" || ext == ".mm") {
     out = file_format::matrix_market;
@@ -44,7 +51,7 @@ bool extension_format(const std::filesystem::path& path, file_format& out)
 }
 
 constexpr const char* known_extensions =
-  ".mtx, .mtx.gz, .svm, .svmlight, .libsvm, .npy, .npz, .txt, .txt.gz, .edges, .el";
+    ".mtx, .mtx.gz, .svm, .svmlight, .libsvm, .npy, .npz, .txt, .txt.gz, .edges, .el";
 
 }  // namespace
 
@@ -60,14 +67,19 @@ file_format format_from_extension(const std::filesystem::path& path)
 file_format detect_format(const std::filesystem::path& path)
 {
   file_format f{};
-  if (extension_format(path, f)) { return f; }
+  if (extension_format(path, f)) {
+    return f;
+  }
   const auto file = detail::load_file(path);
   const std::string_view head(file.data.data(), std::min<std::size_t>(file.data.size(), 16));
-  if (head.size() >= 14 && std::equal(head.begin(), head.begin() + 14, "%%MatrixMarket",
-                                      [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+  if (head.size() >= 14 &&
+      std::equal(head.begin(), head.begin() + 14, "%%MatrixMarket",
+                 [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
     return file_format::matrix_market;
   }
-  if (head.starts_with(std::string_view("\x93NUMPY", 6))) { return file_format::npy; }
+  if (head.starts_with(std::string_view("\x93NUMPY", 6))) {
+    return file_format::npy;
+  }
   if (head.starts_with(std::string_view("PK\x03\x04", 4)) ||
       head.starts_with(std::string_view("PK\x05\x06", 4))) {
     return file_format::npz;
@@ -81,7 +93,9 @@ namespace detail {
 bool is_gzip(const std::filesystem::path& path)
 {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) { return false; }
+  if (f == nullptr) {
+    return false;
+  }
   unsigned char magic[2] = {0, 0};
   const bool gz = std::fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   std::fclose(f);
@@ -122,12 +136,16 @@ template <class ValueT, class IndexT>
 csr_matrix<ValueT, IndexT> read_matrix(const std::filesystem::path& path, const read_options& opts)
 {
   switch (detect_format(path)) {
-    case file_format::matrix_market: return read_mm<ValueT, IndexT>(path, opts);
-    case file_format::svmlight: return std::move(read_svmlight<ValueT, IndexT>(path, opts).x);
+    case file_format::matrix_market:
+      return read_mm<ValueT, IndexT>(path, opts);
+    case file_format::svmlight:
+      return std::move(read_svmlight<ValueT, IndexT>(path, opts).x);
     case file_format::npy:
       return detail::dense_to_csr<ValueT, IndexT>(read_npy<ValueT>(path), path, opts);
-    case file_format::npz: return read_npz<ValueT, IndexT>(path, opts);
-    case file_format::edge_list: return read_edge_list<ValueT, IndexT>(path, opts);
+    case file_format::npz:
+      return read_npz<ValueT, IndexT>(path, opts);
+    case file_format::edge_list:
+      return read_edge_list<ValueT, IndexT>(path, opts);
   }
   detail::fail(path, "unknown format");
 }
@@ -163,7 +181,9 @@ matrix_file_info describe(const std::filesystem::path& path, const read_options&
       info.field = h.descr;
       break;
     }
-    case file_format::npz: info = detail::describe_npz(path, opts); break;
+    case file_format::npz:
+      info = detail::describe_npz(path, opts);
+      break;
     case file_format::edge_list: {
       const auto m = read_edge_list<double, std::int64_t>(path, opts);
       info.rows = m.rows();
@@ -172,17 +192,19 @@ matrix_file_info describe(const std::filesystem::path& path, const read_options&
       break;
     }
   }
-  if (detail::is_gzip(path)) { info.format_name += " (gzip)"; }
+  if (detail::is_gzip(path)) {
+    info.format_name += " (gzip)";
+  }
   return info;
 }
 
 template csr_matrix<float, std::int32_t> read_matrix<float, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<float, std::int64_t> read_matrix<float, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<double, std::int32_t> read_matrix<double, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<double, std::int64_t> read_matrix<double, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 
 }  // namespace spira::io

@@ -11,15 +11,21 @@ namespace {
 std::int64_t parse_id(const std::filesystem::path& path, std::int64_t line, std::string_view tok,
                       const char* what)
 {
-  if (tok.empty()) { fail_line(path, line, "missing ", what); }
+  if (tok.empty()) {
+    fail_line(path, line, "missing ", what);
+  }
   std::int64_t v = 0;
   switch (parse_int(tok, v)) {
-    case parse_status::invalid: fail_line(path, line, what, " ", show_token(tok), " is not an integer");
+    case parse_status::invalid:
+      fail_line(path, line, what, " ", show_token(tok), " is not an integer");
     case parse_status::out_of_range:
       fail_line(path, line, what, " ", show_token(tok), " overflows a 64-bit integer");
-    case parse_status::ok: break;
+    case parse_status::ok:
+      break;
   }
-  if (v < 0) { fail_line(path, line, what, " must be >= 0, got ", v); }
+  if (v < 0) {
+    fail_line(path, line, what, " must be >= 0, got ", v);
+  }
   return v;
 }
 
@@ -53,7 +59,9 @@ svmlight_raw<ValueT> parse_svmlight(std::string_view text, const std::filesystem
       line = line.substr(0, hash);
     }
     token_cursor tc(line);
-    if (tc.at_end()) { continue; }
+    if (tc.at_end()) {
+      continue;
+    }
     const auto label_tok = tc.next();
     if (label_tok.find(':') != std::string_view::npos) {
       fail_line(path, ln, "the line must start with a label, got ", show_token(label_tok));
@@ -117,7 +125,9 @@ svmlight_data<ValueT, IndexT> read_svmlight(const std::filesystem::path& path,
   const bool any_entry = raw.max_index >= 0;
   std::int64_t base = 0;
   switch (opts.svmlight_index_base) {
-    case index_base::zero: base = 0; break;
+    case index_base::zero:
+      base = 0;
+      break;
     case index_base::one:
       base = 1;
       if (any_entry && raw.min_index == 0) {
@@ -125,9 +135,14 @@ svmlight_data<ValueT, IndexT> read_svmlight(const std::filesystem::path& path,
                           "feature index 0 in a file read as one-based (index_base::one)");
       }
       break;
-    case index_base::automatic: base = any_entry && raw.min_index == 0 ? 0 : 1; break;
+    case index_base::automatic:
+      base = any_entry && raw.min_index == 0 ? 0 : 1;
+      break;
   }
   const std::int64_t rows = static_cast<std::int64_t>(raw.labels.size());
+  if (any_entry && raw.max_index - base == std::numeric_limits<std::int64_t>::max()) {
+    detail::fail_line(path, raw.max_index_line, "feature index ", raw.max_index, " is too large");
+  }
   std::int64_t cols = any_entry ? raw.max_index - base + 1 : 0;
   if (opts.svmlight_features > 0) {
     if (cols > opts.svmlight_features) {
@@ -142,7 +157,9 @@ svmlight_data<ValueT, IndexT> read_svmlight(const std::filesystem::path& path,
   const auto nnz = static_cast<std::int64_t>(raw.values.size());
   csr_matrix<ValueT, IndexT> m(host_resources{}, rows, cols, nnz);
   std::copy(raw.row_ptr.begin(), raw.row_ptr.end(), m.row_ptr());
-  for (std::int64_t k = 0; k < nnz; ++k) { m.col_idx()[k] = IndexT(raw.cols[k] - base); }
+  for (std::int64_t k = 0; k < nnz; ++k) {
+    m.col_idx()[k] = IndexT(raw.cols[k] - base);
+  }
   std::copy(raw.values.begin(), raw.values.end(), m.values());
   raw.cols = {};
   raw.values = {};
@@ -171,9 +188,13 @@ csr_matrix<ValueT, IndexT> read_edge_list(const std::filesystem::path& path,
   while (cur.next(line)) {
     const std::int64_t ln = cur.line_no();
     detail::token_cursor tc(line);
-    if (tc.at_end()) { continue; }
+    if (tc.at_end()) {
+      continue;
+    }
     const auto first = tc.next();
-    if (first.front() == '#' || first.front() == '%') { continue; }
+    if (first.front() == '#' || first.front() == '%') {
+      continue;
+    }
     const std::int64_t s = detail::parse_id(path, ln, first, "source node id");
     const std::int64_t d = detail::parse_id(path, ln, tc.next(), "target node id");
     ValueT v(1);
@@ -182,7 +203,9 @@ csr_matrix<ValueT, IndexT> read_edge_list(const std::filesystem::path& path,
         detail::fail_line(path, ln, "edge weight ", detail::show_token(wt), " is not a number");
       }
     }
-    if (!tc.at_end()) { detail::fail_line(path, ln, "expected 'src dst [weight]', got more"); }
+    if (!tc.at_end()) {
+      detail::fail_line(path, ln, "expected 'src dst [weight]', got more");
+    }
     if (std::max(s, d) > max_id) {
       max_id = std::max(s, d);
       max_id_line = ln;
@@ -190,6 +213,11 @@ csr_matrix<ValueT, IndexT> read_edge_list(const std::filesystem::path& path,
     src.push_back(s);
     dst.push_back(d);
     w.push_back(v);
+  }
+  if (max_id >= opts.max_rows) {
+    detail::fail_line(path, max_id_line, "node id ", max_id,
+                      " needs more than read_options::max_rows = ", opts.max_rows,
+                      " rows (raise it to read this graph)");
   }
   const std::int64_t n = max_id + 1;
   detail::check_extents<IndexT>(path, max_id_line, n, n, opts);
@@ -203,20 +231,20 @@ csr_matrix<ValueT, IndexT> read_edge_list(const std::filesystem::path& path,
 }
 
 template svmlight_data<float, std::int32_t> read_svmlight<float, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template svmlight_data<float, std::int64_t> read_svmlight<float, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template svmlight_data<double, std::int32_t> read_svmlight<double, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template svmlight_data<double, std::int64_t> read_svmlight<double, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<float, std::int32_t> read_edge_list<float, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<float, std::int64_t> read_edge_list<float, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<double, std::int32_t> read_edge_list<double, std::int32_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 template csr_matrix<double, std::int64_t> read_edge_list<double, std::int64_t>(
-  const std::filesystem::path&, const read_options&);
+    const std::filesystem::path&, const read_options&);
 
 }  // namespace spira::io

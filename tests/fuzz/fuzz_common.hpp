@@ -5,6 +5,7 @@
 
 #include <spira/error.hpp>
 
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -12,7 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
-#include <unistd.h>
 
 namespace spira::fuzz {
 
@@ -21,7 +21,7 @@ namespace spira::fuzz {
 class scratch_file {
  public:
   explicit scratch_file(const std::string& suffix)
-    : path_(scratch_dir() / ("spira_fuzz_" + std::to_string(::getpid()) + suffix))
+      : path_(scratch_dir() / ("spira_fuzz_" + std::to_string(::getpid()) + suffix))
   {
   }
   scratch_file(const scratch_file&) = delete;
@@ -35,8 +35,12 @@ class scratch_file {
   const std::filesystem::path& write(const std::uint8_t* data, std::size_t size)
   {
     std::FILE* f = std::fopen(path_.c_str(), "wb");
-    if (f == nullptr) { throw std::runtime_error("fuzz: cannot write " + path_.string()); }
-    if (size > 0) { std::fwrite(data, 1, size, f); }
+    if (f == nullptr) {
+      throw std::runtime_error("fuzz: cannot write " + path_.string());
+    }
+    if (size > 0) {
+      std::fwrite(data, 1, size, f);
+    }
     std::fclose(f);
     return path_;
   }
@@ -45,7 +49,9 @@ class scratch_file {
   static std::filesystem::path scratch_dir()
   {
     std::error_code ec;
-    if (std::filesystem::is_directory("/dev/shm", ec)) { return "/dev/shm"; }
+    if (std::filesystem::is_directory("/dev/shm", ec)) {
+      return "/dev/shm";
+    }
     return std::filesystem::temp_directory_path();
   }
 

@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   spira::io::read_options opts;
   opts.max_rows = std::int64_t{1} << 16;  // keep row-pointer arrays small while fuzzing
   using spira::fuzz::expect_spira_error_or_success;
-  expect_spira_error_or_success([&] { (void)spira::io::read_mm<double, std::int32_t>(path, opts); });
+  expect_spira_error_or_success(
+      [&] { (void)spira::io::read_mm<double, std::int32_t>(path, opts); });
   expect_spira_error_or_success([&] { (void)spira::io::read_mm<float, std::int64_t>(path, opts); });
   expect_spira_error_or_success([&] { (void)spira::io::describe(path, opts); });
   return 0;

@@ -16,6 +16,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   expect_spira_error_or_success([&] { (void)spira::io::read_npy<std::int32_t>(path); });
   expect_spira_error_or_success([&] { (void)spira::io::read_npy_vector<std::int64_t>(path); });
   expect_spira_error_or_success(
-    [&] { (void)spira::io::read_matrix<float, std::int32_t>(path, opts); });
+      [&] { (void)spira::io::read_matrix<float, std::int32_t>(path, opts); });
   return 0;
 }

@@ -11,8 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   spira::io::read_options opts;
   opts.max_rows = std::int64_t{1} << 16;
   using spira::fuzz::expect_spira_error_or_success;
-  expect_spira_error_or_success([&] { (void)spira::io::read_npz<double, std::int32_t>(path, opts); });
-  expect_spira_error_or_success([&] { (void)spira::io::read_npz<float, std::int64_t>(path, opts); });
+  expect_spira_error_or_success(
+      [&] { (void)spira::io::read_npz<double, std::int32_t>(path, opts); });
+  expect_spira_error_or_success(
+      [&] { (void)spira::io::read_npz<float, std::int64_t>(path, opts); });
   expect_spira_error_or_success([&] {
     for (const auto& name : spira::io::npz_names(path)) {
       expect_spira_error_or_success([&] { (void)spira::io::read_npz_array<double>(path, name); });

@@ -15,12 +15,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     spira::io::index_base::one}) {
     opts.svmlight_index_base = base;
     expect_spira_error_or_success(
-      [&] { (void)spira::io::read_svmlight<double, std::int32_t>(path, opts); });
+        [&] { (void)spira::io::read_svmlight<double, std::int32_t>(path, opts); });
   }
   opts.svmlight_features = 5;
   expect_spira_error_or_success(
-    [&] { (void)spira::io::read_svmlight<float, std::int64_t>(path, opts); });
+      [&] { (void)spira::io::read_svmlight<float, std::int64_t>(path, opts); });
   expect_spira_error_or_success(
-    [&] { (void)spira::io::read_edge_list<float, std::int32_t>(path, opts); });
+      [&] { (void)spira::io::read_edge_list<float, std::int32_t>(path, opts); });
   return 0;
 }

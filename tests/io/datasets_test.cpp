@@ -46,28 +46,32 @@ TEST_P(shared_datasets, load_with_documented_shape_and_nnz)
 }
 
 INSTANTIATE_TEST_SUITE_P(
-  data, shared_datasets,
-  ::testing::Values(
-    dataset{"uci-bow-kos/docword.kos.mtx.gz", 3430, 6906, 353160, 353160},
-    dataset{"movielens-latest-small/ratings.mtx.gz", 610, 9724, 100836, 100836},
-    dataset{"pbmc3k/matrix.mtx.gz", 13714, 2700, 2282976, 2282976},
-    dataset{"20newsgroups/tfidf.mtx.gz", 18846, 75878, 2854683, 2854683},
-    dataset{"sec-edgar-names/char3gram_tfidf.mtx.gz", 8335, 7817, 169658, 169658},
-    dataset{"suitesparse-1138_bus/1138_bus.mtx", 1138, 1138, 4054, 2596},
-    dataset{"snap-email-enron/email-Enron.txt.gz", 36692, 36692, 367662, 367662}),
-  [](const auto& info) {
-    std::string n = info.param.file;
-    n = n.substr(0, n.find('/'));
-    for (auto& c : n) {
-      if (c == '-') { c = '_'; }
-    }
-    return n;
-  });
+    data, shared_datasets,
+    ::testing::Values(dataset{"uci-bow-kos/docword.kos.mtx.gz", 3430, 6906, 353160, 353160},
+                      dataset{"movielens-latest-small/ratings.mtx.gz", 610, 9724, 100836, 100836},
+                      dataset{"pbmc3k/matrix.mtx.gz", 13714, 2700, 2282976, 2282976},
+                      dataset{"20newsgroups/tfidf.mtx.gz", 18846, 75878, 2854683, 2854683},
+                      dataset{"sec-edgar-names/char3gram_tfidf.mtx.gz", 8335, 7817, 169658, 169658},
+                      dataset{"suitesparse-1138_bus/1138_bus.mtx", 1138, 1138, 4054, 2596},
+                      dataset{"snap-email-enron/email-Enron.txt.gz", 36692, 36692, 367662, 367662}),
+    [](const auto& info) {
+      std::string n = info.param.file;
+      n = n.substr(0, n.find('/'));
+      for (auto& c : n) {
+        if (c == '-') {
+          c = '_';
+        }
+      }
+      return n;
+    });
 
 TEST(shared_datasets_values, bus_1138_is_symmetric_after_expansion)
 {
-  const auto path = std::filesystem::path(SPIRA_SHARED_DATA_DIR) / "suitesparse-1138_bus/1138_bus.mtx";
-  if (!std::filesystem::exists(path)) { GTEST_SKIP() << path << " is absent"; }
+  const auto path =
+      std::filesystem::path(SPIRA_SHARED_DATA_DIR) / "suitesparse-1138_bus/1138_bus.mtx";
+  if (!std::filesystem::exists(path)) {
+    GTEST_SKIP() << path << " is absent";
+  }
   const auto m = io::read_mm<double, std::int64_t>(path);
   const auto e = entries_of(m);
   double diag = 0;
@@ -75,7 +79,9 @@ TEST(shared_datasets_values, bus_1138_is_symmetric_after_expansion)
     const auto it = e.find({ij.second, ij.first});
     ASSERT_NE(it, e.end());
     EXPECT_EQ(it->second, v);
-    if (ij.first == ij.second) { diag += v; }
+    if (ij.first == ij.second) {
+      diag += v;
+    }
   }
   // Trace from scipy.io.mmread(...).diagonal().sum().
   EXPECT_NEAR(diag, 973900.4097233, 1e-6);

@@ -6,7 +6,8 @@
 //   io_roundtrip_tool convert IN OUT.mtx  -> reads IN (any format), writes Matrix Market
 //   io_roundtrip_tool write-npz OUT.npz   -> arrays indices (int64 3x2), values (float32 3x2),
 //                                            labels (float64 1-D, 4), counts (int32 2x3)
-//   io_roundtrip_tool write-npy OUT.npy T -> a 3x4 array of type T (f4, f8, i4, i8), a(i,j) = 10i+j-5
+//   io_roundtrip_tool write-npy OUT.npy T -> a 3x4 array of type T (f4, f8, i4, i8), a(i,j) =
+//   10i+j-5
 //
 // The checksum weights every entry by its position: sum of v * (1 + (31 i + 17 j) mod 101).
 #include <spira/io.hpp>
@@ -19,14 +20,19 @@
 
 namespace {
 
-double weight(std::int64_t i, std::int64_t j) { return 1.0 + double((31 * i + 17 * j) % 101); }
+double weight(std::int64_t i, std::int64_t j)
+{
+  return 1.0 + double((31 * i + 17 * j) % 101);
+}
 
 template <class T>
 void write_sample(const char* out)
 {
   std::vector<T> a(12);
   for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 4; ++j) { a[i * 4 + j] = T(10 * i + j - 5); }
+    for (int j = 0; j < 4; ++j) {
+      a[i * 4 + j] = T(10 * i + j - 5);
+    }
   }
   spira::io::write_npy(out, spira::dense_view<const T>{3, 4, 4, a.data()});
 }
@@ -52,7 +58,9 @@ int run(int argc, char** argv)
     const auto d = spira::io::read_npy<double>(argv[2]);
     double sum = 0;
     for (std::int64_t i = 0; i < d.rows(); ++i) {
-      for (std::int64_t j = 0; j < d.cols(); ++j) { sum += d.data()[i * d.cols() + j] * weight(i, j); }
+      for (std::int64_t j = 0; j < d.cols(); ++j) {
+        sum += d.data()[i * d.cols() + j] * weight(i, j);
+      }
     }
     std::printf("%lld %lld %.17g\n", static_cast<long long>(d.rows()),
                 static_cast<long long>(d.cols()), sum);
@@ -65,10 +73,12 @@ int run(int argc, char** argv)
     const std::vector<double> labels{1.0, -1.0, 0.5, 2.0};
     const std::vector<std::int32_t> counts{1, 2, 3, -4, 5, 2147483647};
     const spira::io::npz_entry entries[] = {
-      spira::io::npz_entry::of("indices", spira::dense_view<const std::int64_t>{3, 2, 2, indices.data()}),
-      spira::io::npz_entry::of("values", spira::dense_view<const float>{3, 2, 2, values.data()}),
-      spira::io::npz_entry::of("labels", std::span<const double>(labels)),
-      spira::io::npz_entry::of("counts", spira::dense_view<const std::int32_t>{2, 3, 3, counts.data()})};
+        spira::io::npz_entry::of("indices",
+                                 spira::dense_view<const std::int64_t>{3, 2, 2, indices.data()}),
+        spira::io::npz_entry::of("values", spira::dense_view<const float>{3, 2, 2, values.data()}),
+        spira::io::npz_entry::of("labels", std::span<const double>(labels)),
+        spira::io::npz_entry::of("counts",
+                                 spira::dense_view<const std::int32_t>{2, 3, 3, counts.data()})};
     spira::io::write_npz(argv[2], entries);
   } else if (cmd == "write-npy" && argc == 4) {
     const std::string t = argv[3];

@@ -26,7 +26,9 @@ class temp_dir {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string name = std::string("spira_io_") + info->test_suite_name() + "_" + info->name();
     for (auto& c : name) {
-      if (c == '/') { c = '_'; }
+      if (c == '/') {
+        c = '_';
+      }
     }
     dir_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(dir_);
@@ -90,7 +92,9 @@ inline std::string npy_image(const std::string& dict, const std::string& data, i
 {
   std::string h = dict;
   const std::size_t prefix = major == 1 ? 10 : 12;
-  while ((prefix + h.size() + 1) % 16 != 0) { h += ' '; }
+  while ((prefix + h.size() + 1) % 16 != 0) {
+    h += ' ';
+  }
   h += '\n';
   std::string out("\x93NUMPY", 6);
   out += static_cast<char>(major);
@@ -116,8 +120,8 @@ inline std::string zip_image(const std::vector<std::pair<std::string, std::strin
   std::string cd;
   for (const auto& [name, content] : members) {
     const std::string stored = deflate ? raw_deflate(content) : content;
-    const auto crc = static_cast<std::uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size())));
+    const auto crc = static_cast<std::uint32_t>(crc32(
+        0, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size())));
     const auto offset = static_cast<std::uint32_t>(body.size());
     std::string fields;
     put16(fields, 20);

@@ -8,7 +8,8 @@ namespace spira::test {
 namespace {
 
 template <class T>
-class npy_round_trip : public ::testing::Test {};
+class npy_round_trip : public ::testing::Test {
+};
 using npy_types = ::testing::Types<float, double, std::int32_t, std::int64_t>;
 TYPED_TEST_SUITE(npy_round_trip, npy_types);
 
@@ -17,7 +18,9 @@ TYPED_TEST(npy_round_trip, two_d_strided_and_one_d)
   using T = TypeParam;
   temp_dir dir;
   std::vector<T> a(3 * 5);
-  for (int k = 0; k < 15; ++k) { a[k] = T(k * 3 - 20); }
+  for (int k = 0; k < 15; ++k) {
+    a[k] = T(k * 3 - 20);
+  }
   // The 3 x 4 view with ld 5 skips the last column.
   io::write_npy(dir.path("a.npy"), dense_view<const T>{3, 4, 5, a.data()});
   const auto h = io::read_npy_header(dir.path("a.npy"));
@@ -28,7 +31,9 @@ TYPED_TEST(npy_round_trip, two_d_strided_and_one_d)
   ASSERT_EQ(m.rows(), 3);
   ASSERT_EQ(m.cols(), 4);
   for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 4; ++j) { EXPECT_EQ(m.data()[i * 4 + j], a[i * 5 + j]); }
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(m.data()[i * 4 + j], a[i * 5 + j]);
+    }
   }
   // Data starts on a 64-byte boundary, as numpy writes it.
   EXPECT_EQ(std::filesystem::file_size(dir.path("a.npy")) % 64, (12 * sizeof(T)) % 64);
@@ -47,43 +52,56 @@ TEST(npy_read, every_header_version_dtype_and_order)
   const std::vector<double> d{1, 2, 3, 4, 5, 6};
   // Version 2.0 and 3.0 headers (4-byte length).
   for (int major : {1, 2, 3}) {
-    const auto p = dir.write("v" + std::to_string(major) + ".npy",
-                             npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
-                                       bytes_of(d), major));
+    const auto p =
+        dir.write("v" + std::to_string(major) + ".npy",
+                  npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                            bytes_of(d), major));
     const auto m = io::read_npy<double>(p);
     EXPECT_EQ(std::vector<double>(m.data(), m.data() + 6), d) << "version " << major;
   }
   // fortran_order: the file holds columns; the result is row-major [[1 3 5], [2 4 6]].
-  const auto f = dir.write("f.npy", npy_image("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
-                                              bytes_of(d)));
+  const auto f = dir.write(
+      "f.npy",
+      npy_image("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", bytes_of(d)));
   const auto mf = io::read_npy<float>(f);
   EXPECT_EQ(std::vector<float>(mf.data(), mf.data() + 6), (std::vector<float>{1, 3, 5, 2, 4, 6}));
   // Big-endian doubles.
   std::string be = bytes_of(std::vector<double>{1.5, -2});
-  for (std::size_t k = 0; k < be.size(); k += 8) { std::reverse(be.begin() + k, be.begin() + k + 8); }
-  const auto b = dir.write("be.npy", npy_image("{'descr': '>f8', 'fortran_order': False, 'shape': (2,)}", be));
+  for (std::size_t k = 0; k < be.size(); k += 8) {
+    std::reverse(be.begin() + k, be.begin() + k + 8);
+  }
+  const auto b =
+      dir.write("be.npy", npy_image("{'descr': '>f8', 'fortran_order': False, 'shape': (2,)}", be));
   EXPECT_EQ(io::read_npy_vector<double>(b), (std::vector<double>{1.5, -2}));
   // Booleans, bytes, shorts, floats into the other types.
-  const auto pb = dir.write("b.npy", npy_image("{'descr': '|b1', 'fortran_order': False, 'shape': (1, 4), }",
-                                               std::string("\x01\x00\x01\x01", 4)));
+  const auto pb =
+      dir.write("b.npy", npy_image("{'descr': '|b1', 'fortran_order': False, 'shape': (1, 4), }",
+                                   std::string("\x01\x00\x01\x01", 4)));
   const auto mb = io::read_npy<std::int64_t>(pb);
-  EXPECT_EQ(std::vector<std::int64_t>(mb.data(), mb.data() + 4), (std::vector<std::int64_t>{1, 0, 1, 1}));
-  const auto pu = dir.write("u.npy", npy_image("{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }",
-                                               std::string("\x00\x7f\xff", 3)));
+  EXPECT_EQ(std::vector<std::int64_t>(mb.data(), mb.data() + 4),
+            (std::vector<std::int64_t>{1, 0, 1, 1}));
+  const auto pu =
+      dir.write("u.npy", npy_image("{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }",
+                                   std::string("\x00\x7f\xff", 3)));
   EXPECT_EQ(io::read_npy_vector<double>(pu), (std::vector<double>{0, 127, 255}));
-  const auto pi = dir.write("i2.npy", npy_image("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
-                                                bytes_of(std::vector<std::int16_t>{-300, 7})));
+  const auto pi =
+      dir.write("i2.npy", npy_image("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
+                                    bytes_of(std::vector<std::int16_t>{-300, 7})));
   EXPECT_EQ(io::read_npy_vector<std::int32_t>(pi), (std::vector<std::int32_t>{-300, 7}));
-  const auto pf = dir.write("f4.npy", npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
-                                                bytes_of(std::vector<float>{0.1f, -3})));
+  const auto pf =
+      dir.write("f4.npy", npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                                    bytes_of(std::vector<float>{0.1f, -3})));
   EXPECT_EQ(io::read_npy_vector<double>(pf), (std::vector<double>{double(0.1f), -3}));
   // 0 x 3 is a valid empty array.
-  const auto pe = dir.write("e.npy", npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (0, 3), }", ""));
+  const auto pe = dir.write(
+      "e.npy", npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (0, 3), }", ""));
   EXPECT_EQ(io::read_npy<std::int64_t>(pe).rows(), 0);
   // Dense -> CSR of the nonzeros through read_matrix.
-  const auto pm = dir.write("m.npy", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
-                                               bytes_of(std::vector<double>{0, 2, 0, -1, 0, 0})));
-  EXPECT_EQ(entries_of(io::read_matrix<float, std::int32_t>(pm)), (entry_map{{{0, 1}, 2}, {{1, 0}, -1}}));
+  const auto pm =
+      dir.write("m.npy", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                                   bytes_of(std::vector<double>{0, 2, 0, -1, 0, 0})));
+  EXPECT_EQ(entries_of(io::read_matrix<float, std::int32_t>(pm)),
+            (entry_map{{{0, 1}, 2}, {{1, 0}, -1}}));
   const auto info = io::describe(pm);
   EXPECT_EQ(info.nnz, 2);
   EXPECT_EQ(info.field, "<f8");
@@ -99,43 +117,58 @@ TEST(npy_read, malformed_headers_and_lying_shapes)
     std::string fragment;
   };
   const std::vector<bad> cases{
-    {"empty", "", "empty file"},
-    {"magic", "NUMPY not really a file", "magic"},
-    {"version", std::string("\x93NUMPY\x04\x00\x10\x00", 10) + std::string(16, ' '), "version 4"},
-    {"header_len", std::string("\x93NUMPY\x01\x00\xff\x7f{'descr'", 17), "truncated .npy header"},
-    {"shape_too_big", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 100000), }", eight),
-     "needs more data than the 48 bytes"},
-    {"shape_overflow", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", eight),
-     "overflows a 64-bit element count"},
-    {"shape_small", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", eight),
-     "needs 32 bytes but 48 follow"},
-    {"negative", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 6), }", eight),
-     "negative dimension"},
-    {"no_shape", npy_image("{'descr': '<f8', 'fortran_order': False, }", eight), "lacks 'shape'"},
-    {"dtype", npy_image("{'descr': '<c16', 'fortran_order': False, 'shape': (3,), }", eight),
-     "unsupported .npy dtype '<c16'"},
-    {"structured", npy_image("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (6,), }", eight),
-     "structured"},
-    {"syntax", npy_image("{'descr': '<f8' 'fortran_order': False, 'shape': (6,), }", eight), "malformed .npy header"},
-    {"unterminated", npy_image("{'descr': '<f8, 'fortran_order': False, 'shape': (6,), }", eight), "malformed"},
-    {"three_d", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 3), }", eight),
-     "expected a 1-D or 2-D array"},
-    {"zero_d", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", std::string(8, '\0')),
-     "expected a 1-D or 2-D array"}};
+      {"empty", "", "empty file"},
+      {"magic", "NUMPY not really a file", "magic"},
+      {"version", std::string("\x93NUMPY\x04\x00\x10\x00", 10) + std::string(16, ' '), "version 4"},
+      {"header_len", std::string("\x93NUMPY\x01\x00\xff\x7f{'descr'", 17), "truncated .npy header"},
+      {"shape_too_big",
+       npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 100000), }",
+                 eight),
+       "needs more data than the 48 bytes"},
+      {"shape_overflow",
+       npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+                 eight),
+       "overflows a 64-bit element count"},
+      {"shape_small",
+       npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", eight),
+       "needs 32 bytes but 48 follow"},
+      {"negative", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 6), }", eight),
+       "negative dimension"},
+      {"no_shape", npy_image("{'descr': '<f8', 'fortran_order': False, }", eight), "lacks 'shape'"},
+      {"dtype", npy_image("{'descr': '<c16', 'fortran_order': False, 'shape': (3,), }", eight),
+       "unsupported .npy dtype '<c16'"},
+      {"structured",
+       npy_image("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (6,), }", eight),
+       "structured"},
+      {"syntax", npy_image("{'descr': '<f8' 'fortran_order': False, 'shape': (6,), }", eight),
+       "malformed .npy header"},
+      {"unterminated", npy_image("{'descr': '<f8, 'fortran_order': False, 'shape': (6,), }", eight),
+       "malformed"},
+      {"three_d",
+       npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 3), }", eight),
+       "expected a 1-D or 2-D array"},
+      {"zero_d",
+       npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", std::string(8, '\0')),
+       "expected a 1-D or 2-D array"}};
   for (const auto& c : cases) {
     const auto p = dir.write(c.name + ".npy", c.bytes);
     expect_io_error([&] { (void)io::read_npy<double>(p); }, {p.string(), c.fragment});
-    expect_io_error([&] { (void)io::read_matrix<double, std::int32_t>(p); }, {p.string(), c.fragment});
+    expect_io_error([&] { (void)io::read_matrix<double, std::int32_t>(p); },
+                    {p.string(), c.fragment});
   }
   // Floating point data cannot become integers; out-of-range integers are refused.
-  const auto pf = dir.write("f.npy", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }", eight));
+  const auto pf = dir.write(
+      "f.npy", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }", eight));
   expect_io_error([&] { (void)io::read_npy<std::int64_t>(pf); }, {pf.string(), "floating-point"});
-  const auto pl = dir.write("l.npy", npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
-                                               bytes_of(std::vector<std::int64_t>{std::int64_t{1} << 40})));
-  expect_io_error([&] { (void)io::read_npy<std::int32_t>(pl); }, {pl.string(), "does not fit a 32-bit"});
+  const auto pl =
+      dir.write("l.npy", npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+                                   bytes_of(std::vector<std::int64_t>{std::int64_t{1} << 40})));
+  expect_io_error([&] { (void)io::read_npy<std::int32_t>(pl); },
+                  {pl.string(), "does not fit a 32-bit"});
 }
 
-// ---- npz -----------------------------------------------------------------------------------------
+// ---- npz
+// -----------------------------------------------------------------------------------------
 
 TEST(npz_write, named_arrays_read_back)
 {
@@ -144,9 +177,9 @@ TEST(npz_write, named_arrays_read_back)
   const std::vector<float> dist{0.5f, 0.25f, 1e-3f, 8, 9, 10, 11, 12};
   const std::vector<double> one{3.5, -1};
   const io::npz_entry entries[] = {
-    io::npz_entry::of("indices", dense_view<const std::int64_t>{2, 3, 3, idx.data()}),
-    io::npz_entry::of("distances", dense_view<const float>{2, 3, 4, dist.data()}),  // strided
-    io::npz_entry::of("labels", std::span<const double>(one))};
+      io::npz_entry::of("indices", dense_view<const std::int64_t>{2, 3, 3, idx.data()}),
+      io::npz_entry::of("distances", dense_view<const float>{2, 3, 4, dist.data()}),  // strided
+      io::npz_entry::of("labels", std::span<const double>(one))};
   io::write_npz(dir.path("out.npz"), entries);
   EXPECT_EQ(io::npz_names(dir.path("out.npz")),
             (std::vector<std::string>{"indices", "distances", "labels"}));
@@ -166,24 +199,25 @@ TEST(npz_write, named_arrays_read_back)
   std::ifstream b(dir.path("again.npz"), std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}),
             std::string(std::istreambuf_iterator<char>(b), {}));
-  EXPECT_THROW(io::write_npz(dir.path("dup.npz"), std::vector<io::npz_entry>{entries[0], entries[0]}),
-               invalid_argument);
+  EXPECT_THROW(
+      io::write_npz(dir.path("dup.npz"), std::vector<io::npz_entry>{entries[0], entries[0]}),
+      invalid_argument);
 }
 
 /// Members of a scipy.sparse.save_npz archive for the 3 x 4 CSR [[0 1 0 2], [0 0 0 0], [3 0 4 0]].
 std::vector<std::pair<std::string, std::string>> scipy_members(const std::string& format = "csr")
 {
   const std::string hdr = "'fortran_order': False, ";
-  return {
-    {"indices.npy", npy_image("{'descr': '<i4', " + hdr + "'shape': (4,), }",
-                              bytes_of(std::vector<std::int32_t>{3, 1, 0, 2}))},  // row 0 unsorted
-    {"indptr.npy", npy_image("{'descr': '<i4', " + hdr + "'shape': (4,), }",
-                             bytes_of(std::vector<std::int32_t>{0, 2, 2, 4}))},
-    {"format.npy", npy_image("{'descr': '|S3', " + hdr + "'shape': (), }", format)},
-    {"shape.npy", npy_image("{'descr': '<i8', " + hdr + "'shape': (2,), }",
-                            bytes_of(std::vector<std::int64_t>{3, 4}))},
-    {"data.npy", npy_image("{'descr': '<f8', " + hdr + "'shape': (4,), }",
-                           bytes_of(std::vector<double>{2, 1, 3, 4}))}};
+  return {{"indices.npy",
+           npy_image("{'descr': '<i4', " + hdr + "'shape': (4,), }",
+                     bytes_of(std::vector<std::int32_t>{3, 1, 0, 2}))},  // row 0 unsorted
+          {"indptr.npy", npy_image("{'descr': '<i4', " + hdr + "'shape': (4,), }",
+                                   bytes_of(std::vector<std::int32_t>{0, 2, 2, 4}))},
+          {"format.npy", npy_image("{'descr': '|S3', " + hdr + "'shape': (), }", format)},
+          {"shape.npy", npy_image("{'descr': '<i8', " + hdr + "'shape': (2,), }",
+                                  bytes_of(std::vector<std::int64_t>{3, 4}))},
+          {"data.npy", npy_image("{'descr': '<f8', " + hdr + "'shape': (4,), }",
+                                 bytes_of(std::vector<double>{2, 1, 3, 4}))}};
 }
 
 TEST(npz_read, scipy_csr_stored_and_deflated)
@@ -222,11 +256,22 @@ TEST(npz_read, csc_is_transposed_other_formats_rejected)
                   {q.string(), "scipy sparse format 'coo' is not supported"});
 }
 
+TEST(npz_read, empty_deflated_member_inflates_to_nothing)
+{
+  temp_dir dir;
+  const auto p = dir.write("e.npz", zip_image({{"empty.npy", ""}}, true));
+  EXPECT_EQ(io::npz_names(p), (std::vector<std::string>{"empty"}));
+  // The member extracts (0 bytes, CRC 0) and is then rejected as an .npy.
+  expect_io_error([&] { (void)io::read_npz_array<double>(p, "empty"); },
+                  {p.string() + "[empty.npy]", "empty file"});
+}
+
 TEST(npz_read, corrupt_archives)
 {
   temp_dir dir;
   const std::string good = zip_image(scipy_members(), true);
-  const auto check = [&](const std::string& name, const std::string& bytes, const std::string& frag) {
+  const auto check = [&](const std::string& name, const std::string& bytes,
+                         const std::string& frag) {
     const auto p = dir.write(name, bytes);
     expect_io_error([&] { (void)io::read_npz<double, std::int32_t>(p); }, {p.string(), frag});
   };

@@ -19,8 +19,8 @@ TEST(svmlight, one_based_file_with_comments_qid_and_blank_lines)
   ASSERT_EQ(d.x.rows(), 4);
   EXPECT_EQ(d.x.cols(), 3);  // one-based: largest index 3 -> 3 columns
   // Duplicates within a row are summed; rows are sorted.
-  EXPECT_EQ(entries_of(d.x), (entry_map{{{0, 0}, 0.5}, {{0, 2}, 2}, {{1, 1}, -150},
-                                        {{3, 0}, 4}, {{3, 2}, 2}}));
+  EXPECT_EQ(entries_of(d.x),
+            (entry_map{{{0, 0}, 0.5}, {{0, 2}, 2}, {{1, 1}, -150}, {{3, 0}, 4}, {{3, 2}, 2}}));
   EXPECT_EQ(d.x.row_ptr()[3], d.x.row_ptr()[2]);  // the empty third row
 }
 
@@ -68,16 +68,18 @@ TEST(svmlight, malformed_lines_name_file_and_line)
 {
   temp_dir dir;
   const std::vector<std::tuple<std::string, std::string, std::string>> cases{
-    {"1 1:1\nabc 1:2\n", ":2:", "label 'abc' is not a number"},
-    {"1 1:1\n1,2 1:2\n", ":2:", "multi-label"},
-    {"1 1:1\n1 2\n", ":2:", "expected index:value"},
-    {"1 1:1\n1:1 2:2\n", ":2:", "must start with a label"},
-    {"1 x:1\n", ":1:", "feature index 'x' is not an integer"},
-    {"1 -3:1\n", ":1:", "must be >= 0"},
-    {"1 99999999999999999999:1\n", ":1:", "overflows a 64-bit integer"},
-    {"1\n1 1:zz\n", ":2:", "value 'zz' of feature 1 is not a number"},
-    {"1 qid:a 1:1\n", ":1:", "qid"},
-    {"1 1:1\n0 3000000000:1\n", ":2:", "does not fit the 32-bit index type"}};
+      {"1 1:1\nabc 1:2\n", ":2:", "label 'abc' is not a number"},
+      {"1 1:1\n1,2 1:2\n", ":2:", "multi-label"},
+      {"1 1:1\n1 2\n", ":2:", "expected index:value"},
+      {"1 1:1\n1:1 2:2\n", ":2:", "must start with a label"},
+      {"1 x:1\n", ":1:", "feature index 'x' is not an integer"},
+      {"1 -3:1\n", ":1:", "must be >= 0"},
+      {"1 99999999999999999999:1\n", ":1:", "overflows a 64-bit integer"},
+      {"1\n1 1:zz\n", ":2:", "value 'zz' of feature 1 is not a number"},
+      {"1 qid:a 1:1\n", ":1:", "qid"},
+      {"1 1:1\n0 3000000000:1\n", ":2:", "does not fit the 32-bit index type"},
+      // Found by fuzz_svmlight under UBSan: one past the largest index overflowed.
+      {"1 0:1\n2 9223372036854775807:1\n", ":2:", "is too large"}};
   int k = 0;
   for (const auto& [text, line, frag] : cases) {
     const auto p = dir.write("bad" + std::to_string(k++) + ".svm", text);
@@ -108,12 +110,14 @@ TEST(edge_list, comments_weights_and_repeated_edges)
   EXPECT_EQ(io::describe(p).format, io::file_format::edge_list);
 
   const std::vector<std::tuple<std::string, std::string, std::string>> cases{
-    {"0 1\n2\n", ":2:", "missing target node id"},
-    {"0 1\n2 -1\n", ":2:", "must be >= 0"},
-    {"0 a\n", ":1:", "target node id 'a' is not an integer"},
-    {"0 1 w\n", ":1:", "edge weight 'w'"},
-    {"0 1 1 1\n", ":1:", "got more"},
-    {"0 1\n5 1000000000000\n", ":2:", "max_rows"}};
+      {"0 1\n2\n", ":2:", "missing target node id"},
+      {"0 1\n2 -1\n", ":2:", "must be >= 0"},
+      {"0 a\n", ":1:", "target node id 'a' is not an integer"},
+      {"0 1 w\n", ":1:", "edge weight 'w'"},
+      {"0 1 1 1\n", ":1:", "got more"},
+      {"0 1\n5 1000000000000\n", ":2:", "max_rows"},
+      // Found by fuzz_svmlight under UBSan: the node count (largest id + 1) overflowed.
+      {"0 1\n5 9223372036854775807\n", ":2:", "max_rows"}};
   int k = 0;
   for (const auto& [text, line, frag] : cases) {
     const auto q = dir.write("bad" + std::to_string(k++) + ".txt", text);
