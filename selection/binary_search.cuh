@@ -27,8 +27,8 @@ namespace spira::selection {
 /// Tuning of the binary_search kernel.
 struct binary_search_policy {
   static constexpr int warps_per_block = 4;
-  /// Keys per lane of the instantiated kernels; a row of n elements uses the smallest that fits.
-  static constexpr int items[] = {4, 8, 16, 24, 32, 64};
+  /// Most keys per lane. The instantiated kernels hold 4, 8, 16, 24, 32 or 64 keys per lane; a
+  /// batch uses the smallest that fits its longest row (src/selection/select_k_cuda.cu).
   static constexpr int max_items = 64;
   static_assert(max_items * warp::size == select_binary_search_max_length);
 };
