@@ -508,6 +508,42 @@ std::string message_of(F&& f)
   return "no exception";
 }
 
+TYPED_TEST(select_k_test, ragged_csr_double_int64_and_validation)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto h = ragged<double, std::int64_t>(45, 700, 23);
+  const auto hv = h.view();
+  const auto d = csr_on(res, h);
+  for (std::int64_t k : {1, 17, 64}) {
+    for (auto order : {select_order::smallest, select_order::largest}) {
+      const select_params params{.sorted = true};
+      dense_matrix<double> v(res, h.rows(), k);
+      dense_matrix<std::int64_t> i(res, h.rows(), k);
+      select_k(res, d.view(), k, order, v.view(), i.view(), params);
+      const auto got_v = to_host_vector(v.storage());
+      const auto got_i = to_host_vector(i.storage());
+      for (std::int64_t r = 0; r < h.rows(); ++r) {
+        std::vector<double> row(hv.values + hv.row_ptr[r], hv.values + hv.row_ptr[r + 1]);
+        std::vector<std::int64_t> cols(hv.col_idx + hv.row_ptr[r], hv.col_idx + hv.row_ptr[r + 1]);
+        const auto want = oracle_select(row, cols, k, order == select_order::largest, true);
+        for (std::int64_t j = 0; j < k; ++j) {
+          ASSERT_EQ(got_i[r * k + j], want.indices[j]) << "row " << r << " slot " << j;
+          ASSERT_TRUE(same_bits(got_v[r * k + j], want.values[j])) << "row " << r;
+        }
+      }
+    }
+  }
+  dense_matrix<double> v(res, h.rows(), 3);
+  dense_matrix<std::int64_t> i(res, h.rows(), 3);
+  EXPECT_NE(message_of([&] { select_k(res, d.view(), 0, select_order::smallest, v.view(), i.view()); })
+              .find("k must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { select_k(res, d.view(), 4, select_order::smallest, v.view(), i.view()); })
+              .find("out_values must be 45 x 4"),
+            std::string::npos);
+}
+
 TYPED_TEST(select_k_test, rejects_bad_arguments_naming_them)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
