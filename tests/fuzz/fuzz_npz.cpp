@@ -36,8 +36,8 @@ std::string stored_zip(const std::vector<std::pair<std::string_view, std::string
   std::string body;
   std::string dir;
   for (const auto& [name, content] : members) {
-    const auto crc = static_cast<std::uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size())));
+    const auto crc = static_cast<std::uint32_t>(crc32(
+        0, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size())));
     std::string common;
     put16(common, 20);  // version needed
     put16(common, 0);   // flags
@@ -84,7 +84,9 @@ std::string assemble(std::string_view text)
     const auto nl = part.find('\n');
     members.emplace_back(part.substr(0, std::min(nl, part.size())),
                          nl == std::string_view::npos ? std::string_view{} : part.substr(nl + 1));
-    if (sep == std::string_view::npos) { break; }
+    if (sep == std::string_view::npos) {
+      break;
+    }
     text.remove_prefix(sep + member_separator.size());
   }
   return stored_zip(members);
@@ -107,9 +109,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   opts.max_rows = std::int64_t{1} << 16;
   using spira::fuzz::expect_spira_error_or_success;
   expect_spira_error_or_success(
-    [&] { (void)spira::io::read_npz<double, std::int32_t>(path, opts); });
+      [&] { (void)spira::io::read_npz<double, std::int32_t>(path, opts); });
   expect_spira_error_or_success(
-    [&] { (void)spira::io::read_npz<float, std::int64_t>(path, opts); });
+      [&] { (void)spira::io::read_npz<float, std::int64_t>(path, opts); });
   expect_spira_error_or_success([&] {
     for (const auto& name : spira::io::npz_names(path)) {
       expect_spira_error_or_success([&] { (void)spira::io::read_npz_array<double>(path, name); });

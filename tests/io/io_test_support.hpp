@@ -110,9 +110,11 @@ std::string bytes_of(const std::vector<T>& v)
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-/// A zip archive of (name, content) members, stored or raw-deflated, with correct CRCs.
+/// A zip archive of (name, content) members, stored or raw-deflated, with correct CRCs. With
+/// `zip64`, the central directory saturates sizes and offsets to 0xffffffff and carries the real
+/// values in zip64 extra fields, and the end record points to a zip64 end-of-directory record.
 inline std::string zip_image(const std::vector<std::pair<std::string, std::string>>& members,
-                             bool deflate)
+                             bool deflate, bool zip64 = false)
 {
   auto put16 = [](std::string& s, std::uint16_t v) { s.append(reinterpret_cast<char*>(&v), 2); };
   auto put32 = [](std::string& s, std::uint32_t v) { s.append(reinterpret_cast<char*>(&v), 4); };
@@ -137,14 +139,58 @@ inline std::string zip_image(const std::vector<std::pair<std::string, std::strin
     put32(body, 0x04034b50);
     body += fields + name + stored;
     put32(cd, 0x02014b50);
-    put16(cd, 20);
-    cd += fields;
+    put16(cd, zip64 ? 45 : 20);
+    if (zip64) {
+      std::string f = fields;
+      const std::uint32_t sat = 0xffffffffu;
+      std::memcpy(f.data() + 14, &sat, 4);  // compressed size
+      std::memcpy(f.data() + 18, &sat, 4);  // uncompressed size
+      const auto extra_len = std::uint16_t{28};
+      std::memcpy(f.data() + 24, &extra_len, 2);
+      cd += f;
+    } else {
+      cd += fields;
+    }
     put16(cd, 0);
     put16(cd, 0);
     put16(cd, 0);
     put32(cd, 0);
-    put32(cd, offset);
+    put32(cd, zip64 ? 0xffffffffu : offset);
     cd += name;
+    if (zip64) {  // id 1: uncompressed size, compressed size, local header offset
+      put16(cd, 1);
+      put16(cd, 24);
+      const std::uint64_t vals[3] = {content.size(), stored.size(), offset};
+      cd.append(reinterpret_cast<const char*>(vals), sizeof vals);
+    }
+  }
+  if (zip64) {
+    std::string rec;
+    put32(rec, 0x06064b50);
+    const std::uint64_t rec_size = 44;
+    rec.append(reinterpret_cast<const char*>(&rec_size), 8);
+    put16(rec, 45);
+    put16(rec, 45);
+    put32(rec, 0);
+    put32(rec, 0);
+    const std::uint64_t tail[4] = {members.size(), members.size(), cd.size(), body.size()};
+    rec.append(reinterpret_cast<const char*>(tail), sizeof tail);
+    const std::uint64_t rec_offset = body.size() + cd.size();
+    std::string loc;
+    put32(loc, 0x07064b50);
+    put32(loc, 0);
+    loc.append(reinterpret_cast<const char*>(&rec_offset), 8);
+    put32(loc, 1);
+    std::string eocd;
+    put32(eocd, 0x06054b50);
+    put16(eocd, 0);
+    put16(eocd, 0);
+    put16(eocd, 0xffff);
+    put16(eocd, 0xffff);
+    put32(eocd, 0xffffffffu);
+    put32(eocd, 0xffffffffu);
+    put16(eocd, 0);
+    return body + cd + rec + loc + eocd;
   }
   std::string eocd;
   put32(eocd, 0x06054b50);

@@ -239,6 +239,23 @@ TEST(npz_read, scipy_csr_stored_and_deflated)
   }
 }
 
+TEST(npz_read, zip64_directory_fields)
+{
+  temp_dir dir;
+  const entry_map expected{{{0, 1}, 1}, {{0, 3}, 2}, {{2, 0}, 3}, {{2, 2}, 4}};
+  for (bool deflate : {false, true}) {
+    const auto p = dir.write("z64.npz", zip_image(scipy_members(), deflate, /*zip64=*/true));
+    EXPECT_EQ(entries_of(io::read_npz<double, std::int32_t>(p)), expected);
+  }
+  // A saturated end record without the zip64 locator is corrupt.
+  std::string bad = zip_image(scipy_members(), false, true);
+  const std::size_t loc = bad.rfind(std::string("PK\x06\x07", 4));
+  bad[loc + 3] = '\x00';
+  const auto q = dir.write("bad64.npz", bad);
+  expect_io_error([&] { (void)io::read_npz<double, std::int32_t>(q); },
+                  {q.string(), "zip64 sizes without a zip64 locator"});
+}
+
 TEST(npz_read, csc_is_transposed_other_formats_rejected)
 {
   temp_dir dir;
