@@ -6,13 +6,11 @@
 //   svmlight       .svm / .svmlight / .libsvm (optionally .gz): "label idx:val ..." per line
 //   NumPy          .npy             1-D and 2-D arrays, read and write
 //   scipy sparse   .npz             scipy.sparse.save_npz CSR (or CSC, transposed) read;
-//                                   named arrays written as an uncompressed npz (numpy.load reads
-//                                   it)
+//                                   named arrays written as an uncompressed .npz
 //   edge list      .txt / .txt.gz / .edges / .el   "src dst [weight]" per line, '#' comments
 //
 // Entry points:
-//   read_matrix<ValueT, IndexT>(path)   any of the formats above, chosen by extension, returned as
-//   a
+//   read_matrix<ValueT, IndexT>(path)   any format above (by extension, else by content) as a
 //                                       canonical host CSR (sorted columns, duplicates summed)
 //   describe(path)                      format, extents and stored entries without building a CSR
 //
@@ -40,8 +38,7 @@
 
 namespace spira::io {
 
-// ---- common
-// --------------------------------------------------------------------------------------
+// ---- common -------------------------------------------------------------------------------------
 
 /// File formats the readers understand.
 enum class file_format { matrix_market, svmlight, npy, npz, edge_list };
@@ -103,8 +100,7 @@ struct matrix_file_info {
 [[nodiscard]] matrix_file_info describe(const std::filesystem::path& path,
                                         const read_options& opts = {});
 
-// ---- Matrix Market
-// -------------------------------------------------------------------------------
+// ---- Matrix Market ------------------------------------------------------------------------------
 
 enum class mm_format { coordinate, array };
 enum class mm_field { real, integer, pattern };
@@ -143,8 +139,7 @@ void write_mm(const std::filesystem::path& path, csr_view<ValueT, IndexT> a);
 template <class ValueT>
 void write_mm(const std::filesystem::path& path, dense_view<const ValueT> a);
 
-// ---- svmlight / libsvm
-// ---------------------------------------------------------------------------
+// ---- svmlight / libsvm --------------------------------------------------------------------------
 
 template <class ValueT, class IndexT>
 struct svmlight_data {
@@ -159,8 +154,7 @@ template <class ValueT, class IndexT>
 [[nodiscard]] svmlight_data<ValueT, IndexT> read_svmlight(const std::filesystem::path& path,
                                                           const read_options& opts = {});
 
-// ---- edge list
-// -----------------------------------------------------------------------------------
+// ---- edge list ----------------------------------------------------------------------------------
 
 /// Reads "src dst" or "src dst weight" lines (0-based node ids, '#' or '%' comment lines) into an
 /// n x n CSR, n = largest id + 1; a missing weight is 1 and repeated edges are summed. Edges are
@@ -169,8 +163,7 @@ template <class ValueT, class IndexT>
 [[nodiscard]] csr_matrix<ValueT, IndexT> read_edge_list(const std::filesystem::path& path,
                                                         const read_options& opts = {});
 
-// ---- NumPy .npy
-// ----------------------------------------------------------------------------------
+// ---- NumPy .npy ---------------------------------------------------------------------------------
 
 /// Element types of .npy arrays spira reads (all but bytes/unicode also written where noted).
 enum class npy_dtype { b1, i1, u1, i2, u2, i4, u4, i8, u8, f4, f8, bytes, unicode };
@@ -205,8 +198,7 @@ void write_npy(const std::filesystem::path& path, dense_view<const T> a);
 template <class T>
 void write_npy(const std::filesystem::path& path, std::span<const T> v);
 
-// ---- .npz
-// ----------------------------------------------------------------------------------------
+// ---- .npz ---------------------------------------------------------------------------------------
 
 /// Reads a scipy.sparse.save_npz file (compressed or not). format "csr" is read directly, "csc" is
 /// transposed into CSR; other sparse formats are rejected. The result is canonicalised.
@@ -244,8 +236,7 @@ struct npz_entry {
 /// larger than 4 GiB (which would need zip64) are rejected with io_error.
 void write_npz(const std::filesystem::path& path, std::span<const npz_entry> entries);
 
-// ---- inline definitions
-// --------------------------------------------------------------------------
+// ---- inline definitions -------------------------------------------------------------------------
 
 namespace detail {
 template <class T>

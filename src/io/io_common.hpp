@@ -293,8 +293,7 @@ class file_closer {
   std::FILE* f_;
 };
 
-// ---- .npy parsing from memory (shared by the npy and npz readers)
-// --------------------------------
+// ---- .npy parsing from memory (shared by the npy and npz readers) -------------------------------
 
 /// A parsed array header plus the location of its data inside a byte buffer.
 struct npy_block {
@@ -326,8 +325,7 @@ std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& sh
 /// Bytes per element of a writable dtype.
 std::size_t dtype_size(npy_dtype d) noexcept;
 
-// ---- zip (shared by the npz reader)
-// --------------------------------------------------------------
+// ---- zip (shared by the npz reader) -------------------------------------------------------------
 
 struct zip_member {
   std::string name;

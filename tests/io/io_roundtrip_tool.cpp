@@ -6,8 +6,7 @@
 //   io_roundtrip_tool convert IN OUT.mtx  -> reads IN (any format), writes Matrix Market
 //   io_roundtrip_tool write-npz OUT.npz   -> arrays indices (int64 3x2), values (float32 3x2),
 //                                            labels (float64 1-D, 4), counts (int32 2x3)
-//   io_roundtrip_tool write-npy OUT.npy T -> a 3x4 array of type T (f4, f8, i4, i8), a(i,j) =
-//   10i+j-5
+//   io_roundtrip_tool write-npy OUT.npy T -> 3x4 array of type T (f4 f8 i4 i8), a(i,j) = 10i+j-5
 //
 // The checksum weights every entry by its position: sum of v * (1 + (31 i + 17 j) mod 101).
 #include <spira/io.hpp>
