@@ -26,6 +26,10 @@ void check_readable(const std::filesystem::path& path)
   if (std::filesystem::is_directory(st)) {
     fail(path, "is a directory, not a file");
   }
+  // Devices, FIFOs and sockets may never end (/dev/zero) or block: only regular files are read.
+  if (!std::filesystem::is_regular_file(st)) {
+    fail(path, "is not a regular file");
+  }
 }
 
 std::string gunzip(const std::string& in, const std::filesystem::path& path)

@@ -340,6 +340,10 @@ TEST(mm_malformed_files, missing_file_directory_and_truncated_gzip)
   expect_io_error([&] { (void)io::read_mm<double, std::int32_t>(folder); },
                   {folder.string(), "is a directory"});
 
+  // A device that never ends is refused instead of read forever.
+  expect_io_error([] { (void)io::read_matrix<double, std::int32_t>("/dev/zero"); },
+                  {"/dev/zero", "is not a regular file"});
+
   std::string text = banner;
   text += "100 100 500\n";
   for (int k = 0; k < 500; ++k) {
