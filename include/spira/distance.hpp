@@ -55,10 +55,34 @@ enum class metric {
 /// kl_divergence); pairwise_distance rejects negative values for them.
 [[nodiscard]] bool requires_nonnegative(metric m) noexcept;
 
+/// How the CUDA engine evaluates A ⊕.⊗ Bᵀ (docs/cuda-engine.md). The host engine has one strategy
+/// per semiring class and ignores this choice.
+enum class pairwise_strategy {
+  automatic,     ///< chosen from the shapes, densities and the metric (spira::choose_strategy)
+  intersection,  ///< the CSC of B walked from A's nonzeros (not for chebyshev: its ⊕ is max)
+  hybrid,        ///< the seed paper's load-balanced hybrid CSR+COO kernel (two passes for NAMMs)
+  dense,         ///< densified tiles and a cuBLAS GEMM (dot-product metrics only)
+};
+
+/// "automatic", "intersection", "hybrid" or "dense".
+[[nodiscard]] const char* to_string(pairwise_strategy s) noexcept;
+
+/// Parses a strategy name (exactly the names to_string returns); throws spira::invalid_argument
+/// listing the valid names otherwise.
+[[nodiscard]] pairwise_strategy pairwise_strategy_from_string(std::string_view name);
+
+/// True when the CUDA engine can evaluate metric `m` with strategy `s` (automatic: always;
+/// intersection: every metric but chebyshev; hybrid: every metric; dense: the metrics whose ⊗ is
+/// a product of per-element maps: cosine, euclidean, sqeuclidean, correlation, inner_product,
+/// dice, russellrao, hellinger). pairwise_distance throws spira::invalid_argument otherwise.
+[[nodiscard]] bool supports_strategy(metric m, pairwise_strategy s) noexcept;
+
 struct distance_params {
   spira::metric metric = spira::metric::euclidean;
   /// The Minkowski exponent, p >= 1 and finite (ignored by the other metrics).
   double p = 2.0;
+  /// CUDA engine only (see pairwise_strategy); every strategy computes the same distances.
+  pairwise_strategy strategy = pairwise_strategy::automatic;
 };
 
 /// out(i, j) = distance(row i of A, row j of B) for the built-in metric `params.metric`.
@@ -69,6 +93,15 @@ struct distance_params {
 /// spira::dimension_mismatch for disagreeing extents.
 template <class ValueT, class IndexT>
 void pairwise_distance(const host_resources& res, csr_view<ValueT, IndexT> a,
+                       csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                       const distance_params& params);
+
+/// The same on the GPU: A, B and out in device memory of res.device, queued on res.stream (the
+/// call returns once the work is queued, apart from small reads of sizes). Same semantics, edge
+/// cases and exceptions as the host overload, within floating-point tolerance (docs/cuda-engine.md);
+/// params.strategy forces a strategy. A build without CUDA throws spira::not_compiled.
+template <class ValueT, class IndexT>
+void pairwise_distance(const cuda_resources& res, csr_view<ValueT, IndexT> a,
                        csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
                        const distance_params& params);
 

@@ -1,0 +1,1239 @@
+// spira: the CUDA pairwise engine, out = finalize(A ⊕.⊗ Bᵀ), for any semiring or distance struct.
+//
+// Include this header from a .cu file to run a user-defined semiring on the GPU; the kernels are
+// templates and are instantiated for the user's struct in the user's translation unit:
+//
+//   #include <spira/cuda/pairwise.cuh>
+//   struct my_namm { ... };                                // as for the host engine (spira/ops.hpp)
+//   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{});
+//   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{}, spira::pairwise_strategy::hybrid);
+//
+// The built-in metrics are compiled into the library (spira::pairwise_distance with
+// cuda_resources, spira/distance.hpp) and need no CUDA compiler in the user's build.
+//
+// ---- Semantics ---------------------------------------------------------------------------------
+// Exactly those of the host engine (spira/ops.hpp, docs/semirings.md): the intersection of the
+// stored columns for annihilating semirings, the union for NAMMs; norms from the raw rows, the
+// product on the prepared rows (D::prepare); finalize(acc, norms(A_i), norms(B_j), cols).
+// Arithmetic: products run in the value type V (float or double) and accumulate in V, except the
+// intersection strategy's NAMM sums, which accumulate in double (their per-row corrections cancel);
+// row norms, NAMM corrections and finalize run in double. Sum-kind ⊕ is accumulated with atomics,
+// so float results may differ from the host engine (which accumulates in double) in the last
+// bits and between runs; min / max / or / any results are exact.
+//
+// ---- Strategies (spira::pairwise_strategy; docs/cuda-engine.md) --------------------------------
+//   intersection  the CSC of B (spira::transpose, built once) is walked from the nonzeros of each
+//                 row of A; products accumulate with the add monoid's atomic in a shared-memory
+//                 tile of output columns, and finalize is fused into the tile's write-out. Work
+//                 follows the products that exist: Σ_c nnz(A[:,c]) nnz(B[:,c]). NAMMs with a
+//                 sum-kind ⊕ use ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections (one pass).
+//                 Not available for NAMMs with another ⊕ (those take `hybrid`).
+//   hybrid        the seed paper's load-balanced hybrid CSR+COO kernel (Nolet et al., section 3.3):
+//                 a block holds one row (or a column range of a long row) of A in shared memory,
+//                 dense when the dimension fits, else in a Murmur-hashed linear-probing table at
+//                 <= 50% load; its threads stride over B's nonzeros in COO order with a warp
+//                 segmented reduction keyed on B's row and one atomic ⊕ per segment. NAMMs add
+//                 the second pass with A and B swapped that skips the columns the first counted.
+//                 Works for every semiring; work rows(A) x nnz(B) (+ rows(B) x nnz(A)).
+//   dense         for distances whose ⊗ is a product of per-element maps (dot_product_form):
+//                 densified row tiles of A and B, one cuBLAS GEMM per tile pair (float32 or
+//                 float64, never TF32), finalize over the output tile.
+//   automatic     choose_strategy() below, from the shapes, the densities and D's traits.
+//
+// Memory: the output, plus O(nnz(A) + nnz(B) + rows) workspace, plus an accumulator tile of at
+// most cuda_pairwise_policy::workspace_bytes when a distance has several accumulator terms, plus
+// dense tiles of at most cuda_pairwise_policy::dense_tile_bytes for `dense`. Every output index
+// is 64-bit: outputs beyond 2^31 elements are fine.
+#pragma once
+
+#include <semirings/distances.hpp>
+#include <semirings/graphblas.hpp>
+#include <spira/convert.hpp>
+#include <spira/cuda/error.cuh>
+#include <spira/distance.hpp>
+#include <spira/matrix.hpp>
+#include <spira/memory.hpp>
+#include <spira/resources.hpp>
+#include <spira/semiring.hpp>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace spira {
+
+// ---- tuning ---------------------------------------------------------------------------------------
+
+/// Launch shapes and size limits of the CUDA pairwise engine, tuned for sm_90 (H100 / H200: 132
+/// SMs, 228 KB shared memory per SM, 64 warps per SM). Every constant used by a kernel launch or a
+/// strategy decision is here.
+struct cuda_pairwise_policy_sm90 {
+  // intersection
+  /// Threads per block of the CSC intersection kernel.
+  static constexpr int intersection_threads = 256;
+  /// Shared-memory accumulator tile per block (the output columns one block owns at a time:
+  /// 6,144 float or 3,072 double accumulators). 24 KB keeps 8 blocks (64 warps) resident per SM.
+  static constexpr std::size_t intersection_shared_bytes = 24 * 1024;
+  // hybrid
+  /// Threads per block of the hybrid kernel (the paper uses 32 warps; 8 leave room for more
+  /// resident blocks, which hides the hash-table setup of each block).
+  static constexpr int hybrid_threads = 256;
+  /// Shared memory per block for the held row: a dense array (dimension <= about 5.8K float
+  /// columns) or a hash table of 2^k slots.
+  static constexpr std::size_t hybrid_shared_bytes = 24 * 1024;
+  /// Enough blocks for several waves: blocks per SM the hybrid grid aims for.
+  static constexpr int hybrid_blocks_per_sm = 16;
+  // shared by several strategies
+  /// Threads per block of the per-row (warp-per-row) and element-wise helper kernels.
+  static constexpr int row_threads = 256;
+  /// Largest accumulator tile (bytes) when the output cannot be its own accumulator.
+  static constexpr std::size_t workspace_bytes = std::size_t(512) << 20;
+  // dense
+  /// Largest pair of densified tiles of A and B (bytes) for the dense strategy.
+  static constexpr std::size_t dense_tile_bytes = std::size_t(1) << 30;
+  /// `automatic` picks `dense` for dot-product-form distances when both operands have at least
+  /// this fraction of nonzeros and the dimension is at most dense_max_dim.
+  static constexpr double dense_min_density = 0.03;
+  static constexpr std::int64_t dense_max_dim = 65536;
+};
+using cuda_pairwise_policy = cuda_pairwise_policy_sm90;
+
+// ---- traits ---------------------------------------------------------------------------------------
+
+/// A distance whose multiply is ⊗(a, b) = map(a) * map(b) with a sum-kind ⊕, one accumulator term
+/// and an annihilating flag: the dense strategy evaluates it as a GEMM of the mapped, densified
+/// operands. Specialise for a user distance with `value = true` and a static `map<T>(x)` (map(0)
+/// must be 0).
+template <class D>
+struct dot_product_form : std::false_type {};
+
+namespace detail {
+struct identity_form {
+  template <class T>
+  SPIRA_HD static T map(T x)
+  {
+    return x;
+  }
+};
+struct indicator_form {
+  template <class T>
+  SPIRA_HD static T map(T x)
+  {
+    return x != T(0) ? T(1) : T(0);
+  }
+};
+struct sqrt_form {
+  template <class T>
+  SPIRA_HD static T map(T x)
+  {
+    return sqrt(x);
+  }
+};
+}  // namespace detail
+
+template <> struct dot_product_form<distances::inner_product> : std::true_type, detail::identity_form {};
+template <> struct dot_product_form<distances::sqeuclidean> : std::true_type, detail::identity_form {};
+template <> struct dot_product_form<distances::euclidean> : std::true_type, detail::identity_form {};
+template <> struct dot_product_form<distances::cosine> : std::true_type, detail::identity_form {};
+template <> struct dot_product_form<distances::correlation> : std::true_type, detail::identity_form {};
+template <> struct dot_product_form<distances::dice> : std::true_type, detail::indicator_form {};
+template <> struct dot_product_form<distances::russellrao> : std::true_type, detail::indicator_form {};
+template <> struct dot_product_form<distances::hellinger> : std::true_type, detail::sqrt_form {};
+template <> struct dot_product_form<semirings::plus_times> : std::true_type, detail::identity_form {};
+
+/// Cheap statistics of a pairwise problem, for choose_strategy.
+struct pairwise_problem {
+  std::int64_t rows_a = 0, rows_b = 0, cols = 0, nnz_a = 0, nnz_b = 0;
+  bool annihilating = true;    ///< D::annihilating
+  bool invertible_add = true;  ///< ⊕ is a sum (a NAMM's union becomes intersection + corrections)
+  bool dot_product = false;    ///< dot_product_form<D>::value
+};
+
+/// The strategy `automatic` runs:
+///   dense         dot-product form, both densities >= dense_min_density and cols <= dense_max_dim
+///                 (a GEMM beats any sparse kernel on dense-ish data such as single-cell counts);
+///   intersection  otherwise, when the semiring is annihilating or its ⊕ is a sum (work follows
+///                 the products that exist);
+///   hybrid        otherwise (NAMMs with a min / max / custom ⊕, e.g. chebyshev).
+inline pairwise_strategy choose_strategy(const pairwise_problem& p)
+{
+  using policy = cuda_pairwise_policy;
+  const auto density = [&](std::int64_t nnz, std::int64_t rows) {
+    return rows == 0 || p.cols == 0 ? 0.0 : double(nnz) / (double(rows) * double(p.cols));
+  };
+  if (p.dot_product && p.cols <= policy::dense_max_dim &&
+      density(p.nnz_a, p.rows_a) >= policy::dense_min_density &&
+      density(p.nnz_b, p.rows_b) >= policy::dense_min_density) {
+    return pairwise_strategy::dense;
+  }
+  if (p.annihilating || p.invertible_add) { return pairwise_strategy::intersection; }
+  return pairwise_strategy::hybrid;
+}
+
+namespace detail {
+
+// ---- compiled support (src/cuda/pairwise_support.cu) ----------------------------------------------
+
+/// One block's share of the hybrid kernel: entries [begin, end) of row `row` of the held matrix,
+/// which are exactly its stored columns in [col_lo, col_hi). The parts of one row cover [0, cols).
+struct hybrid_part {
+  std::int64_t row;
+  std::int64_t begin, end;
+  std::int64_t col_lo, col_hi;
+};
+
+/// The parts of every row of a device CSR (row_ptr, col_idx): one per row when `max_part` <= 0,
+/// else ceil(degree / max_part) parts of at most max_part entries (one for an empty row).
+/// `row_part_offset` (host, rows + 1 entries) gives the parts of row i as [off[i], off[i+1]).
+struct hybrid_partition {
+  buffer<hybrid_part> parts;
+  std::vector<std::int64_t> row_part_offset;
+};
+template <class I>
+hybrid_partition partition_rows(const cuda_resources& res, const offset_t* row_ptr,
+                                const I* col_idx, std::int64_t rows, std::int64_t cols,
+                                std::int64_t max_part);
+
+/// Row-major C (m x n, leading dimension ldc) = A (m x k, row-major, ld k) * Bᵀ (B n x k, row-major,
+/// ld k) with cuBLAS in the precision of V (no TF32: pedantic math mode).
+template <class V>
+void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int64_t m,
+              std::int64_t n, std::int64_t k, std::int64_t ldc);
+
+/// Throws spira::invalid_argument naming the first negative value of a device CSR (by row and
+/// column) when it has one.
+template <class V, class I>
+void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* op,
+                       const char* name, const char* what);
+
+/// Reads the number of SMs and the current device; small helpers shared with the library.
+int multiprocessor_count(int device);
+
+/// Makes res.device current for a scope (as every CUDA entry point of spira does).
+class pairwise_device_scope {
+ public:
+  explicit pairwise_device_scope(int device)
+  {
+    SPIRA_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ != device) {
+      SPIRA_CUDA_TRY(cudaSetDevice(device));
+      changed_ = true;
+    }
+  }
+  ~pairwise_device_scope()
+  {
+    if (changed_) { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
+  }
+  pairwise_device_scope(const pairwise_device_scope&) = delete;
+  pairwise_device_scope& operator=(const pairwise_device_scope&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool changed_ = false;
+};
+
+// ---- device helpers --------------------------------------------------------------------------------
+
+#if defined(__CUDACC__)
+
+constexpr unsigned full_warp = 0xffffffffu;
+
+template <class T>
+using cas_word_t = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+
+template <class T>
+__device__ inline cas_word_t<T> to_word(T x)
+{
+  cas_word_t<T> w;
+  std::memcpy(&w, &x, sizeof(T));
+  return w;
+}
+template <class T>
+__device__ inline T from_word(cas_word_t<T> w)
+{
+  T x;
+  std::memcpy(&x, &w, sizeof(T));
+  return x;
+}
+
+/// *addr = M(*addr, x), atomically, with the cheapest instruction the monoid's kind allows:
+/// sum -> atomicAdd; max / min -> an integer atomicMax / atomicMin on the IEEE bit pattern (the
+/// sign decides between the signed and the reversed unsigned order); anything else -> a
+/// compare-and-swap loop over M that stops as soon as M leaves the value unchanged.
+/// Works on shared and global memory.
+template <class M, class T>
+__device__ inline void atomic_combine(T* addr, T x)
+{
+  if constexpr (M::kind == monoid_kind::sum) {
+    atomicAdd(addr, x);
+  } else if constexpr (M::kind == monoid_kind::max || M::kind == monoid_kind::min) {
+    constexpr bool is_max = M::kind == monoid_kind::max;
+    // Non-negative x: the IEEE order is the signed-integer order of the bits. Negative x: the
+    // order is reversed on the unsigned bits. Either way the stored value ends as M(old, x).
+    if constexpr (sizeof(T) == 4) {
+      const int bits = __float_as_int(float(x));
+      if (bits >= 0) {
+        if constexpr (is_max) { atomicMax(reinterpret_cast<int*>(addr), bits); }
+        else { atomicMin(reinterpret_cast<int*>(addr), bits); }
+      } else {
+        if constexpr (is_max) { atomicMin(reinterpret_cast<unsigned int*>(addr), unsigned(bits)); }
+        else { atomicMax(reinterpret_cast<unsigned int*>(addr), unsigned(bits)); }
+      }
+    } else {
+      const long long bits = __double_as_longlong(double(x));
+      using ull = unsigned long long;
+      if (bits >= 0) {
+        if constexpr (is_max) { atomicMax(reinterpret_cast<long long*>(addr), bits); }
+        else { atomicMin(reinterpret_cast<long long*>(addr), bits); }
+      } else {
+        if constexpr (is_max) { atomicMin(reinterpret_cast<ull*>(addr), ull(bits)); }
+        else { atomicMax(reinterpret_cast<ull*>(addr), ull(bits)); }
+      }
+    }
+  } else {
+    using W = cas_word_t<T>;
+    W* word = reinterpret_cast<W*>(addr);
+    W old = atomicAdd(word, W(0));  // an atomic read: no plain load races with the updates
+    while (true) {
+      const W next = to_word(M{}(from_word<T>(old), x));
+      if (next == old) { return; }
+      const W seen = atomicCAS(word, old, next);
+      if (seen == old) { return; }
+      old = seen;
+    }
+  }
+}
+
+/// Warp reduction of N terms with monoid M; lane 0 holds the result. The whole warp must call it.
+template <class M, class T, int N>
+__device__ inline terms<T, N> warp_reduce(terms<T, N> v)
+{
+  for (int off = 16; off > 0; off >>= 1) {
+#pragma unroll
+    for (int t = 0; t < N; ++t) { v[t] = M{}(v[t], __shfl_down_sync(full_warp, v[t], off)); }
+  }
+  return v;
+}
+
+/// Norm-list warp reduction (each norm with its own monoid); lane 0 holds the result.
+template <class Norms, class T>
+__device__ inline typename Norms::template values<T> warp_reduce_norms(
+  typename Norms::template values<T> v)
+{
+  if constexpr (Norms::size > 0) {
+    for (int off = 16; off > 0; off >>= 1) {
+      typename Norms::template values<T> other;
+#pragma unroll
+      for (int t = 0; t < Norms::size; ++t) { other[t] = __shfl_down_sync(full_warp, v[t], off); }
+      Norms::combine(v, other);
+    }
+  }
+  return v;
+}
+
+template <class M, class T, int N>
+__device__ inline terms<T, N> identity_terms_d()
+{
+  terms<T, N> r;
+#pragma unroll
+  for (int t = 0; t < N; ++t) { r[t] = M::template identity<T>(); }
+  return r;
+}
+
+/// Murmur3's 64-bit finaliser: spreads consecutive column indices over the table.
+__device__ inline std::uint64_t murmur_mix(std::uint64_t k)
+{
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  k ^= k >> 33;
+  return k;
+}
+
+/// The finalize of a distance in double, from an accumulator in T, norms in double.
+template <class D, class T, int N, class NormValues>
+__device__ inline double finalize_device(const D& d, const terms<T, N>& acc, const NormValues& na,
+                                         const NormValues& nb, std::int64_t dim,
+                                         const terms<double, N>* correction_sum)
+{
+  terms<double, N> total;
+#pragma unroll
+  for (int t = 0; t < N; ++t) {
+    total[t] = double(acc[t]);
+    if (correction_sum != nullptr) { total[t] = (*correction_sum)[t] + total[t]; }
+  }
+  if constexpr (distance_traits<D, double>::has_finalize) {
+    return double(d.template finalize<double>(from_terms(total), na, nb, dim));
+  } else {
+    return total[0];
+  }
+}
+
+// ---- per-row kernels (one warp per row) ------------------------------------------------------------
+
+/// norms[i] = the norm list of D over the raw stored values of row i (in double).
+template <class Norms, class V>
+__global__ void row_norms_kernel(const offset_t* row_ptr, const V* values, std::int64_t rows,
+                                 typename Norms::template values<double>* norms)
+{
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
+       i += warps) {
+    auto acc = Norms::template identity<double>();
+    for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
+      Norms::accumulate(acc, double(values[k]));
+    }
+    acc = warp_reduce_norms<Norms, double>(acc);
+    if (lane == 0) { norms[i] = acc; }
+  }
+}
+
+/// out[k] = d.prepare(values[k], prepare_norm(row)) for every stored entry (the jensenshannon
+/// row normalisation); the pattern is unchanged.
+template <class D, class V>
+__global__ void prepare_kernel(D d, const offset_t* row_ptr, const V* values, std::int64_t rows,
+                               V* out)
+{
+  using pnorm = norm_list<typename D::prepare_norm>;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
+       i += warps) {
+    auto s = pnorm::template identity<double>();
+    for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
+      pnorm::accumulate(s, double(values[k]));
+    }
+    s = warp_reduce_norms<pnorm, double>(s);
+    const double scale = __shfl_sync(full_warp, s[0], 0);
+    for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
+      out[k] = V(d.template prepare<double>(double(values[k]), scale));
+    }
+  }
+}
+
+/// NAMM corrections: corr[i] = Σ over row i of ⊗(x, 0) (left operand) or ⊗(0, x) (right).
+template <class D, class V, int N, bool Left>
+__global__ void corrections_kernel(D d, const offset_t* row_ptr, const V* values,
+                                   std::int64_t rows, terms<double, N>* corr)
+{
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
+       i += warps) {
+    terms<double, N> s;
+#pragma unroll
+    for (int t = 0; t < N; ++t) { s[t] = 0.0; }
+    for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
+      const V x = values[k];
+      const auto p = as_terms(Left ? d.template multiply<V>(x, V(0)) : d.template multiply<V>(V(0), x));
+#pragma unroll
+      for (int t = 0; t < N; ++t) { s[t] += double(p[t]); }
+    }
+    s = warp_reduce<plus_monoid, double, N>(s);
+    if (lane == 0) { corr[i] = s; }
+  }
+}
+
+/// row_idx[k] = the row of entry k (COO row indices of a CSR, in CSR order).
+template <class I>
+__global__ void expand_row_indices(const offset_t* row_ptr, std::int64_t rows, I* row_idx)
+{
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
+       i += warps) {
+    for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) { row_idx[k] = I(i); }
+  }
+}
+
+/// Fills count elements of an accumulator (row-major, rows x cols, leading dimension ld, N terms
+/// interleaved) with the identity of M.
+template <class M, class T>
+__global__ void fill_identity_kernel(T* acc, std::int64_t rows, std::int64_t cols, std::int64_t ld)
+{
+  const std::int64_t total = rows * cols;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += stride) {
+    acc[(e / cols) * ld + e % cols] = M::template identity<T>();
+  }
+}
+
+// ---- intersection through the CSC of B -------------------------------------------------------------
+
+/// Arguments of the intersection kernel (device pointers).
+template <class D, class V, class I>
+struct intersection_args {
+  using traits = distance_traits<D, double>;
+  using norm_values = typename traits::norm_values;
+  static constexpr int N = distance_traits<D, V>::num_terms;
+  D d;
+  std::int64_t rows_a, rows_b, cols;
+  const offset_t* a_ptr;
+  const I* a_col;
+  const V* a_val;
+  const offset_t* bt_ptr;  ///< CSC of B: column c holds the rows j of B (sorted) with their values
+  const I* bt_row;
+  const V* bt_val;
+  const norm_values* norms_a;
+  const norm_values* norms_b;
+  const terms<double, N>* corr_a;  ///< NAMM corrections (nullptr for annihilating semirings)
+  const terms<double, N>* corr_b;
+  V* out;
+  std::int64_t ld;
+  std::int64_t tile_cols;  ///< output columns per shared-memory tile
+};
+
+/// The accumulator of the intersection kernel: V for annihilating semirings; double for NAMMs,
+/// whose union is intersection + per-row corrections: those terms are large and cancel (for two
+/// equal rows exactly), which a float sum would turn into an error of the corrections' magnitude.
+template <class D, class V>
+using intersection_accumulator_t = std::conditional_t<D::annihilating, V, double>;
+
+/// The product the intersection pass accumulates (see the host engine): ⊗ itself for an
+/// annihilating semiring, ⊗(a,b) - ⊗(a,0) - ⊗(0,b) for a NAMM with a sum-kind ⊕.
+template <class D, class T>
+__device__ inline auto intersection_product_d(const D& d, T a, T b)
+{
+  auto p = as_terms(d.template multiply<T>(a, b));
+  if constexpr (!D::annihilating) {
+    const auto pa = as_terms(d.template multiply<T>(a, T(0)));
+    const auto pb = as_terms(d.template multiply<T>(T(0), b));
+#pragma unroll
+    for (int t = 0; t < decltype(p)::size; ++t) { p[t] = (p[t] - pa[t]) - pb[t]; }
+  }
+  return p;
+}
+
+/// Block (x: rows of A, grid-stride; y: tiles of tile_cols output columns, grid-stride). For row i
+/// and the tile [j0, j1): the shared accumulator starts at e⊕; each warp takes nonzeros (c, a) of
+/// row i and its lanes walk the part of column c of B that falls in [j0, j1) (found by binary
+/// search), combining ⊗ into the accumulator with the monoid's shared-memory atomic; then the
+/// tile is finalized straight into the output.
+template <class D, class V, class I>
+__global__ void intersection_kernel(intersection_args<D, V, I> p)
+{
+  using add = typename D::add_monoid;
+  using A = intersection_accumulator_t<D, V>;
+  constexpr int N = intersection_args<D, V, I>::N;
+  extern __shared__ unsigned char smem_raw[];
+  A* acc = reinterpret_cast<A*>(smem_raw);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  const std::int64_t tiles = (p.rows_b + p.tile_cols - 1) / p.tile_cols;
+  for (std::int64_t tile = blockIdx.y; tile < tiles; tile += gridDim.y) {
+    const std::int64_t j0 = tile * p.tile_cols;
+    const std::int64_t width = p.tile_cols < p.rows_b - j0 ? p.tile_cols : p.rows_b - j0;
+    for (std::int64_t i = blockIdx.x; i < p.rows_a; i += gridDim.x) {
+      for (std::int64_t e = threadIdx.x; e < width * N; e += blockDim.x) {
+        acc[e] = add::template identity<A>();
+      }
+      __syncthreads();
+      const offset_t a_begin = p.a_ptr[i], a_end = p.a_ptr[i + 1];
+      for (offset_t k = a_begin + warp; k < a_end; k += warps) {
+        const std::int64_t c = p.a_col[k];
+        const V x = p.a_val[k];
+        offset_t lo = p.bt_ptr[c], hi = p.bt_ptr[c + 1];
+        if (lo == hi) { continue; }
+        if (j0 > 0 || width < p.rows_b) {
+          // The entries of column c with rows in [j0, j0 + width): two binary searches.
+          const I* rows = p.bt_row;
+          offset_t l = lo, h = hi;
+          while (l < h) {
+            const offset_t m = l + (h - l) / 2;
+            if (std::int64_t(rows[m]) < j0) { l = m + 1; } else { h = m; }
+          }
+          offset_t l2 = l, h2 = hi;
+          while (l2 < h2) {
+            const offset_t m = l2 + (h2 - l2) / 2;
+            if (std::int64_t(rows[m]) < j0 + width) { l2 = m + 1; } else { h2 = m; }
+          }
+          lo = l;
+          hi = l2;
+        }
+        for (offset_t q = lo + lane; q < hi; q += 32) {
+          const std::int64_t j = std::int64_t(p.bt_row[q]) - j0;
+          const auto prod = intersection_product_d(p.d, x, p.bt_val[q]);
+#pragma unroll
+          for (int t = 0; t < N; ++t) { atomic_combine<add>(&acc[j * N + t], A(prod[t])); }
+        }
+      }
+      __syncthreads();
+      V* out_row = p.out + i * p.ld + j0;
+      for (std::int64_t jj = threadIdx.x; jj < width; jj += blockDim.x) {
+        terms<A, N> a;
+#pragma unroll
+        for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
+        const std::int64_t j = j0 + jj;
+        if constexpr (D::annihilating) {
+          out_row[jj] = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+                                          static_cast<const terms<double, N>*>(nullptr)));
+        } else {
+          terms<double, N> corr;
+#pragma unroll
+          for (int t = 0; t < N; ++t) { corr[t] = p.corr_a[i][t] + p.corr_b[j][t]; }
+          out_row[jj] = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols, &corr));
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// ---- the seed paper's load-balanced hybrid CSR+COO kernel -------------------------------------------
+
+/// Arguments of one hybrid pass. The held matrix H has one row (part) per block in shared memory;
+/// the streamed matrix S is read in COO order, entries [s_begin, s_end). Pass 1: H = A, S = B;
+/// pass 2 (NAMMs): H = B, S = A, skipping the columns H stores.
+template <class D, class V, class I>
+struct hybrid_args {
+  static constexpr int N = distance_traits<D, V>::num_terms;
+  D d;
+  std::int64_t cols;
+  const hybrid_part* parts;
+  std::int64_t num_parts;
+  const I* h_col;
+  const V* h_val;
+  const I* s_row;
+  const I* s_col;
+  const V* s_val;
+  std::int64_t s_begin, s_end;
+  std::int64_t chunk;  ///< streamed entries per block
+  V* acc;              ///< accumulator: element (i, j), term t at acc[(i - row0) * ld + j * N + t]
+  std::int64_t ld;
+  std::int64_t row0;   ///< first row of A in this accumulator tile
+  int table_slots;     ///< hash-table slots (a power of two); 0 = the dense layout
+};
+
+/// Shared-memory layout of the held row: dense (values[cols], presence bits[cols / 32]) or a hash
+/// table (keys[slots] (-1 = empty), values[slots]).
+template <class V, class I>
+struct held_row {
+  I* keys;
+  V* values;
+  unsigned* bits;
+  int slots;
+
+  __device__ void clear(std::int64_t cols, int tid, int threads) const
+  {
+    if (slots == 0) {
+      for (std::int64_t w = tid; w < (cols + 31) / 32; w += threads) { bits[w] = 0u; }
+    } else {
+      for (int s = tid; s < slots; s += threads) { keys[s] = I(-1); }
+    }
+  }
+  __device__ void insert(I c, V v) const
+  {
+    if (slots == 0) {
+      values[c] = v;
+      atomicOr(&bits[c / 32], 1u << (c % 32));
+      return;
+    }
+    using W = std::conditional_t<sizeof(I) == 4, unsigned int, unsigned long long>;
+    const W empty = W(I(-1)), key = W(c);
+    unsigned s = unsigned(murmur_mix(std::uint64_t(c))) & unsigned(slots - 1);
+    while (atomicCAS(reinterpret_cast<W*>(&keys[s]), empty, key) != empty) {
+      s = (s + 1) & unsigned(slots - 1);
+    }
+    values[s] = v;
+  }
+  /// True and the value when column c is stored in the held row.
+  __device__ bool find(I c, V& v) const
+  {
+    if (slots == 0) {
+      if (((bits[c / 32] >> (c % 32)) & 1u) == 0u) { return false; }
+      v = values[c];
+      return true;
+    }
+    unsigned s = unsigned(murmur_mix(std::uint64_t(c))) & unsigned(slots - 1);
+    while (true) {
+      const I k = keys[s];
+      if (k == c) {
+        v = values[s];
+        return true;
+      }
+      if (k == I(-1)) { return false; }
+      s = (s + 1) & unsigned(slots - 1);
+    }
+  }
+};
+
+/// Grid: x = parts of the held matrix (grid-stride), y = chunks of the streamed entries
+/// (grid-stride). Each warp reads 32 consecutive streamed entries at a time; their keys (the
+/// streamed rows) are sorted, so a warp-segmented reduction leaves one value per row segment and
+/// the segment's first lane applies one atomic ⊕ to the accumulator.
+template <class D, class V, class I, bool SecondPass>
+__global__ void hybrid_kernel(hybrid_args<D, V, I> p)
+{
+  using add = typename D::add_monoid;
+  constexpr int N = hybrid_args<D, V, I>::N;
+  extern __shared__ unsigned char smem_raw[];
+  held_row<V, I> h;
+  h.slots = p.table_slots;
+  if (p.table_slots == 0) {
+    h.values = reinterpret_cast<V*>(smem_raw);
+    h.bits = reinterpret_cast<unsigned*>(smem_raw + ((p.cols * sizeof(V) + 15) / 16) * 16);
+    h.keys = nullptr;
+  } else {
+    h.values = reinterpret_cast<V*>(smem_raw);
+    h.keys = reinterpret_cast<I*>(smem_raw + std::size_t(p.table_slots) * sizeof(V));
+    h.bits = nullptr;
+  }
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  const std::int64_t chunks = (p.s_end - p.s_begin + p.chunk - 1) / p.chunk;
+  const auto none = identity_terms_d<add, V, N>();
+
+  for (std::int64_t pi = blockIdx.x; pi < p.num_parts; pi += gridDim.x) {
+    const hybrid_part part = p.parts[pi];
+    h.clear(p.cols, threadIdx.x, blockDim.x);
+    __syncthreads();
+    for (std::int64_t k = part.begin + threadIdx.x; k < part.end; k += blockDim.x) {
+      h.insert(p.h_col[k], p.h_val[k]);
+    }
+    __syncthreads();
+    for (std::int64_t ch = blockIdx.y; ch < chunks; ch += gridDim.y) {
+      const std::int64_t c_begin = p.s_begin + ch * p.chunk;
+      const std::int64_t c_end = c_begin + p.chunk < p.s_end ? c_begin + p.chunk : p.s_end;
+      for (std::int64_t base = c_begin + std::int64_t(warp) * 32; base < c_end;
+           base += std::int64_t(warps) * 32) {
+        const std::int64_t e = base + lane;
+        const bool valid = e < c_end;
+        std::int64_t key = INT64_MAX;  // past the end: a segment of its own
+        terms<V, N> v = none;
+        bool contributes = false;
+        if (valid) {
+          key = p.s_row[e];
+          const I c = p.s_col[e];
+          if (std::int64_t(c) >= part.col_lo && std::int64_t(c) < part.col_hi) {
+            const V s = p.s_val[e];
+            V x;
+            const bool found = h.find(c, x);
+            if constexpr (!SecondPass) {
+              // held = A_i, streamed = B: ⊗(a, b) on the intersection, ⊗(0, b) on B's side.
+              if (found) {
+                v = as_terms(p.d.template multiply<V>(x, s));
+                contributes = true;
+              } else if constexpr (!D::annihilating) {
+                v = as_terms(p.d.template multiply<V>(V(0), s));
+                contributes = true;
+              }
+            } else {
+              // held = B_j, streamed = A: ⊗(a, 0) on the columns B_j does not store.
+              if (!found) {
+                v = as_terms(p.d.template multiply<V>(s, V(0)));
+                contributes = true;
+              }
+            }
+          }
+        }
+        // Segmented reduction: lane l accumulates the lanes l+1.. with its key (keys sorted).
+        unsigned any = __ballot_sync(full_warp, contributes);
+        if (any == 0u) { continue; }
+        bool has = contributes;
+        for (int off = 1; off < 32; off <<= 1) {
+          const std::int64_t k2 = __shfl_down_sync(full_warp, key, off);
+          const bool h2 = __shfl_down_sync(full_warp, has, off);
+          terms<V, N> o;
+#pragma unroll
+          for (int t = 0; t < N; ++t) { o[t] = __shfl_down_sync(full_warp, v[t], off); }
+          if (lane + off < 32 && k2 == key && h2) {
+#pragma unroll
+            for (int t = 0; t < N; ++t) { v[t] = has ? add{}(v[t], o[t]) : o[t]; }
+            has = true;
+          }
+        }
+        const std::int64_t prev = __shfl_up_sync(full_warp, key, 1);
+        const bool leader = valid && (lane == 0 || prev != key);
+        if (leader && has) {
+          const std::int64_t i = SecondPass ? key : part.row;
+          const std::int64_t j = SecondPass ? part.row : key;
+          V* dst = p.acc + (i - p.row0) * p.ld + j * N;
+#pragma unroll
+          for (int t = 0; t < N; ++t) { atomic_combine<add>(&dst[t], v[t]); }
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/// out(i, j) = finalize(acc(i, j), norms) for an accumulator tile of rows [row0, row0 + rows).
+template <class D, class V>
+__global__ void finalize_tile_kernel(
+  D d, const V* acc, std::int64_t acc_ld, V* out, std::int64_t out_ld, std::int64_t row0,
+  std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
+  const typename distance_traits<D, double>::norm_values* norms_a,
+  const typename distance_traits<D, double>::norm_values* norms_b,
+  const terms<double, distance_traits<D, V>::num_terms>* corr_a,
+  const terms<double, distance_traits<D, V>::num_terms>* corr_b)
+{
+  constexpr int N = distance_traits<D, V>::num_terms;
+  const std::int64_t total = rows * cols_b;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += stride) {
+    const std::int64_t r = e / cols_b, j = e % cols_b, i = row0 + r;
+    terms<V, N> a;
+#pragma unroll
+    for (int t = 0; t < N; ++t) { a[t] = acc[r * acc_ld + j * N + t]; }
+    if (corr_a != nullptr) {
+      terms<double, N> corr;
+#pragma unroll
+      for (int t = 0; t < N; ++t) { corr[t] = corr_a[i][t] + corr_b[j][t]; }
+      out[i * out_ld + j] = V(finalize_device(d, a, norms_a[i], norms_b[j], dim, &corr));
+    } else {
+      out[i * out_ld + j] =
+        V(finalize_device(d, a, norms_a[i], norms_b[j], dim,
+                          static_cast<const terms<double, N>*>(nullptr)));
+    }
+  }
+}
+
+// ---- dense tiles ---------------------------------------------------------------------------------
+
+/// dense[(i - row0) * cols + c] = Form::map(value) for the entries of rows [row0, row0 + rows)
+/// (the tile was zeroed first).
+template <class Form, class V, class I>
+__global__ void densify_kernel(const offset_t* row_ptr, const I* col_idx, const V* values,
+                               std::int64_t row0, std::int64_t rows, std::int64_t cols, V* dense)
+{
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t r = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < rows;
+       r += warps) {
+    for (offset_t k = row_ptr[row0 + r] + lane; k < row_ptr[row0 + r + 1]; k += 32) {
+      dense[r * cols + col_idx[k]] = Form::template map<V>(values[k]);
+    }
+  }
+}
+
+#endif  // __CUDACC__
+
+// ---- host-side driver ------------------------------------------------------------------------------
+
+#if defined(__CUDACC__)
+
+/// Blocks for a warp-per-row kernel over `rows` rows, at most a few waves.
+inline unsigned row_grid(std::int64_t rows, int sms)
+{
+  constexpr int warps_per_block = cuda_pairwise_policy::row_threads / 32;
+  const std::int64_t want = (rows + warps_per_block - 1) / warps_per_block;
+  return unsigned(std::clamp<std::int64_t>(want, 1, std::int64_t(sms) * 16));
+}
+inline unsigned elementwise_grid(std::int64_t n, int sms)
+{
+  const std::int64_t want = (n + cuda_pairwise_policy::row_threads - 1) /
+                            cuda_pairwise_policy::row_threads;
+  return unsigned(std::clamp<std::int64_t>(want, 1, std::int64_t(sms) * 16));
+}
+
+/// Everything the strategies share: norms, prepared values, NAMM corrections.
+template <class D, class V, class I>
+struct pairwise_context {
+  using traits_d = distance_traits<D, double>;
+  using norm_values = typename traits_d::norm_values;
+  static constexpr int N = distance_traits<D, V>::num_terms;
+
+  const cuda_resources& res;
+  const D& d;
+  csr_view<V, I> a, b;  ///< with prepared values when D has a prepare step
+  dense_view<V> out;
+  int sms = 1;
+  buffer<norm_values> norms_a, norms_b;
+  buffer<V> prepared_a, prepared_b;
+
+  pairwise_context(const cuda_resources& r, const D& dist, csr_view<V, I> a_in,
+                   csr_view<V, I> b_in, dense_view<V> o)
+    : res(r), d(dist), a(a_in), b(b_in), out(o)
+  {
+    sms = multiprocessor_count(res.device);
+    norms_a = row_norms(a_in, "row norms of A");
+    norms_b = row_norms(b_in, "row norms of B");
+    if constexpr (distance_traits<D, V>::has_prepare) {
+      prepared_a = prepare(a_in);
+      prepared_b = prepare(b_in);
+      a.values = prepared_a.data();
+      b.values = prepared_b.data();
+    }
+  }
+
+  buffer<norm_values> row_norms(csr_view<V, I> m, const char* what)
+  {
+    buffer<norm_values> n(res, std::size_t(std::max<std::int64_t>(m.rows, 1)), what);
+    if constexpr (traits_d::norms::size > 0) {
+      row_norms_kernel<typename traits_d::norms, V>
+        <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
+          m.row_ptr, m.values, m.rows, n.data());
+      SPIRA_CHECK_LAUNCH();
+    }
+    return n;
+  }
+
+  buffer<V> prepare(csr_view<V, I> m)
+  {
+    buffer<V> v(res, std::size_t(std::max<std::int64_t>(m.nnz, 1)), "prepared values");
+    prepare_kernel<D, V><<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0,
+                           res.stream>>>(d, m.row_ptr, m.values, m.rows, v.data());
+    SPIRA_CHECK_LAUNCH();
+    return v;
+  }
+
+  template <bool Left>
+  buffer<terms<double, N>> corrections(csr_view<V, I> m)
+  {
+    buffer<terms<double, N>> c(res, std::size_t(std::max<std::int64_t>(m.rows, 1)),
+                               "NAMM row corrections");
+    corrections_kernel<D, V, N, Left><<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads,
+                                        0, res.stream>>>(d, m.row_ptr, m.values, m.rows,
+                                                         c.data());
+    SPIRA_CHECK_LAUNCH();
+    return c;
+  }
+
+  /// The finalize pass over an accumulator tile of rows [row0, row0 + rows).
+  void finalize_tile(const V* acc, std::int64_t acc_ld, std::int64_t row0, std::int64_t rows,
+                     const terms<double, N>* corr_a = nullptr,
+                     const terms<double, N>* corr_b = nullptr)
+  {
+    if (rows == 0) { return; }
+    finalize_tile_kernel<D, V>
+      <<<elementwise_grid(rows * b.rows, sms), cuda_pairwise_policy::row_threads, 0,
+         res.stream>>>(d, acc, acc_ld, out.data, out.ld, row0, rows, b.rows, a.cols,
+                       norms_a.data(), norms_b.data(), corr_a, corr_b);
+    SPIRA_CHECK_LAUNCH();
+  }
+};
+
+template <class D, class V, class I>
+void run_intersection(pairwise_context<D, V, I>& ctx)
+{
+  using policy = cuda_pairwise_policy;
+  constexpr int N = pairwise_context<D, V, I>::N;
+  const auto& res = ctx.res;
+  const csr_matrix<V, I> bt = transpose(res, ctx.b);
+  buffer<terms<double, N>> corr_a, corr_b;
+  intersection_args<D, V, I> p{};
+  p.d = ctx.d;
+  p.rows_a = ctx.a.rows;
+  p.rows_b = ctx.b.rows;
+  p.cols = ctx.a.cols;
+  p.a_ptr = ctx.a.row_ptr;
+  p.a_col = ctx.a.col_idx;
+  p.a_val = ctx.a.values;
+  p.bt_ptr = bt.row_ptr();
+  p.bt_row = bt.col_idx();
+  p.bt_val = bt.values();
+  p.norms_a = ctx.norms_a.data();
+  p.norms_b = ctx.norms_b.data();
+  if constexpr (!D::annihilating) {
+    corr_a = ctx.template corrections<true>(ctx.a);
+    corr_b = ctx.template corrections<false>(ctx.b);
+    p.corr_a = corr_a.data();
+    p.corr_b = corr_b.data();
+  }
+  p.out = ctx.out.data;
+  p.ld = ctx.out.ld;
+  using A = intersection_accumulator_t<D, V>;
+  p.tile_cols = std::int64_t(policy::intersection_shared_bytes / (sizeof(A) * N));
+  p.tile_cols = std::min(p.tile_cols, ctx.b.rows);
+  const std::size_t shared = std::size_t(p.tile_cols) * N * sizeof(A);
+  const std::int64_t tiles = (ctx.b.rows + p.tile_cols - 1) / p.tile_cols;
+  const dim3 grid(unsigned(std::min<std::int64_t>(ctx.a.rows, std::numeric_limits<int>::max())),
+                  unsigned(std::min<std::int64_t>(tiles, 65535)));
+  intersection_kernel<D, V, I><<<grid, policy::intersection_threads, shared, res.stream>>>(p);
+  SPIRA_CHECK_LAUNCH();
+}
+
+/// Shared-memory layout of the hybrid kernel for a dimension: dense slots = 0, else the table size.
+template <class V, class I>
+int hybrid_table_slots(std::int64_t cols)
+{
+  using policy = cuda_pairwise_policy;
+  const std::size_t dense_bytes = ((std::size_t(cols) * sizeof(V) + 15) / 16) * 16 +
+                                  std::size_t((cols + 31) / 32) * sizeof(unsigned);
+  if (dense_bytes <= policy::hybrid_shared_bytes) { return 0; }
+  int slots = 1;
+  while (std::size_t(slots) * 2 * (sizeof(V) + sizeof(I)) <= policy::hybrid_shared_bytes) {
+    slots *= 2;
+  }
+  return slots;
+}
+template <class V, class I>
+std::size_t hybrid_shared_bytes(std::int64_t cols, int slots)
+{
+  if (slots == 0) {
+    return ((std::size_t(cols) * sizeof(V) + 15) / 16) * 16 +
+           std::size_t((cols + 31) / 32) * sizeof(unsigned);
+  }
+  return std::size_t(slots) * (sizeof(V) + sizeof(I));
+}
+
+template <class D, class V, class I>
+void run_hybrid(pairwise_context<D, V, I>& ctx)
+{
+  using policy = cuda_pairwise_policy;
+  using add = typename D::add_monoid;
+  constexpr int N = pairwise_context<D, V, I>::N;
+  const auto& res = ctx.res;
+  const auto& a = ctx.a;
+  const auto& b = ctx.b;
+
+  const int slots = hybrid_table_slots<V, I>(a.cols);
+  const std::size_t shared = hybrid_shared_bytes<V, I>(a.cols, slots);
+  const std::int64_t max_part = slots == 0 ? 0 : slots / 2;  // at most 50% load
+  hybrid_partition parts_a = partition_rows<I>(res, a.row_ptr, a.col_idx, a.rows, a.cols, max_part);
+  hybrid_partition parts_b;
+  if constexpr (!D::annihilating) {
+    parts_b = partition_rows<I>(res, b.row_ptr, b.col_idx, b.rows, b.cols, max_part);
+  }
+  // COO row indices of the streamed operands (B in pass 1, A in pass 2).
+  buffer<I> rows_b(res, std::size_t(std::max<std::int64_t>(b.nnz, 1)), "COO rows of B");
+  expand_row_indices<I><<<row_grid(b.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
+    b.row_ptr, b.rows, rows_b.data());
+  SPIRA_CHECK_LAUNCH();
+  buffer<I> rows_a;
+  if constexpr (!D::annihilating) {
+    rows_a = buffer<I>(res, std::size_t(std::max<std::int64_t>(a.nnz, 1)), "COO rows of A");
+    expand_row_indices<I><<<row_grid(a.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
+      a.row_ptr, a.rows, rows_a.data());
+    SPIRA_CHECK_LAUNCH();
+  }
+  std::vector<offset_t> a_ptr_host(std::size_t(a.rows) + 1);
+  copy(a_ptr_host.data(), memory_space::host, a.row_ptr, memory_space::device,
+       a_ptr_host.size(), res);
+
+  // The accumulator: the output itself when it can hold one term in V, else a tile of rows.
+  const bool in_place = N == 1;
+  std::int64_t tile_rows = a.rows;
+  buffer<V> workspace;
+  if (!in_place) {
+    const std::int64_t per_row = b.rows * N * std::int64_t(sizeof(V));
+    tile_rows = std::clamp<std::int64_t>(
+      std::int64_t(policy::workspace_bytes) / std::max<std::int64_t>(per_row, 1), 1, a.rows);
+    workspace = buffer<V>(res, std::size_t(tile_rows * b.rows * N), "hybrid accumulator tile");
+  }
+
+  const auto launch = [&](auto kernel, const hybrid_args<D, V, I>& args) {
+    const std::int64_t stream_n = args.s_end - args.s_begin;
+    if (args.num_parts == 0 || stream_n == 0) { return; }
+    const std::int64_t target = std::int64_t(ctx.sms) * policy::hybrid_blocks_per_sm;
+    const std::int64_t chunks_wanted =
+      std::clamp<std::int64_t>((target + args.num_parts - 1) / args.num_parts, 1, 65535);
+    hybrid_args<D, V, I> q = args;
+    q.chunk = std::max<std::int64_t>((stream_n + chunks_wanted - 1) / chunks_wanted, 32);
+    const std::int64_t chunks = (stream_n + q.chunk - 1) / q.chunk;
+    const dim3 grid(unsigned(std::min<std::int64_t>(q.num_parts, std::numeric_limits<int>::max())),
+                    unsigned(std::min<std::int64_t>(chunks, 65535)));
+    kernel<<<grid, policy::hybrid_threads, shared, res.stream>>>(q);
+    SPIRA_CHECK_LAUNCH();
+  };
+
+  for (std::int64_t row0 = 0; row0 < a.rows; row0 += tile_rows) {
+    const std::int64_t rows = std::min(tile_rows, a.rows - row0);
+    V* acc = in_place ? ctx.out.data + row0 * ctx.out.ld : workspace.data();
+    const std::int64_t acc_ld = in_place ? ctx.out.ld : b.rows * N;
+    fill_identity_kernel<add, V><<<elementwise_grid(rows * b.rows * N, ctx.sms),
+                                   policy::row_threads, 0, res.stream>>>(acc, rows, b.rows * N,
+                                                                          acc_ld);
+    SPIRA_CHECK_LAUNCH();
+
+    hybrid_args<D, V, I> p{};
+    p.d = ctx.d;
+    p.cols = a.cols;
+    p.acc = acc;
+    p.ld = acc_ld;
+    p.row0 = row0;
+    p.table_slots = slots;
+    // Pass 1: the parts of rows [row0, row0 + rows) of A against every nonzero of B.
+    const std::int64_t part0 = parts_a.row_part_offset[std::size_t(row0)];
+    p.parts = parts_a.parts.data() + part0;
+    p.num_parts = parts_a.row_part_offset[std::size_t(row0 + rows)] - part0;
+    p.h_col = a.col_idx;
+    p.h_val = a.values;
+    p.s_row = rows_b.data();
+    p.s_col = b.col_idx;
+    p.s_val = b.values;
+    p.s_begin = 0;
+    p.s_end = b.nnz;
+    launch(hybrid_kernel<D, V, I, false>, p);
+    if constexpr (!D::annihilating) {
+      // Pass 2: every part of B against the nonzeros of rows [row0, row0 + rows) of A.
+      p.parts = parts_b.parts.data();
+      p.num_parts = parts_b.row_part_offset.back();
+      p.h_col = b.col_idx;
+      p.h_val = b.values;
+      p.s_row = rows_a.data();
+      p.s_col = a.col_idx;
+      p.s_val = a.values;
+      p.s_begin = a_ptr_host[std::size_t(row0)];
+      p.s_end = a_ptr_host[std::size_t(row0 + rows)];
+      launch(hybrid_kernel<D, V, I, true>, p);
+    }
+    // A one-term semiring without finalize already holds its result in the output.
+    if (!(in_place && !distance_traits<D, double>::has_finalize)) {
+      ctx.finalize_tile(acc, acc_ld, row0, rows);
+    }
+  }
+  // The workspace and the partitions are released stream-ordered when they go out of scope.
+}
+
+template <class D, class V>
+__global__ void finalize_in_place_kernel(
+  D d, V* out, std::int64_t ld, std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
+  const typename distance_traits<D, double>::norm_values* norms_a,
+  const typename distance_traits<D, double>::norm_values* norms_b)
+{
+  const std::int64_t total = rows * cols_b;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += stride) {
+    const std::int64_t i = e / cols_b, j = e % cols_b;
+    V* x = out + i * ld + j;
+    *x = V(finalize_device(d, terms<V, 1>{{*x}}, norms_a[i], norms_b[j], dim,
+                           static_cast<const terms<double, 1>*>(nullptr)));
+  }
+}
+
+template <class D, class V, class I>
+void finalize_dense_in_place(pairwise_context<D, V, I>& ctx)
+{
+  finalize_in_place_kernel<D, V>
+    <<<elementwise_grid(ctx.a.rows * ctx.b.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
+       ctx.res.stream>>>(ctx.d, ctx.out.data, ctx.out.ld, ctx.a.rows, ctx.b.rows, ctx.a.cols,
+                         ctx.norms_a.data(), ctx.norms_b.data());
+  SPIRA_CHECK_LAUNCH();
+}
+
+template <class D, class V, class I>
+void run_dense(pairwise_context<D, V, I>& ctx)
+{
+  using policy = cuda_pairwise_policy;
+  using form = dot_product_form<D>;
+  const auto& res = ctx.res;
+  const auto& a = ctx.a;
+  const auto& b = ctx.b;
+  const std::int64_t k = a.cols;
+  // Tiles of ta rows of A and tb rows of B, densified: (ta + tb) * k * sizeof(V) bytes.
+  const std::int64_t budget_rows =
+    std::max<std::int64_t>(std::int64_t(policy::dense_tile_bytes /
+                                        (sizeof(V) * std::size_t(std::max<std::int64_t>(k, 1)))),
+                           2);
+  const std::int64_t tb = std::min(b.rows, budget_rows / 2);
+  const std::int64_t ta = std::min(a.rows, budget_rows - tb);
+  buffer<V> da(res, std::size_t(ta * k), "dense tile of A");
+  buffer<V> db(res, std::size_t(tb * k), "dense tile of B");
+  for (std::int64_t j0 = 0; j0 < b.rows; j0 += tb) {
+    const std::int64_t nb = std::min(tb, b.rows - j0);
+    SPIRA_CUDA_TRY(cudaMemsetAsync(db.data(), 0, std::size_t(nb * k) * sizeof(V), res.stream));
+    densify_kernel<form, V, I><<<row_grid(nb, ctx.sms), policy::row_threads, 0, res.stream>>>(
+      b.row_ptr, b.col_idx, b.values, j0, nb, k, db.data());
+    SPIRA_CHECK_LAUNCH();
+    for (std::int64_t i0 = 0; i0 < a.rows; i0 += ta) {
+      const std::int64_t na = std::min(ta, a.rows - i0);
+      if (j0 == 0 || ta < a.rows) {
+        SPIRA_CUDA_TRY(cudaMemsetAsync(da.data(), 0, std::size_t(na * k) * sizeof(V), res.stream));
+        densify_kernel<form, V, I><<<row_grid(na, ctx.sms), policy::row_threads, 0, res.stream>>>(
+          a.row_ptr, a.col_idx, a.values, i0, na, k, da.data());
+        SPIRA_CHECK_LAUNCH();
+      }
+      gemm_abt<V>(res, da.data(), db.data(), ctx.out.data + i0 * ctx.out.ld + j0, na, nb, k,
+                  ctx.out.ld);
+    }
+  }
+  // Expansion / finalize in place: the output holds the dot products.
+  if constexpr (distance_traits<D, double>::has_finalize) {
+    finalize_dense_in_place(ctx);
+  }
+}
+
+#endif  // __CUDACC__
+
+inline void require_device_space(memory_space s, const char* op, const char* name)
+{
+  expects(s == memory_space::device, op, ": ", name,
+          " is in host memory; pass host_resources or copy it with spira::to_device");
+}
+
+}  // namespace detail
+
+/// The strategy a call with `requested` runs for D on these operands (resolves `automatic`; throws
+/// spira::invalid_argument for a strategy that cannot compute D).
+template <class D, class V, class I>
+pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy requested)
+{
+  using traits = distance_traits<D, V>;
+  pairwise_problem prob{a.rows, b.rows, a.cols, a.nnz, b.nnz, traits::annihilating,
+                        traits::invertible_add, dot_product_form<D>::value};
+  const pairwise_strategy s = requested == pairwise_strategy::automatic ? choose_strategy(prob)
+                                                                         : requested;
+  if (s == pairwise_strategy::intersection) {
+    detail::expects(traits::annihilating || traits::invertible_add,
+                    "spira::pairwise(cuda): the intersection strategy needs an annihilating "
+                    "semiring or a NAMM whose add monoid is a sum; use hybrid or automatic");
+  }
+  if (s == pairwise_strategy::dense) {
+    detail::expects(dot_product_form<D>::value,
+                    "spira::pairwise(cuda): the dense strategy needs a distance in dot-product "
+                    "form (spira::dot_product_form); use intersection, hybrid or automatic");
+  }
+  return s;
+}
+
+#if defined(__CUDACC__)
+
+/// out(i, j) = finalize(⊕_c ⊗(A[i,c], B[j,c]), norms(A_i), norms(B_j), A.cols) on the GPU, with
+/// the semantics of the host spira::pairwise (spira/ops.hpp). A and B: canonical CSR in device
+/// memory of res.device with the same number of columns; out: rows(A) x rows(B) in device memory.
+/// Queued on res.stream; returns without synchronising except for small host reads of sizes.
+template <class D, class V, class I>
+void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
+              const D& d = {}, pairwise_strategy strategy = pairwise_strategy::automatic)
+{
+  static_assert(semiring<D, V>, "spira::pairwise: D must model spira::semiring (add_monoid, "
+                                "annihilating, multiply<T>(a, b))");
+  detail::require_device_space(a.space, "spira::pairwise", "A");
+  detail::require_device_space(b.space, "spira::pairwise", "B");
+  detail::require_device_space(out.space, "spira::pairwise", "out");
+  detail::expects<dimension_mismatch>(a.cols == b.cols, "spira::pairwise: A has ", a.cols,
+                                      " columns but B has ", b.cols);
+  detail::expects<dimension_mismatch>(out.rows == a.rows && out.cols == b.rows,
+                                      "spira::pairwise: out is ", out.rows, " x ", out.cols,
+                                      " but must be rows(A) x rows(B) = ", a.rows, " x ", b.rows);
+  detail::expects(out.ld >= out.cols, "spira::pairwise: out.ld = ", out.ld,
+                  " is smaller than out.cols = ", out.cols);
+  detail::expects(out.data != nullptr || a.rows == 0 || b.rows == 0,
+                  "spira::pairwise: out.data is null");
+  const pairwise_strategy s = resolve_strategy<D>(a, b, strategy);
+  detail::pairwise_device_scope scope(res.device);
+  validate(res, a, csr_check::canonical, "spira::pairwise: A");
+  validate(res, b, csr_check::canonical, "spira::pairwise: B");
+  if (a.rows == 0 || b.rows == 0) { return; }
+  detail::pairwise_context<D, V, I> ctx(res, d, a, b, out);
+  switch (s) {
+    case pairwise_strategy::intersection:
+      if constexpr (D::annihilating || distance_traits<D, V>::invertible_add) {
+        detail::run_intersection(ctx);
+      }
+      break;
+    case pairwise_strategy::hybrid: detail::run_hybrid(ctx); break;
+    case pairwise_strategy::dense:
+      if constexpr (dot_product_form<D>::value) { detail::run_dense(ctx); }
+      break;
+    case pairwise_strategy::automatic: break;  // resolved above
+  }
+  // Workspace buffers are freed stream-ordered as ctx goes out of scope.
+}
+
+#endif  // __CUDACC__
+
+}  // namespace spira

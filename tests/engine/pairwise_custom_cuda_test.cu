@@ -1,0 +1,252 @@
+// User-defined semirings on the GPU through the documented header spira/cuda/pairwise.cuh: the
+// GraphBLAS built-ins, a NAMM with a max add monoid (the hybrid two-pass union), a user monoid of
+// kind `custom` (compare-and-swap atomics) and a sum NAMM with finalize, each with every strategy
+// that applies, against the naive float64 oracle and the host engine (spira/ops.hpp).
+#include "support/backend.hpp"
+#include "support/oracle.hpp"
+
+#include <semirings/graphblas.hpp>
+#include <spira/cuda/pairwise.cuh>
+#include <spira/ops.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace spira::test {
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+using matrix = std::vector<std::vector<double>>;
+
+/// max over the union of the stored columns of (a - b)^2: a NAMM whose ⊕ (max) is not invertible.
+/// No finalize, so two rows without stored columns give e⊕ = -inf.
+struct max_squared_difference {
+  using add_monoid = max_monoid;
+  static constexpr bool annihilating = false;
+  template <class T>
+  SPIRA_HD T multiply(T a, T b) const
+  {
+    return (a - b) * (a - b);
+  }
+};
+
+/// The value of larger magnitude (ties: the larger value); identity 0. A monoid of kind custom:
+/// the GPU engine updates it with a compare-and-swap loop.
+struct absmax_monoid {
+  static constexpr monoid_kind kind = monoid_kind::custom;
+  template <class T>
+  SPIRA_HD static constexpr T identity()
+  {
+    return T(0);
+  }
+  template <class T>
+  SPIRA_HD constexpr T operator()(T x, T y) const
+  {
+    const T ax = x < T(0) ? -x : x, ay = y < T(0) ? -y : y;
+    return ax > ay ? x : (ay > ax ? y : (x > y ? x : y));
+  }
+};
+struct absmax_times {
+  using add_monoid = absmax_monoid;
+  static constexpr bool annihilating = true;
+  template <class T>
+  SPIRA_HD T multiply(T a, T b) const
+  {
+    return a * b;
+  }
+};
+
+/// The example's mean Huber loss: a sum NAMM with a finalize (intersection + corrections, or the
+/// hybrid's two passes).
+struct mean_huber {
+  double delta = 1.0;
+  using add_monoid = plus_monoid;
+  static constexpr bool annihilating = false;
+  template <class T>
+  SPIRA_HD T multiply(T a, T b) const
+  {
+    const T t = a > b ? a - b : b - a;
+    const T d = T(delta);
+    return t <= d ? T(0.5) * t * t : d * (t - T(0.5) * d);
+  }
+  template <class T>
+  SPIRA_HD T finalize(T acc, const terms<T, 0>&, const terms<T, 0>&, std::int64_t dim) const
+  {
+    return dim == 0 ? T(0) : acc / T(dim);
+  }
+};
+
+template <class D, class V, class I>
+matrix run_cuda(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, const D& d,
+                pairwise_strategy s)
+{
+  const cuda_resources res{};
+  const auto da = to_device(res, a.view());
+  const auto db = to_device(res, b.view());
+  dense_matrix<V> out(res, a.rows(), b.rows());
+  pairwise(res, da.view(), db.view(), out.view(), d, s);
+  synchronize(res);
+  std::vector<V> host(std::size_t(a.rows() * b.rows()));
+  copy(host.data(), memory_space::host, out.data(), memory_space::device, host.size(), res);
+  matrix r(std::size_t(a.rows()), std::vector<double>(std::size_t(b.rows())));
+  for (std::int64_t i = 0; i < a.rows(); ++i) {
+    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = host[std::size_t(i * b.rows() + j)]; }
+  }
+  return r;
+}
+
+template <class D, class V, class I>
+matrix run_host(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, const D& d)
+{
+  dense_matrix<V> out(host_resources{}, a.rows(), b.rows());
+  pairwise(host_resources{}, a.view(), b.view(), out.view(), d);
+  matrix r(std::size_t(a.rows()), std::vector<double>(std::size_t(b.rows())));
+  for (std::int64_t i = 0; i < a.rows(); ++i) {
+    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = out.data()[i * b.rows() + j]; }
+  }
+  return r;
+}
+
+template <class V>
+void expect_near(const matrix& got, const matrix& want, const std::string& what)
+{
+  const double rel = std::is_same_v<V, float> ? 1e-4 : 1e-9;
+  int bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    for (std::size_t j = 0; j < want[i].size(); ++j) {
+      const double g = got[i][j], w = want[i][j];
+      const bool ok = std::isinf(w) ? g == w : std::abs(g - w) <= rel * (1 + std::abs(w));
+      if (!ok && bad++ < 5) {
+        ADD_FAILURE() << what << " at (" << i << ", " << j << "): got " << g << ", want " << w;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+/// Runs D with each strategy in `strategies` and compares with `want` and the host engine.
+template <class D, class V, class I>
+void check(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, const D& d, const matrix& want,
+           const std::string& name, std::vector<pairwise_strategy> strategies)
+{
+  const matrix host = run_host(a, b, d);
+  expect_near<V>(host, want, name + " host engine vs oracle");
+  for (const pairwise_strategy s : strategies) {
+    const matrix got = run_cuda(a, b, d, s);
+    expect_near<V>(got, want, name + " " + to_string(s) + " vs oracle");
+    expect_near<V>(got, host, name + " " + to_string(s) + " vs host engine");
+  }
+}
+
+template <class P>
+class pairwise_custom_cuda : public ::testing::Test {};
+using value_index = ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
+TYPED_TEST_SUITE(pairwise_custom_cuda, value_index);
+
+constexpr auto automatic = pairwise_strategy::automatic;
+constexpr auto intersection = pairwise_strategy::intersection;
+constexpr auto hybrid = pairwise_strategy::hybrid;
+constexpr auto dense = pairwise_strategy::dense;
+
+TYPED_TEST(pairwise_custom_cuda, graphblas_builtins_match_the_oracle)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (const std::int64_t cols : {std::int64_t(70), std::int64_t(30000)}) {  // dense / hash layout
+    // In the large dimension only ~150 columns are used, so that rows still meet.
+    const double unused = cols > 1000 ? 0.995 : 0.15;
+    const auto a = random_csr<V, I>({.rows = 45, .cols = cols, .mean_degree = 9,
+                                     .empty_col_fraction = unused, .signed_values = true,
+                                     .seed = 3});
+    const auto b = random_csr<V, I>({.rows = 29, .cols = cols, .mean_degree = 7,
+                                     .empty_col_fraction = unused, .signed_values = true,
+                                     .seed = 4});
+    const auto da = densify(a), db = densify(b);
+    auto plus = [](double x, double y) { return x + y; };
+    auto times = [](double x, double y) { return x * y; };
+    auto mn = [](double x, double y) { return std::min(x, y); };
+    auto mx = [](double x, double y) { return std::max(x, y); };
+    auto one = [](double, double) { return 1.0; };
+    auto lor = [](double x, double y) { return (x != 0 || y != 0) ? 1.0 : 0.0; };
+    auto land = [](double x, double y) { return (x != 0 && y != 0) ? 1.0 : 0.0; };
+    const std::string at = " cols=" + std::to_string(cols);
+    using namespace spira::semirings;
+    const std::vector<pairwise_strategy> sparse{automatic, intersection, hybrid};
+    check(a, b, plus_times{}, oracle::semiring_product(da, db, plus, times, 0), "plus_times" + at,
+          {automatic, intersection, hybrid, dense});
+    check(a, b, min_plus{}, oracle::semiring_product(da, db, mn, plus, inf), "min_plus" + at,
+          sparse);
+    check(a, b, max_plus{}, oracle::semiring_product(da, db, mx, plus, -inf), "max_plus" + at,
+          sparse);
+    check(a, b, max_min{}, oracle::semiring_product(da, db, mx, mn, -inf), "max_min" + at, sparse);
+    check(a, b, lor_land{}, oracle::semiring_product(da, db, lor, land, 0), "lor_land" + at,
+          sparse);
+    check(a, b, plus_pair{}, oracle::semiring_product(da, db, plus, one, 0), "plus_pair" + at,
+          sparse);
+    check(a, b, any_pair{}, oracle::semiring_product(da, db, mx, one, 0), "any_pair" + at, sparse);
+  }
+}
+
+TYPED_TEST(pairwise_custom_cuda, user_semirings_match_the_oracle)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (const std::int64_t cols : {std::int64_t(50), std::int64_t(20000)}) {
+    const double unused = cols > 1000 ? 0.99 : 0.15;
+    const auto a = random_csr<V, I>({.rows = 33, .cols = cols, .mean_degree = 8,
+                                     .empty_col_fraction = unused, .signed_values = true,
+                                     .seed = 7});
+    const auto b = random_csr<V, I>({.rows = 26, .cols = cols, .mean_degree = 6,
+                                     .empty_col_fraction = unused, .signed_values = true,
+                                     .seed = 8});
+    const auto da = densify(a), db = densify(b);
+    const std::string at = " cols=" + std::to_string(cols);
+
+    matrix want(da.rows, std::vector<double>(db.rows));
+    for (std::int64_t i = 0; i < da.rows; ++i) {
+      for (std::int64_t j = 0; j < db.rows; ++j) {
+        double acc = -inf;
+        for (std::int64_t c = 0; c < da.cols; ++c) {
+          if (da.stored[i][c] || db.stored[j][c]) {
+            const double t = da.value[i][c] - db.value[j][c];
+            acc = std::max(acc, t * t);
+          }
+        }
+        want[i][j] = acc;
+      }
+    }
+    // max-kind NAMM: hybrid only (automatic resolves to it); intersection is refused.
+    check(a, b, max_squared_difference{}, want, "max_squared_difference" + at, {automatic, hybrid});
+    EXPECT_THROW(run_cuda(a, b, max_squared_difference{}, intersection), invalid_argument);
+
+    const absmax_monoid absmax;
+    check(a, b, absmax_times{},
+          oracle::semiring_product(da, db, [&](double x, double y) { return absmax(x, y); },
+                                   [](double x, double y) { return x * y; }, 0),
+          "absmax_times" + at, {automatic, intersection, hybrid});
+    EXPECT_THROW(run_cuda(a, b, absmax_times{}, dense), invalid_argument);
+
+    matrix huber(da.rows, std::vector<double>(db.rows));
+    for (std::int64_t i = 0; i < da.rows; ++i) {
+      for (std::int64_t j = 0; j < db.rows; ++j) {
+        double s = 0;
+        for (std::int64_t c = 0; c < da.cols; ++c) {
+          const double t = std::abs(da.value[i][c] - db.value[j][c]);
+          s += t <= 0.75 ? 0.5 * t * t : 0.75 * (t - 0.375);
+        }
+        huber[i][j] = s / double(da.cols);
+      }
+    }
+    check(a, b, mean_huber{.delta = 0.75}, huber, "mean_huber" + at,
+          {automatic, intersection, hybrid});
+  }
+}
+
+}  // namespace
+}  // namespace spira::test
