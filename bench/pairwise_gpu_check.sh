@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# One GPU-lease command for the pairwise engine: configure and build only the engine's targets,
+# run its tests, compute-sanitizer memcheck and racecheck on a reduced filter, the custom-semiring
+# example, (unless --no-bench) the quick benchmark, within --deadline seconds in all. Logs go to
+# $OUT when it is set.
+# GoogleTest and zlib headers come from .carry/ as in scripts/gpu-check.sh.
+#
+# usage: bench/pairwise_gpu_check.sh [--no-bench] [--data DIR] [--deadline SECONDS]
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${OUT:-/tmp/pairwise-gpu-check}
+mkdir -p "$out"
+build=/tmp/b-pairwise
+bench=1
+deadline=440  # seconds for everything after the start (the lease's call limit is larger)
+data="$root/.carry/data"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-bench) bench=0 ;;
+    --data) data="$2"; shift ;;
+    --deadline) deadline="$2"; shift ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=ON
+      -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_BENCHMARKS=ON -DSPIRA_BUILD_EXAMPLES=ON)
+[ -f "$root/.carry/googletest/CMakeLists.txt" ] && args+=(-DSPIRA_GTEST_SOURCE_DIR="$root/.carry/googletest")
+if [ ! -f /usr/include/zlib.h ] && [ -f "$root/.carry/zlib/zlib.h" ]; then
+  args+=(-DZLIB_INCLUDE_DIR="$root/.carry/zlib" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1)
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+t0=$(date +%s)
+cmake "${args[@]}" > "$out/build.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" --target test_engine_pairwise \
+    test_engine_pairwise_custom_cuda example_custom_distance_cuda bench_pairwise_gpu \
+    >> "$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
+echo "== built in $(( $(date +%s) - t0 )) s"
+rc=0
+for t in test_engine_pairwise test_engine_pairwise_custom_cuda; do
+  "$build/tests/engine/$t" --gtest_brief=1 > "$out/$t.log" 2>&1 || rc=1
+  tail -n 25 "$out/$t.log"
+done
+"$build/examples/example_custom_distance_cuda" > "$out/example.log" 2>&1 || rc=1
+tail -n 2 "$out/example.log"
+echo "== tests done at $(( $(date +%s) - t0 )) s (rc=$rc)"
+left() { echo $(( deadline - ($(date +%s) - t0) )); }
+if [ "$bench" = 1 ] && [ -d "$data" ]; then
+  timeout $(( $(left) / 2 )) "$root/bench/pairwise_gpu.sh" "$build" "$data" \
+    "$out/pairwise_gpu.jsonl" quick 2> "$out/bench.err"
+  echo "== bench: exit $? at $(( $(date +%s) - t0 )) s"
+fi
+filter='*cuda_float_int32*:*cuda_double_int64*:-*large*:*dimension_above*:*padded*'
+: > "$out/sanitizer.log"
+for tool in memcheck racecheck; do
+  for t in test_engine_pairwise test_engine_pairwise_custom_cuda; do
+    f=$filter; [ $t = test_engine_pairwise_custom_cuda ] && f='*/0.*'
+    budget=$(( $(left) / 3 )); [ "$budget" -lt 10 ] && { echo "== $tool $t: no time left"; continue; }
+    timeout $budget compute-sanitizer --tool $tool --error-exitcode 97 --print-limit 20 \
+      "$build/tests/engine/$t" --gtest_filter="$f" --gtest_brief=1 > "$out/tmp.log" 2>&1
+    code=$?
+    { echo "######## $tool $t --gtest_filter=$f: exit $code"; cat "$out/tmp.log"; } >> "$out/sanitizer.log"
+    echo "== $tool $t: exit $code $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/tmp.log" | tail -1)"
+    rm -f "$out/tmp.log"
+  done
+done
+echo "== done at $(( $(date +%s) - t0 )) s"
+exit $rc

@@ -1,0 +1,108 @@
+// Synthetic sparse matrices shaped like the seed paper's Table 2 datasets (Nolet et al.): the same
+// shape, density and degree range, power-law (Pareto) row degrees and Zipf-like column popularity.
+// Deterministic for a given seed; values are positive counts-like floats in [1, 10].
+//
+//   dataset             rows x cols       density   row degree min / max
+//   movielens-large     283K x 194K       0.05%     0 / 24K
+//   sec-edgar           663K x 858K       0.0007%   0 / 51
+//   scrna               66K x 26K         7%        501 / 9.6K
+//   nytimes-bow         300K x 102K       0.2%      0 / 2K
+//
+// `rows` may be lowered (a query subset: the first rows of the same distribution); the columns and
+// the degree distribution stay those of the full dataset.
+#pragma once
+
+#include <spira/convert.hpp>
+#include <spira/matrix.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace spira::bench {
+
+struct synthetic_shape {
+  const char* name;
+  std::int64_t rows, cols;
+  double density;  ///< nnz / (rows * cols) of the full dataset
+  std::int64_t min_degree, max_degree;
+  double zipf_s;   ///< column popularity ~ 1 / rank^zipf_s
+};
+
+inline const std::vector<synthetic_shape>& table2_shapes()
+{
+  static const std::vector<synthetic_shape> shapes{
+    {"movielens-large", 283228, 193886, 0.0005, 0, 24000, 0.9},
+    {"sec-edgar", 663000, 858000, 0.000007, 0, 51, 0.6},
+    {"scrna", 66000, 26000, 0.07, 501, 9600, 0.5},
+    {"nytimes-bow", 300000, 102660, 0.002, 0, 2000, 1.0},
+  };
+  return shapes;
+}
+
+inline const synthetic_shape& table2_shape(const std::string& name)
+{
+  for (const auto& s : table2_shapes()) {
+    if (name == s.name) { return s; }
+  }
+  throw std::invalid_argument("unknown synthetic dataset '" + name +
+                              "' (movielens-large, sec-edgar, scrna, nytimes-bow)");
+}
+
+/// Row degrees: a Pareto tail whose mean matches density * cols, clamped to [min, max].
+/// Columns: drawn from a Zipf(s) law over a random permutation of the columns, without repeats in
+/// a row. Returns the first `rows` rows (all when rows <= 0).
+template <class V, class I>
+csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std::uint64_t seed)
+{
+  if (rows <= 0 || rows > s.rows) { rows = s.rows; }
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const double mean = s.density * double(s.cols);
+  // Pareto(x_m, alpha = 1.5) has mean 3 x_m.
+  const double alpha = 1.5;
+  const double x_m = std::max(mean / 3.0, 0.5);
+  // Zipf over ranks: inverse-CDF table on a coarse grid of the cumulative weight.
+  std::vector<double> cdf(static_cast<std::size_t>(s.cols));
+  double total = 0;
+  for (std::int64_t r = 0; r < s.cols; ++r) {
+    total += 1.0 / std::pow(double(r + 1), s.zipf_s);
+    cdf[std::size_t(r)] = total;
+  }
+  std::vector<I> perm(static_cast<std::size_t>(s.cols));
+  for (std::int64_t c = 0; c < s.cols; ++c) { perm[std::size_t(c)] = I(c); }
+  std::shuffle(perm.begin(), perm.end(), rng);
+
+  std::vector<offset_t> row_ptr{0};
+  std::vector<I> col_idx;
+  std::vector<V> values;
+  std::unordered_set<std::int64_t> seen;
+  std::vector<I> row;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    auto deg = std::int64_t(x_m / std::pow(1.0 - unit(rng), 1.0 / alpha));
+    deg = std::clamp(deg, s.min_degree, std::min(s.max_degree, s.cols));
+    seen.clear();
+    row.clear();
+    while (std::int64_t(row.size()) < deg) {
+      const double u = unit(rng) * total;
+      const auto r = std::int64_t(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+      const std::int64_t c = perm[std::size_t(std::min(r, s.cols - 1))];
+      if (seen.insert(c).second) { row.push_back(I(c)); }
+    }
+    std::sort(row.begin(), row.end());
+    for (const I c : row) {
+      col_idx.push_back(c);
+      values.push_back(V(1.0 + std::floor(unit(rng) * 10.0)));
+    }
+    row_ptr.push_back(offset_t(col_idx.size()));
+  }
+  return make_csr<V, I>(host_resources{}, rows, s.cols, row_ptr, col_idx, values,
+                        csr_check::canonical);
+}
+
+}  // namespace spira::bench
