@@ -54,7 +54,9 @@ inline const synthetic_shape& table2_shape(const std::string& name)
                               "' (movielens-large, sec-edgar, scrna, nytimes-bow)");
 }
 
-/// Row degrees: a Pareto tail whose mean matches density * cols, clamped to [min, max].
+/// Row degrees: Pareto (alpha 1.5) clamped to [min, max], scaled so that the mean degree is
+/// density * cols (the minimum degree is then the Pareto scale, not the table's minimum, for the
+/// sets whose table minimum is 0).
 /// Columns: drawn from a Zipf(s) law over a random permutation of the columns, without repeats in
 /// a row. Returns the first `rows` rows (all when rows <= 0).
 template <class V, class I>
@@ -64,9 +66,24 @@ csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const double mean = s.density * double(s.cols);
-  // Pareto(x_m, alpha = 1.5) has mean 3 x_m.
+  // Pareto(x_m, alpha = 1.5) degrees clamped to [min, max]: x_m is chosen by bisection so that the
+  // clamped mean (over a fixed grid of quantiles) is the dataset's mean degree.
   const double alpha = 1.5;
-  const double x_m = std::max(mean / 3.0, 0.5);
+  const auto clamped_mean = [&](double xm) {
+    constexpr int grid = 4096;
+    double sum = 0;
+    for (int k = 0; k < grid; ++k) {
+      const double x = xm / std::pow(1.0 - (k + 0.5) / grid, 1.0 / alpha);
+      sum += std::clamp(std::floor(x), double(s.min_degree), double(s.max_degree));
+    }
+    return sum / grid;
+  };
+  double lo = 1e-3, hi = std::max(mean, 1.0);
+  for (int it = 0; it < 60; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (clamped_mean(mid) < mean ? lo : hi) = mid;
+  }
+  const double x_m = 0.5 * (lo + hi);
   // Zipf over ranks: inverse-CDF table on a coarse grid of the cumulative weight.
   std::vector<double> cdf(static_cast<std::size_t>(s.cols));
   double total = 0;
