@@ -87,8 +87,8 @@ struct dense_view {
   SPIRA_HD T* row(std::int64_t i) const { return data + i * ld; }
 
   /// Implicit conversion to a read-only view (for writable views only).
-  operator dense_view<const T>() const  // NOLINT(google-explicit-constructor)
-    requires(!std::is_const_v<T>)
+  template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+  operator dense_view<const U>() const  // NOLINT(google-explicit-constructor)
   {
     return {rows, cols, ld, data, space};
   }

@@ -100,7 +100,7 @@ struct select_params {
   /// lower bound and fills up, by increasing index, from the undecided interval; the result is then
   /// approximate (deterministic, and identical on both backends). Requires binary_search (or
   /// automatic) and rows of at most select_binary_search_max_length elements.
-  std::optional<int> max_iter;
+  std::optional<int> max_iter{};
 };
 
 /// Longest row the binary_search algorithm handles (32 lanes x 64 keys held in registers).
