@@ -59,7 +59,7 @@ enum class metric {
 /// per semiring class and ignores this choice.
 enum class pairwise_strategy {
   automatic,     ///< chosen from the shapes, densities and the metric (spira::choose_strategy)
-  intersection,  ///< the CSC of B walked from A's nonzeros (not for chebyshev: its ⊕ is max)
+  intersection,  ///< the CSC of B walked from A's nonzeros (plus per-pair fix-ups for chebyshev)
   hybrid,        ///< the seed paper's load-balanced hybrid CSR+COO kernel (two passes for NAMMs)
   dense,         ///< densified tiles and a cuBLAS GEMM (dot-product metrics only)
 };
@@ -71,10 +71,10 @@ enum class pairwise_strategy {
 /// listing the valid names otherwise.
 [[nodiscard]] pairwise_strategy pairwise_strategy_from_string(std::string_view name);
 
-/// True when the CUDA engine can evaluate metric `m` with strategy `s` (automatic: always;
-/// intersection: every metric but chebyshev; hybrid: every metric; dense: the metrics whose ⊗ is
-/// a product of per-element maps: cosine, euclidean, sqeuclidean, correlation, inner_product,
-/// dice, russellrao, hellinger). pairwise_distance throws spira::invalid_argument otherwise.
+/// True when the CUDA engine can evaluate metric `m` with strategy `s` (automatic, intersection and
+/// hybrid: every metric; dense: the metrics whose ⊗ is a product of per-element maps: cosine,
+/// euclidean, sqeuclidean, correlation, inner_product, dice, russellrao, hellinger).
+/// pairwise_distance throws spira::invalid_argument otherwise.
 [[nodiscard]] bool supports_strategy(metric m, pairwise_strategy s) noexcept;
 
 struct distance_params {

@@ -1,7 +1,8 @@
 // User-defined semirings on the GPU through the documented header spira/cuda/pairwise.cuh: the
-// GraphBLAS built-ins, a NAMM with a max add monoid (the hybrid two-pass union), a user monoid of
-// kind `custom` (compare-and-swap atomics) and a sum NAMM with finalize, each with every strategy
-// that applies, against the naive float64 oracle and the host engine (spira/ops.hpp).
+// GraphBLAS built-ins, a NAMM with a max add monoid (the hybrid two-pass union and the selection
+// fix-ups of the intersection strategy), a user monoid of kind `custom` (compare-and-swap atomics)
+// and a sum NAMM with finalize, each with every strategy that applies, against the naive float64
+// oracle and the host engine (spira/ops.hpp).
 #include "support/backend.hpp"
 #include "support/oracle.hpp"
 
@@ -221,9 +222,10 @@ TYPED_TEST(pairwise_custom_cuda, user_semirings_match_the_oracle)
         want[i][j] = acc;
       }
     }
-    // max-kind NAMM: hybrid only (automatic resolves to it); intersection is refused.
-    check(a, b, max_squared_difference{}, want, "max_squared_difference" + at, {automatic, hybrid});
-    EXPECT_THROW(run_cuda(a, b, max_squared_difference{}, intersection), invalid_argument);
+    // max-kind NAMM: the hybrid two-pass union, and the intersection with per-pair fix-ups.
+    check(a, b, max_squared_difference{}, want, "max_squared_difference" + at,
+          {automatic, intersection, hybrid});
+    EXPECT_THROW(run_cuda(a, b, max_squared_difference{}, dense), invalid_argument);
 
     const absmax_monoid absmax;
     check(a, b, absmax_times{},

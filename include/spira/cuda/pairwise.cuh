@@ -27,6 +27,9 @@
 //                 tile of output columns, and finalize is fused into the tile's write-out. Work
 //                 follows the products that exist: Σ_c nnz(A[:,c]) nnz(B[:,c]). NAMMs with a
 //                 sum-kind ⊕ use ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections (one pass).
+//                 One-term NAMMs with a min / max ⊕ (chebyshev) combine the intersection with,
+//                 per pair, each row's best one-sided term outside the other row (from 4
+//                 precomputed candidates per row and a binary search in the other row).
 //                 Not available for NAMMs with another ⊕ (those take `hybrid`).
 //   hybrid        the seed paper's load-balanced hybrid CSR+COO kernel (Nolet et al., section 3.3):
 //                 a block holds one row (or a column range of a long row) of A in shared memory,
@@ -159,7 +162,9 @@ struct pairwise_problem {
 ///                 (a GEMM beats any sparse kernel on dense-ish data such as single-cell counts);
 ///   intersection  otherwise, when the semiring is annihilating or its ⊕ is a sum (work follows
 ///                 the products that exist);
-///   hybrid        otherwise (NAMMs with a min / max / custom ⊕, e.g. chebyshev).
+///   hybrid        otherwise (NAMMs with a min / max / custom ⊕, e.g. chebyshev; one-term min /
+///                 max NAMMs can be forced to `intersection`, which is not yet the default for
+///                 them because it has not been measured).
 inline pairwise_strategy choose_strategy(const pairwise_problem& p)
 {
   using policy = cuda_pairwise_policy;
@@ -176,6 +181,20 @@ inline pairwise_strategy choose_strategy(const pairwise_problem& p)
 }
 
 namespace detail {
+
+/// A NAMM whose ⊕ is a sum: the intersection strategy adds per-row corrections.
+template <class D, class V>
+inline constexpr bool sum_namm_v = !D::annihilating && D::add_monoid::kind == monoid_kind::sum;
+
+/// A one-term NAMM whose ⊕ is a selection (min or max). Its union is
+///   ⊕( ⊕_{A_i ∩ B_j} ⊗(a, b),  best_{c ∈ A_i \ B_j} ⊗(a_c, 0),  best_{c ∈ B_j \ A_i} ⊗(0, b_c) )
+/// and each "best outside the other row" is the first entry, in ⊕-order, whose column the other
+/// row does not store: usually the row's best entry itself. The intersection strategy evaluates
+/// the first term with its kernel and the other two per pair from a few precomputed candidates.
+template <class D, class V>
+inline constexpr bool selection_namm_v =
+  !D::annihilating && distance_traits<D, V>::num_terms == 1 &&
+  (D::add_monoid::kind == monoid_kind::min || D::add_monoid::kind == monoid_kind::max);
 
 // ---- compiled support (src/cuda/pairwise_support.cu) ----------------------------------------------
 
@@ -466,6 +485,104 @@ __global__ void fill_identity_kernel(T* acc, std::int64_t rows, std::int64_t col
   }
 }
 
+// ---- selection NAMMs (min / max ⊕): the union from the intersection and per-row best entries ----
+
+/// Candidates kept per row for the selection fix-up (the best entries by ⊗(x, 0) / ⊗(0, x)).
+inline constexpr int selection_candidates = 4;
+
+/// top[i * K + r] = the r-th best entry of row i by the one-sided product (column, product);
+/// column -1 past the end of a short row. One warp per row, K rounds of a warp arg-best
+/// (ties: the smaller position).
+template <class D, class V, class I, bool Left>
+__global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const I* col_idx,
+                                      const V* values, std::int64_t rows, I* top_col, V* top_val)
+{
+  using add = typename D::add_monoid;
+  constexpr int K = selection_candidates;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
+       i += warps) {
+    const offset_t rb = row_ptr[i], re = row_ptr[i + 1];
+    offset_t picked[K];
+#pragma unroll
+    for (int r = 0; r < K; ++r) {
+      offset_t best_k = -1;
+      V best = add::template identity<V>();
+      for (offset_t k = rb + lane; k < re; k += 32) {
+        bool taken = false;
+#pragma unroll
+        for (int q = 0; q < K; ++q) { taken = taken || (q < r && picked[q] == k); }
+        if (taken) { continue; }
+        const V x = values[k];
+        const V p = Left ? V(as_terms(d.template multiply<V>(x, V(0)))[0])
+                         : V(as_terms(d.template multiply<V>(V(0), x))[0]);
+        if (best_k < 0 || (add{}(p, best) == p && p != best)) {
+          best = p;
+          best_k = k;
+        }
+      }
+      for (int off = 16; off > 0; off >>= 1) {
+        const V ob = __shfl_down_sync(full_warp, best, off);
+        const offset_t ok = __shfl_down_sync(full_warp, best_k, off);
+        const bool better = ok >= 0 && (best_k < 0 || (add{}(ob, best) == ob && ob != best) ||
+                                        (ob == best && ok < best_k));
+        if (better) {
+          best = ob;
+          best_k = ok;
+        }
+      }
+      best_k = __shfl_sync(full_warp, best_k, 0);
+      best = __shfl_sync(full_warp, best, 0);
+      picked[r] = best_k;
+      if (lane == 0) {
+        top_col[i * K + r] = best_k < 0 ? I(-1) : col_idx[best_k];
+        top_val[i * K + r] = best;
+      }
+    }
+  }
+}
+
+/// True when the sorted columns [cols, cols + n) hold c.
+template <class I>
+__device__ inline bool sorted_contains(const I* cols, offset_t n, I c)
+{
+  offset_t lo = 0, hi = n;
+  while (lo < hi) {
+    const offset_t mid = lo + (hi - lo) / 2;
+    const I x = cols[mid];
+    if (x == c) { return true; }
+    if (x < c) { lo = mid + 1; } else { hi = mid; }
+  }
+  return false;
+}
+
+/// ⊕ over the entries of a row whose columns the other row does not store, of the one-sided
+/// product: the first of the row's K candidates missing from the other row, or a full scan when
+/// all K are present and the row has more.
+template <class D, class V, class I, bool Left>
+__device__ inline V best_outside(const D& d, const I* top_col, const V* top_val,
+                                 const I* row_cols, const V* row_vals, offset_t row_n,
+                                 const I* other_cols, offset_t other_n)
+{
+  using add = typename D::add_monoid;
+  constexpr int K = selection_candidates;
+  for (int r = 0; r < K; ++r) {
+    const I c = top_col[r];
+    if (c == I(-1)) { return add::template identity<V>(); }
+    if (!sorted_contains(other_cols, other_n, c)) { return top_val[r]; }
+  }
+  if (row_n <= K) { return add::template identity<V>(); }
+  V best = add::template identity<V>();
+  for (offset_t k = 0; k < row_n; ++k) {
+    if (sorted_contains(other_cols, other_n, row_cols[k])) { continue; }
+    const V x = row_vals[k];
+    best = add{}(best, Left ? V(as_terms(d.template multiply<V>(x, V(0)))[0])
+                            : V(as_terms(d.template multiply<V>(V(0), x))[0]));
+  }
+  return best;
+}
+
 // ---- intersection through the CSC of B -------------------------------------------------------------
 
 /// Arguments of the intersection kernel (device pointers).
@@ -486,24 +603,32 @@ struct intersection_args {
   const norm_values* norms_b;
   const terms<double, N>* corr_a;  ///< NAMM corrections (nullptr for annihilating semirings)
   const terms<double, N>* corr_b;
+  // Selection NAMMs only (nullptr otherwise): B's rows, and K candidates per row of A and of B.
+  const offset_t* b_ptr;
+  const I* b_col;
+  const V* b_val;
+  const I* top_a_col;
+  const V* top_a_val;
+  const I* top_b_col;
+  const V* top_b_val;
   V* out;
   std::int64_t ld;
   std::int64_t tile_cols;  ///< output columns per shared-memory tile
 };
 
-/// The accumulator of the intersection kernel: V for annihilating semirings; double for NAMMs,
-/// whose union is intersection + per-row corrections: those terms are large and cancel (for two
-/// equal rows exactly), which a float sum would turn into an error of the corrections' magnitude.
+/// The accumulator of the intersection kernel: V, except double for NAMMs with a sum ⊕, whose
+/// union is intersection + per-row corrections: those terms are large and cancel (for two equal
+/// rows exactly), which a float sum would turn into an error of the corrections' magnitude.
 template <class D, class V>
-using intersection_accumulator_t = std::conditional_t<D::annihilating, V, double>;
+using intersection_accumulator_t = std::conditional_t<sum_namm_v<D, V>, double, V>;
 
 /// The product the intersection pass accumulates (see the host engine): ⊗ itself for an
-/// annihilating semiring, ⊗(a,b) - ⊗(a,0) - ⊗(0,b) for a NAMM with a sum-kind ⊕.
+/// annihilating semiring or a selection NAMM, ⊗(a,b) - ⊗(a,0) - ⊗(0,b) for a NAMM with a sum ⊕.
 template <class D, class T>
 __device__ inline auto intersection_product_d(const D& d, T a, T b)
 {
   auto p = as_terms(d.template multiply<T>(a, b));
-  if constexpr (!D::annihilating) {
+  if constexpr (sum_namm_v<D, T>) {
     const auto pa = as_terms(d.template multiply<T>(a, T(0)));
     const auto pb = as_terms(d.template multiply<T>(T(0), b));
 #pragma unroll
@@ -573,14 +698,26 @@ __global__ void intersection_kernel(intersection_args<D, V, I> p)
 #pragma unroll
         for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
         const std::int64_t j = j0 + jj;
-        if constexpr (D::annihilating) {
-          out_row[jj] = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
-                                          static_cast<const terms<double, N>*>(nullptr)));
-        } else {
+        if constexpr (sum_namm_v<D, V>) {
           terms<double, N> corr;
 #pragma unroll
           for (int t = 0; t < N; ++t) { corr[t] = p.corr_a[i][t] + p.corr_b[j][t]; }
           out_row[jj] = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols, &corr));
+        } else {
+          if constexpr (selection_namm_v<D, V>) {
+            // The union: the intersection's ⊕ and each row's best entry outside the other row.
+            constexpr int K = selection_candidates;
+            const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
+            const V from_a = best_outside<D, V, I, true>(
+              p.d, p.top_a_col + i * K, p.top_a_val + i * K, p.a_col + a_begin, p.a_val + a_begin,
+              a_end - a_begin, p.b_col + b_begin, b_n);
+            const V from_b = best_outside<D, V, I, false>(
+              p.d, p.top_b_col + j * K, p.top_b_val + j * K, p.b_col + b_begin, p.b_val + b_begin,
+              b_n, p.a_col + a_begin, a_end - a_begin);
+            a[0] = add{}(add{}(a[0], from_a), from_b);
+          }
+          out_row[jj] = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+                                          static_cast<const terms<double, N>*>(nullptr)));
         }
       }
       __syncthreads();
@@ -935,11 +1072,33 @@ void run_intersection(pairwise_context<D, V, I>& ctx)
   p.bt_val = bt.values();
   p.norms_a = ctx.norms_a.data();
   p.norms_b = ctx.norms_b.data();
-  if constexpr (!D::annihilating) {
+  if constexpr (sum_namm_v<D, V>) {
     corr_a = ctx.template corrections<true>(ctx.a);
     corr_b = ctx.template corrections<false>(ctx.b);
     p.corr_a = corr_a.data();
     p.corr_b = corr_b.data();
+  }
+  buffer<I> top_a_col, top_b_col;
+  buffer<V> top_a_val, top_b_val;
+  if constexpr (selection_namm_v<D, V>) {
+    constexpr int K = selection_candidates;
+    const auto candidates = [&](csr_view<V, I> m, buffer<I>& col, buffer<V>& val, auto kernel) {
+      const std::size_t n = std::size_t(std::max<std::int64_t>(m.rows, 1)) * K;
+      col = buffer<I>(res, n, "selection candidates (columns)");
+      val = buffer<V>(res, n, "selection candidates (values)");
+      kernel<<<row_grid(m.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
+        ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
+      SPIRA_CHECK_LAUNCH();
+    };
+    candidates(ctx.a, top_a_col, top_a_val, row_candidates_kernel<D, V, I, true>);
+    candidates(ctx.b, top_b_col, top_b_val, row_candidates_kernel<D, V, I, false>);
+    p.b_ptr = ctx.b.row_ptr;
+    p.b_col = ctx.b.col_idx;
+    p.b_val = ctx.b.values;
+    p.top_a_col = top_a_col.data();
+    p.top_a_val = top_a_val.data();
+    p.top_b_col = top_b_col.data();
+    p.top_b_val = top_b_val.data();
   }
   p.out = ctx.out.data;
   p.ld = ctx.out.ld;
@@ -1177,9 +1336,11 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
   const pairwise_strategy s = requested == pairwise_strategy::automatic ? choose_strategy(prob)
                                                                          : requested;
   if (s == pairwise_strategy::intersection) {
-    detail::expects(traits::annihilating || traits::invertible_add,
+    detail::expects(traits::annihilating || traits::invertible_add ||
+                      detail::selection_namm_v<D, V>,
                     "spira::pairwise(cuda): the intersection strategy needs an annihilating "
-                    "semiring or a NAMM whose add monoid is a sum; use hybrid or automatic");
+                    "semiring, a NAMM whose add monoid is a sum, or a one-term NAMM whose add "
+                    "monoid is min or max; use hybrid or automatic");
   }
   if (s == pairwise_strategy::dense) {
     detail::expects(dot_product_form<D>::value,
@@ -1221,7 +1382,8 @@ void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, den
   detail::pairwise_context<D, V, I> ctx(res, d, a, b, out);
   switch (s) {
     case pairwise_strategy::intersection:
-      if constexpr (D::annihilating || distance_traits<D, V>::invertible_add) {
+      if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||
+                    detail::selection_namm_v<D, V>) {
         detail::run_intersection(ctx);
       }
       break;
