@@ -22,6 +22,7 @@
 #                        the tests when no installed GTest is found (-DSPIRA_GTEST_SOURCE_DIR)
 #   .carry/zlib/         zlib.h and zconf.h, used when /usr/include/zlib.h is missing; the shared
 #                        library libz.so.1 of the system is linked directly
+#   .carry/data/         a copy of ../shared/data (same layout), used when ../shared/data is absent
 # SuiteSparse:GraphBLAS is optional (its cross-check tests and benchmark are skipped without it).
 set -uo pipefail
 
@@ -74,6 +75,10 @@ if [ -f "$root/.carry/googletest/CMakeLists.txt" ]; then
   cmake_args+=(-DSPIRA_GTEST_SOURCE_DIR="$root/.carry/googletest")
 elif [ -f /usr/src/googletest/CMakeLists.txt ]; then
   cmake_args+=(-DSPIRA_GTEST_SOURCE_DIR=/usr/src/googletest)
+fi
+# The shared datasets: ../shared/data beside the checkout, else a copy carried in .carry/data.
+if [ ! -d "$root/../shared/data" ] && [ -d "$root/.carry/data" ]; then
+  cmake_args+=(-DSPIRA_DATA_DIR="$root/.carry/data")
 fi
 if [ ! -f /usr/include/zlib.h ] && [ -f "$root/.carry/zlib/zlib.h" ]; then
   libz=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 .*x86-64/ {print $NF; exit}')
