@@ -175,25 +175,23 @@ struct russellrao {
   }
 };
 
-/// scipy's jaccard: among the columns where x or y is nonzero (U of them), the fraction where
-/// x != y. Two intersection counts: I = #{x≠0, y≠0}, E = #{x≠0, y≠0, x == y}; then
-/// U = nnz(x) + nnz(y) - I and d = (U - E) / U; 0 when U == 0 (as scipy).
+/// Boolean Jaccard on "nonzero = true" (scipy's `jaccard`, which treats its input as booleans):
+/// (ntf + nft) / (ntt + ntf + nft) = (U - I) / U with I = #{x≠0, y≠0} and U = nnz(x) + nnz(y) - I;
+/// 0 when U == 0 (two all-zero rows, as scipy).
 struct jaccard {
   using add_monoid = plus_monoid;
   static constexpr bool annihilating = true;
   using norms = norm_list<nonzero_count>;
   template <class T>
-  SPIRA_HD constexpr terms<T, 2> multiply(T a, T b) const
+  SPIRA_HD constexpr T multiply(T a, T b) const
   {
-    const T both = detail::nonzero(a) * detail::nonzero(b);
-    return {{both, a == b ? both : T(0)}};
+    return detail::nonzero(a) * detail::nonzero(b);
   }
   template <class T>
-  SPIRA_HD T finalize(const terms<T, 2>& acc, const terms<T, 1>& nx, const terms<T, 1>& ny,
-                      std::int64_t) const
+  SPIRA_HD T finalize(T both, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t) const
   {
-    const T u = nx[0] + ny[0] - acc[0];
-    return u == T(0) ? T(0) : (u - acc[1]) / u;
+    const T u = nx[0] + ny[0] - both;
+    return u == T(0) ? T(0) : (u - both) / u;
   }
 };
 

@@ -36,7 +36,7 @@
 //   where each norm is a monoid reduction of a per-element map over the stored entries of a row
 //   (sum of squares, sum, count of nonzeros, max |x|...), computed once per row before the
 //   pairwise pass. The accumulator may have several components (`terms`, all reduced with the
-//   same add monoid) when a distance needs more than one sum per pair (jaccard, braycurtis).
+//   same add monoid) when a distance needs more than one sum per pair (braycurtis).
 //   See docs/semirings.md for the member list and a worked example.
 #pragma once
 

@@ -33,7 +33,7 @@ def oracle(metric, a, b):
             nz = x > 0
             out[i] = (x[nz] * np.log(x[nz] / np.maximum(b[:, nz], KL_EPSILON))).sum(1)
         return out
-    if metric in ("dice", "russellrao"):
+    if metric in ("dice", "russellrao", "jaccard"):  # boolean metrics: true = nonzero
         d = cdist(a != 0, b != 0, metric)
     elif metric == "manhattan":
         d = cdist(a, b, "cityblock")

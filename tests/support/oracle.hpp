@@ -113,15 +113,13 @@ inline double distance(metric m, const vec& x, const vec& y, double p = 2.0)
       if (m == metric::russellrao) { return k == 0 ? 0.0 : (double(k) - tt) / double(k); }
       return (2 * tt + tf + ft) == 0 ? 0.0 : (tf + ft) / (2 * tt + tf + ft);
     }
-    case metric::jaccard: {
-      double nonzero = 0, unequal = 0;
+    case metric::jaccard: {  // booleans: true = nonzero
+      double either = 0, both = 0;
       for (std::size_t c = 0; c < k; ++c) {
-        if (x[c] != 0 || y[c] != 0) {
-          nonzero += 1;
-          unequal += x[c] != y[c];
-        }
+        either += x[c] != 0 || y[c] != 0;
+        both += x[c] != 0 && y[c] != 0;
       }
-      return nonzero == 0 ? 0.0 : unequal / nonzero;
+      return either == 0 ? 0.0 : (either - both) / either;
     }
     case metric::hamming: {
       double unequal = 0;
