@@ -8,6 +8,8 @@
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
 
+#include <vector>
+
 namespace spira {
 
 /// How much of the CSR invariants to check (see matrix.hpp).
@@ -87,5 +89,21 @@ csr_matrix<ValueT, ToIndexT> cast_indices(const host_resources& res, csr_view<Va
 /// Converts the value type (float <-> double) on the host.
 template <class ToValueT, class ValueT, class IndexT>
 csr_matrix<ToValueT, IndexT> cast_values(const host_resources& res, csr_view<ValueT, IndexT> a);
+
+/// Rows [r0, r1) of a host CSR as a view of its arrays. Views keep row_ptr[0] == 0, so the slice's
+/// row pointers are rebased into `ptr` (r1 - r0 + 1 entries), which must outlive the view.
+template <class ValueT, class IndexT>
+csr_view<ValueT, IndexT> row_slice(csr_view<ValueT, IndexT> a, std::int64_t r0, std::int64_t r1,
+                                   std::vector<offset_t>& ptr)
+{
+  detail::expects(a.space == memory_space::host, "row_slice: the matrix is in device memory");
+  detail::expects(0 <= r0 && r0 <= r1 && r1 <= a.rows, "row_slice: rows [", r0, ", ", r1,
+                  ") are outside [0, ", a.rows, ")");
+  const offset_t base = a.row_ptr[r0];
+  ptr.assign(a.row_ptr + r0, a.row_ptr + r1 + 1);
+  for (auto& p : ptr) { p -= base; }
+  return {r1 - r0, a.cols, ptr.back(), ptr.data(), a.col_idx + base, a.values + base,
+          memory_space::host};
+}
 
 }  // namespace spira

@@ -14,11 +14,34 @@ namespace spira::cli {
 
 namespace {
 
-/// Rows of A computed per host tile: the double-precision tile stays near 256 MiB.
-std::int64_t tile_rows(std::int64_t b_rows)
+/// Rows of A per tile so that one tile of `bytes_per_value` outputs stays near `tile_bytes`.
+std::int64_t tile_rows(std::int64_t b_rows, std::int64_t bytes_per_value, std::int64_t tile_bytes)
 {
-  constexpr std::int64_t tile_bytes = std::int64_t{256} << 20;
-  return std::max<std::int64_t>(1, tile_bytes / (8 * std::max<std::int64_t>(1, b_rows)));
+  return std::max<std::int64_t>(1, tile_bytes / (bytes_per_value * std::max<std::int64_t>(1, b_rows)));
+}
+
+/// Computes in float32 on the GPU, tile by tile over the rows of A (each tile's output near 1 GiB
+/// on the device), copying each tile into the host result.
+template <class I>
+dense_matrix<float> cuda_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
+                                   const distance_params& params)
+{
+  const host_resources host{};
+  const cuda_resources res{};
+  const auto a32 = cast_values<float>(host, a.view());
+  const auto b_dev = to_device(res, cast_values<float>(host, b.view()).view());
+  dense_matrix<float> out(host, a.rows(), b.rows());
+  const std::int64_t step = tile_rows(b.rows(), 4, std::int64_t{1} << 30);
+  std::vector<offset_t> ptr;
+  for (std::int64_t r0 = 0; r0 < a.rows(); r0 += step) {
+    const std::int64_t r1 = std::min(a.rows(), r0 + step);
+    const auto a_dev = to_device(res, row_slice(a32.view(), r0, r1, ptr));
+    dense_matrix<float> d(res, r1 - r0, b.rows());
+    pairwise_distance(res, a_dev.view(), b_dev.view(), d.view(), params);
+    copy(out.data() + r0 * b.rows(), memory_space::host, d.data(), memory_space::device,
+         static_cast<std::size_t>(d.rows() * d.cols()), res);
+  }
+  return out;
 }
 
 /// Computes in double on the host (tile by tile over the rows of A) and rounds once to float32.
@@ -28,18 +51,11 @@ dense_matrix<float> host_distances(const csr_matrix<double, I>& a, const csr_mat
 {
   const host_resources res{};
   dense_matrix<float> out(res, a.rows(), b.rows());
-  const std::int64_t step = tile_rows(b.rows());
+  const std::int64_t step = tile_rows(b.rows(), 8, std::int64_t{256} << 20);
+  std::vector<offset_t> ptr;
   for (std::int64_t r0 = 0; r0 < a.rows(); r0 += step) {
     const std::int64_t r1 = std::min(a.rows(), r0 + step);
-    const csr_view<double, I> av = a.view();
-    const offset_t* rp = av.row_ptr + r0;
-    // A view of rows [r0, r1): row pointers are absolute, so rebase them into a small copy.
-    std::vector<offset_t> tile_ptr(rp, rp + (r1 - r0) + 1);
-    for (auto& p : tile_ptr) { p -= rp[0]; }
-    const csr_view<double, I> tile{r1 - r0,          av.cols,
-                                   rp[r1 - r0] - rp[0], tile_ptr.data(),
-                                   av.col_idx + rp[0], av.values + rp[0],
-                                   memory_space::host};
+    const csr_view<double, I> tile = row_slice(a.view(), r0, r1, ptr);
     dense_matrix<double> d(res, r1 - r0, b.rows());
     pairwise_distance(res, tile, b.view(), d.view(), params);
     std::transform(d.data(), d.data() + d.rows() * d.cols(), out.data() + r0 * b.rows(),
@@ -52,8 +68,11 @@ dense_matrix<float> host_distances(const csr_matrix<double, I>& a, const csr_mat
 
 int run_distance(int argc, char** argv)
 {
-  const arguments args(argc, argv, 2,
-                       {{"metric", 'm'}, {"p", 0}, {"backend", 0}, {"output", 'o'}});
+  const arguments args(argc, argv, 2, {{"metric", 'm'},
+                                       {"p", 0},
+                                       {"backend", 0},
+                                       {"strategy", 0},
+                                       {"output", 'o'}});
   const auto& pos = args.positional();
   if (pos.empty() || pos.size() > 2) {
     throw usage_error("expects A [B] (usage: spira distance A [B] --metric M -o OUT.npy)");
@@ -66,8 +85,14 @@ int run_distance(int argc, char** argv)
     params.p = *p;
   }
   const std::string out_path = args.required("output");
-  // The CUDA pairwise engine is not part of this version: auto runs on the host.
-  resolve_backend(args.value("backend").value_or("auto"), /*cuda_supported=*/false, "distance");
+  const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "distance");
+  if (auto s = args.value("strategy")) {
+    if (be != backend::cuda) {
+      throw usage_error("option '--strategy' selects a CUDA engine strategy; it needs the CUDA "
+                        "backend");
+    }
+    params.strategy = pairwise_strategy_from_string(*s);
+  }
 
   auto a = io::read_matrix<double, std::int64_t>(pos[0]);
   std::optional<csr_matrix<double, std::int64_t>> b_own;
@@ -78,14 +103,17 @@ int run_distance(int argc, char** argv)
                                             " columns but B (", pos.size() == 2 ? pos[1] : pos[0],
                                             ") has ", b.cols()));
   }
+  auto compute = [&](const auto& a_, const auto& b_) {
+    return be == backend::cuda ? cuda_distances(a_, b_, params) : host_distances(a_, b_, params);
+  };
   dense_matrix<float> out;
   const host_resources res{};
   if (detail::fits_index<std::int32_t>(a.cols())) {
     auto a32 = cast_indices<std::int32_t>(res, a.view());
     auto b32 = b_own ? cast_indices<std::int32_t>(res, b.view()) : csr_matrix<double, std::int32_t>{};
-    out = host_distances(a32, b_own ? b32 : a32, params);
+    out = compute(a32, b_own ? b32 : a32);
   } else {
-    out = host_distances(a, b, params);
+    out = compute(a, b);
   }
   io::write_npy(out_path, dense_view<const float>(out.view()));
   return 0;

@@ -36,13 +36,10 @@ double recall_on_sample(const csr_matrix<double, I>& index, const csr_matrix<dou
   const std::int64_t k = params.k;
   sample = std::min(sample, n_q);
   std::int64_t found = 0;
-  std::vector<offset_t> ptr(2);
+  std::vector<offset_t> ptr;
   for (std::int64_t s = 0; s < sample; ++s) {
     const std::int64_t row = s * n_q / sample;
-    const offset_t b = queries.row_ptr()[row];
-    ptr = {0, queries.row_ptr()[row + 1] - b};
-    const csr_view<double, I> one{1, queries.cols(), ptr[1], ptr.data(),
-                                  queries.col_idx() + b, queries.values() + b, memory_space::host};
+    const csr_view<double, I> one = row_slice(queries.view(), row, row + 1, ptr);
     dense_matrix<double> d(res, 1, index.rows());
     pairwise_distance(res, one, index.view(), d.view(),
                       {.metric = params.metric, .p = params.p});

@@ -15,18 +15,6 @@ namespace spira {
 
 namespace {
 
-/// Rows [r0, r1) of a host CSR as a view; the row pointers are rebased into `ptr`.
-template <class V, class I>
-csr_view<V, I> row_slice(csr_view<V, I> a, std::int64_t r0, std::int64_t r1,
-                         std::vector<offset_t>& ptr)
-{
-  const offset_t base = a.row_ptr[r0];
-  ptr.assign(a.row_ptr + r0, a.row_ptr + r1 + 1);
-  for (auto& p : ptr) { p -= base; }
-  return {r1 - r0, a.cols, ptr.back(), ptr.data(), a.col_idx + base, a.values + base,
-          memory_space::host};
-}
-
 std::size_t default_host_budget()
 {
   const long pages = sysconf(_SC_PHYS_PAGES);
