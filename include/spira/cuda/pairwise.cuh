@@ -15,11 +15,13 @@
 // Exactly those of the host engine (spira/ops.hpp, docs/semirings.md): the intersection of the
 // stored columns for annihilating semirings, the union for NAMMs; norms from the raw rows, the
 // product on the prepared rows (D::prepare); finalize(acc, norms(A_i), norms(B_j), cols).
-// Arithmetic: products run in the value type V (float or double) and accumulate in V, except the
-// intersection strategy's NAMM sums, which accumulate in double (their per-row corrections cancel);
-// row norms, NAMM corrections and finalize run in double. Sum-kind ⊕ is accumulated with atomics,
-// so float results may differ from the host engine (which accumulates in double) in the last
-// bits and between runs; min / max / or / any results are exact.
+// Arithmetic: the intersection strategy forms products and accumulates sum-kind ⊕ in double (see
+// intersection_accumulator_t); hybrid and dense run in the value type V; row norms, NAMM
+// corrections and finalize run in double everywhere. Sum-kind ⊕ is accumulated with atomics, whose
+// order varies: float results may differ from the host engine (which accumulates in double) in the
+// last bits, and the hybrid and dense strategies also between runs; the double accumulators of the
+// intersection strategy make such differences rare after rounding but do not exclude them.
+// min / max / or / any results are exact.
 //
 // ---- Strategies (spira::pairwise_strategy; docs/cuda-engine.md) --------------------------------
 //   intersection  the CSC of B (spira::transpose, built once) is walked from the nonzeros of each
@@ -616,11 +618,15 @@ struct intersection_args {
   std::int64_t tile_cols;  ///< output columns per shared-memory tile
 };
 
-/// The accumulator of the intersection kernel: V, except double for NAMMs with a sum ⊕, whose
-/// union is intersection + per-row corrections: those terms are large and cancel (for two equal
-/// rows exactly), which a float sum would turn into an error of the corrections' magnitude.
+/// The accumulator of the intersection kernel: double for every sum ⊕, V for selections (min, max,
+/// custom). Sums feed cancelling finalizes: a NAMM's union is intersection + per-row corrections,
+/// and the expansions (euclidean, hellinger, correlation...) subtract the dot from the norms, which
+/// are computed in double. Products are formed in double too (exact for float inputs), so for two
+/// equal rows the expansion cancels to rounding of the double sums and, e.g., euclidean(x, x) is 0
+/// to about 1e-8 instead of the square root of float rounding (about 1e-3).
 template <class D, class V>
-using intersection_accumulator_t = std::conditional_t<sum_namm_v<D, V>, double, V>;
+using intersection_accumulator_t =
+  std::conditional_t<D::add_monoid::kind == monoid_kind::sum, double, V>;
 
 /// The product the intersection pass accumulates (see the host engine): ⊗ itself for an
 /// annihilating semiring or a selection NAMM, ⊗(a,b) - ⊗(a,0) - ⊗(0,b) for a NAMM with a sum ⊕.
@@ -686,7 +692,7 @@ __global__ void intersection_kernel(intersection_args<D, V, I> p)
         }
         for (offset_t q = lo + lane; q < hi; q += 32) {
           const std::int64_t j = std::int64_t(p.bt_row[q]) - j0;
-          const auto prod = intersection_product_d(p.d, x, p.bt_val[q]);
+          const auto prod = intersection_product_d(p.d, A(x), A(p.bt_val[q]));
 #pragma unroll
           for (int t = 0; t < N; ++t) { atomic_combine<add>(&acc[j * N + t], A(prod[t])); }
         }
