@@ -1,10 +1,6 @@
-// A user-defined distance run through spira's public API on the host, without touching the library.
-//
-// The mean Huber loss between two rows, with threshold delta:
-//   d(x, y) = (1/k) Σ_c huber(x_c - y_c),  huber(t) = t²/2 if |t| <= delta, else delta (|t| - delta/2)
-// huber(x_c - 0) is not 0, so the multiply does not annihilate on the implicit zero: it is a NAMM
-// and spira visits the union of the stored columns of both rows. Because ⊕ is a sum, the engine
-// evaluates that union as one intersection pass plus per-row corrections.
+// A user-defined distance (examples/mean_huber.hpp) run through spira's public API on the host,
+// without touching the library. Because its ⊕ is a sum, the engine evaluates the union of the two
+// rows as one intersection pass plus per-row corrections.
 //
 // The program checks spira's result against a naive dense loop and exits non-zero on a mismatch.
 #include <spira/convert.hpp>
@@ -16,33 +12,8 @@
 #include <cstdio>
 #include <vector>
 
-// [distance]
-struct mean_huber {
-  double delta = 1.0;  // a parameter carried by value, on the host and on a device alike
+#include "mean_huber.hpp"
 
-  using add_monoid = spira::plus_monoid;      // ⊕ = +, identity 0
-  static constexpr bool annihilating = false;  // NAMM: ⊗(a, 0) matters, visit the union
-
-  // ⊗: the first argument comes from a row of A, the second from a row of B. ⊗(0, 0) = 0 = e⊕,
-  // so columns missing from both rows contribute nothing, as the NAMM law requires.
-  template <class T>
-  SPIRA_HD T multiply(T a, T b) const
-  {
-    const T t = a > b ? a - b : b - a;
-    const T d = T(delta);
-    return t <= d ? T(0.5) * t * t : d * (t - T(0.5) * d);
-  }
-
-  // finalize(accumulated ⊕, norms of row i of A, norms of row j of B, number of columns).
-  // This distance declares no norms, so they are empty terms.
-  template <class T>
-  SPIRA_HD T finalize(T acc, const spira::terms<T, 0>&, const spira::terms<T, 0>&,
-                      std::int64_t dim) const
-  {
-    return dim == 0 ? T(0) : acc / T(dim);
-  }
-};
-// [distance]
 
 namespace {
 

@@ -12,29 +12,8 @@
 #include <cstdio>
 #include <vector>
 
-// [distance]
-struct mean_huber {
-  double delta = 1.0;
+#include "mean_huber.hpp"
 
-  using add_monoid = spira::plus_monoid;      // ⊕ = +, identity 0
-  static constexpr bool annihilating = false;  // NAMM: ⊗(a, 0) matters, visit the union
-
-  template <class T>
-  SPIRA_HD T multiply(T a, T b) const
-  {
-    const T t = a > b ? a - b : b - a;
-    const T d = T(delta);
-    return t <= d ? T(0.5) * t * t : d * (t - T(0.5) * d);
-  }
-
-  template <class T>
-  SPIRA_HD T finalize(T acc, const spira::terms<T, 0>&, const spira::terms<T, 0>&,
-                      std::int64_t dim) const
-  {
-    return dim == 0 ? T(0) : acc / T(dim);
-  }
-};
-// [distance]
 
 int main()
 {
