@@ -34,7 +34,7 @@ struct knn_params {
   /// the index (no separate queries given); rejected otherwise.
   bool exclude_self = false;
   /// Bytes the distance tiles and the running top-k may use; 0 = a quarter of physical memory on
-  /// the host. The tile sizes follow from it unless forced below.
+  /// the host, half the free device memory on CUDA. The tile sizes follow from it unless forced.
   std::size_t memory_budget = 0;
   /// Strategy overrides (tests and benchmarks): rows of queries and of the index per tile (0 =
   /// derived from the budget).
@@ -52,9 +52,21 @@ struct knn_result {
 };
 
 /// Exact k-NN of the rows of `queries` (default: the rows of `index`) among the rows of `index`.
-/// Both canonical host CSR with the same columns; 1 <= k <= rows(index) (- 1 with exclude_self).
+/// Both canonical CSR in host memory with the same columns; 1 <= k <= rows(index) (- 1 with
+/// exclude_self). The result is in host memory.
 template <class ValueT, class IndexT>
 [[nodiscard]] knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
+                                   std::optional<csr_view<ValueT, IndexT>> queries,
+                                   const knn_params& params);
+
+/// The same with the distances and the per-tile top-k on the GPU (res.device, res.stream): index
+/// tiles are copied to the device once, query tiles as they come; the running merge stays on the
+/// host. memory_budget bounds the device tiles (default: half the free device memory). Inputs and
+/// result in host memory, as above; float distances are computed in float on the GPU, so ties and
+/// near-ties may order differently from the host backend within float rounding.
+/// A build without CUDA throws spira::not_compiled.
+template <class ValueT, class IndexT>
+[[nodiscard]] knn_result knn_graph(const cuda_resources& res, csr_view<ValueT, IndexT> index,
                                    std::optional<csr_view<ValueT, IndexT>> queries,
                                    const knn_params& params);
 

@@ -9,6 +9,8 @@
 // cudaMemPool_t are pointers to these incomplete structs), so they convert without casts.
 #pragma once
 
+#include <cstddef>
+
 struct CUstream_st;
 struct CUmemPoolHandle_st;
 
@@ -36,5 +38,8 @@ struct cuda_resources {
 
 /// Blocks until all work queued on `res.stream` has finished; rethrows asynchronous errors.
 void synchronize(const cuda_resources& res);
+
+/// Bytes of device memory free on res.device (as the driver reports them).
+[[nodiscard]] std::size_t cuda_free_memory(const cuda_resources& res);
 
 }  // namespace spira

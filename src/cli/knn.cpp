@@ -18,6 +18,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 namespace spira::cli {
@@ -26,8 +27,8 @@ namespace {
 
 /// Fraction of the neighbours of `sample` query rows that a brute force over every index row also
 /// finds: all distances of the row, fully sorted by (distance, index) in the metric's direction.
-template <class I>
-double recall_on_sample(const csr_matrix<double, I>& index, const csr_matrix<double, I>& queries,
+template <class V, class I>
+double recall_on_sample(const csr_matrix<V, I>& index, const csr_matrix<V, I>& queries,
                         const knn_result& g, const knn_params& params, std::int64_t sample,
                         bool exclude_self)
 {
@@ -39,14 +40,14 @@ double recall_on_sample(const csr_matrix<double, I>& index, const csr_matrix<dou
   std::vector<offset_t> ptr;
   for (std::int64_t s = 0; s < sample; ++s) {
     const std::int64_t row = s * n_q / sample;
-    const csr_view<double, I> one = row_slice(queries.view(), row, row + 1, ptr);
-    dense_matrix<double> d(res, 1, index.rows());
+    const csr_view<V, I> one = row_slice(queries.view(), row, row + 1, ptr);
+    dense_matrix<V> d(res, 1, index.rows());
     pairwise_distance(res, one, index.view(), d.view(),
                       {.metric = params.metric, .p = params.p});
     std::vector<std::int64_t> order(static_cast<std::size_t>(index.rows()));
     std::iota(order.begin(), order.end(), 0);
     const bool largest = is_similarity(params.metric);
-    const double* v = d.data();
+    const V* v = d.data();
     auto key = [&](std::int64_t j) {
       const double x = std::isnan(v[j]) ? INFINITY : (largest ? -v[j] : v[j]);
       return std::pair{x, j};
@@ -59,8 +60,8 @@ double recall_on_sample(const csr_matrix<double, I>& index, const csr_matrix<dou
   return sample > 0 ? double(found) / double(sample * k) : 1.0;
 }
 
-template <class I>
-int knn(const csr_matrix<double, I>& index, const std::optional<csr_matrix<double, I>>& queries,
+template <class V, class I>
+int knn(backend be, const csr_matrix<V, I>& index, const std::optional<csr_matrix<V, I>>& queries,
         knn_params params, const std::string& out_path, std::int64_t check, const char* metric)
 {
   const host_resources res{};
@@ -73,18 +74,19 @@ int knn(const csr_matrix<double, I>& index, const std::optional<csr_matrix<doubl
     };
   }
   const auto t0 = std::chrono::steady_clock::now();
-  std::optional<csr_view<double, I>> qv;
+  std::optional<csr_view<V, I>> qv;
   if (queries) { qv = queries->view(); }
-  const knn_result g = knn_graph(res, index.view(), qv, params);
+  const knn_result g = be == backend::cuda ? knn_graph(cuda_resources{}, index.view(), qv, params)
+                                           : knn_graph(res, index.view(), qv, params);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty) { std::fputc('\n', stderr); }
   const io::npz_entry entries[] = {
     io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
     io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
   io::write_npz(out_path, entries);
-  std::printf("spira knn: %lld queries x %lld index rows, k = %lld, %s, host, %.3f s -> %s",
+  std::printf("spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
               (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
-              seconds, out_path.c_str());
+              be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
   if (check > 0) {
     const double recall = recall_on_sample(index, queries ? *queries : index, g, params, check,
                                            params.exclude_self);
@@ -134,8 +136,7 @@ int run_knn(int argc, char** argv)
     << 20;
   const std::int64_t check = args.integer("check-recall", 0, std::int64_t{1} << 30).value_or(0);
   const std::string out_path = args.required("output");
-  // The CUDA k-NN graph is not part of this version: auto runs on the host.
-  resolve_backend(args.value("backend").value_or("auto"), /*cuda_supported=*/false, "knn");
+  const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "knn");
 
   auto index = io::read_matrix<double, std::int64_t>(args.positional()[0]);
   std::optional<csr_matrix<double, std::int64_t>> queries;
@@ -151,14 +152,22 @@ int run_knn(int argc, char** argv)
                                      index.rows() - (params.exclude_self ? 1 : 0),
                                      " available neighbours of ", args.positional()[0]));
   }
-  if (detail::fits_index<std::int32_t>(index.cols())) {
-    const host_resources res{};
-    std::optional<csr_matrix<double, std::int32_t>> q32;
-    if (queries) { q32 = cast_indices<std::int32_t>(res, queries->view()); }
-    return knn(cast_indices<std::int32_t>(res, index.view()), q32, params, out_path, check,
-               metric_name.c_str());
-  }
-  return knn(index, queries, params, out_path, check, metric_name.c_str());
+  // The host computes in double; the GPU in float (its native precision for this engine).
+  const host_resources res{};
+  auto run_as = [&]<class V>(std::type_identity<V>) {
+    std::optional<csr_matrix<V, std::int64_t>> qv;
+    if (queries) { qv = cast_values<V>(res, queries->view()); }
+    const auto iv = cast_values<V>(res, index.view());
+    if (detail::fits_index<std::int32_t>(index.cols())) {
+      std::optional<csr_matrix<V, std::int32_t>> q32;
+      if (qv) { q32 = cast_indices<std::int32_t>(res, qv->view()); }
+      return knn(be, cast_indices<std::int32_t>(res, iv.view()), q32, params, out_path, check,
+                 metric_name.c_str());
+    }
+    return knn(be, iv, qv, params, out_path, check, metric_name.c_str());
+  };
+  return be == backend::cuda ? run_as(std::type_identity<float>{})
+                             : run_as(std::type_identity<double>{});
 }
 
 }  // namespace spira::cli

@@ -19,6 +19,7 @@ namespace {
 bool cuda_compiled() noexcept { return false; }
 int cuda_device_count() noexcept { return 0; }
 void synchronize(const cuda_resources&) { no_cuda("spira::synchronize"); }
+std::size_t cuda_free_memory(const cuda_resources&) { no_cuda("spira::cuda_free_memory"); }
 
 namespace detail {
 void* device_allocate(std::size_t, const cuda_resources&, const char* what) { no_cuda(what); }

@@ -29,6 +29,15 @@ void synchronize(const cuda_resources& res)
   SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
 }
 
+std::size_t cuda_free_memory(const cuda_resources& res)
+{
+  detail::device_guard g(res.device);
+  std::size_t free_b = 0;
+  std::size_t total_b = 0;
+  SPIRA_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
+}
+
 namespace detail {
 
 void* device_allocate(std::size_t bytes, const cuda_resources& res, const char* what)

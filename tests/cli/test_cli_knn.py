@@ -6,7 +6,7 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-from clitest import CliTestCase
+from clitest import CliTestCase, run
 
 SCIPY_NAME = {"cosine": "cosine", "euclidean": "euclidean", "manhattan": "cityblock",
               "sqeuclidean": "sqeuclidean", "chebyshev": "chebyshev"}
@@ -42,14 +42,14 @@ class KnnTest(CliTestCase):
         self.assertEqual(g["distances"].dtype, np.float32)
         return g["indices"], g["distances"]
 
-    def compare(self, got_idx, got_dist, want_idx, want_dist):
+    def compare(self, got_idx, got_dist, want_idx, want_dist, tol=2e-5):
         """Equal as sets under the tie rule: distances match, indices match except among ties."""
-        np.testing.assert_allclose(got_dist, want_dist, rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(got_dist, want_dist, rtol=tol, atol=tol)
         mismatched = got_idx != want_idx
-        # An index may differ only where its distance ties (within float tolerance) with another.
+        # An index may differ only where its distance ties (within the tolerance) with another.
         for r, c in zip(*np.nonzero(mismatched)):
             row = want_dist[r]
-            ties = np.isclose(row, row[c], rtol=2e-5, atol=2e-5).sum()
+            ties = np.isclose(row, row[c], rtol=tol, atol=tol).sum()
             self.assertGreater(ties, 1, f"row {r} position {c}: {got_idx[r, c]} vs {want_idx[r, c]}")
 
     def test_metrics_with_small_tiles(self):
@@ -60,6 +60,25 @@ class KnnTest(CliTestCase):
                     # 1 MiB forces many index tiles, so the running merge runs many times
                     idx, dist = self.run_knn("-k", k, "--metric", metric, "--memory-budget-mb", 1)
                     self.compare(idx, dist, all_idx[:, :k], all_dist[:, :k])
+
+    def test_cuda_backend(self):
+        out = self.path("g.npz")
+        code, _, err = run("knn", self.src, "-k", 5, "--metric", "cosine", "-o", out, "--backend", "cuda")
+        if code != 0 and ("no CUDA device" in err or "without CUDA" in err):
+            self.skipTest(err.strip())
+        self.assertEqual(code, 0, err)
+        for metric in ("cosine", "manhattan", "inner_product"):
+            all_idx, all_dist = brute_force(self.x, self.x, 100, metric)
+            scale = max(1.0, float(np.abs(all_dist).max()))
+            for k in (1, 15, 100):
+                with self.subTest(metric=metric, k=k):
+                    idx, dist = self.run_knn("-k", k, "--metric", metric, "--backend", "cuda",
+                                             "--memory-budget-mb", 1)
+                    # float32 on the GPU: distances within 1e-4 of the float64 oracle's scale
+                    self.compare(idx, dist / scale, all_idx[:, :k], all_dist[:, :k] / scale, tol=1e-4)
+        idx, dist = self.run_knn("-k", 3, "--metric", "euclidean", "--exclude-self", "--backend", "cuda")
+        for r in range(len(idx)):
+            self.assertNotIn(r, idx[r])
 
     def test_queries_differ_from_index(self):
         q = self.path("q.mtx")
