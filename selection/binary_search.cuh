@@ -69,25 +69,14 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
     lo = warp::reduce_min(lo);
     hi = warp::reduce_max(hi);
     for (int it = 0; lo < hi && it < max_iter; ++it) {
-      const key_type mid = lo + (hi - lo) / 2;
+      const key_type mid = bisection_mid(lo, hi);
       unsigned c = 0;
 #pragma unroll
       for (int j = 0; j < Items; ++j) {
         c += (j * warp::size + lane < n && key[j] <= mid) ? 1u : 0u;
       }
       c = __reduce_add_sync(warp::full_mask, c);
-      if (c == k) {
-        lo = mid + 1;
-        hi = mid;
-        below = k;
-        break;
-      }
-      if (c < k) {
-        lo = mid + 1;
-        below = c;
-      } else {
-        hi = mid;
-      }
+      if (bisection_step(lo, hi, below, mid, std::int64_t(c), k)) { break; }
     }
     need = k - below;
   } else {

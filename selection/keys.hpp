@@ -110,4 +110,37 @@ struct row_sink {
   std::int64_t ld_indices = 0;
 };
 
+/// One step of the bisection on the key range shared by the binary_search kernel and the host's
+/// early-stopped (max_iter) selection, so both take the same path and select the same elements.
+/// Given the midpoint `mid` of [lo, hi] and `at_most_mid`, the number of keys <= mid:
+///   exactly k keys <= mid  -> the threshold is found: [lo, hi] becomes empty, below = k;
+///   fewer than k           -> every key <= mid is taken: lo = mid + 1, below = at_most_mid;
+///   more than k            -> hi = mid.
+/// Returns true when the search is finished. Keys below `lo` are all selected; the remaining
+/// k - below come from [lo, hi] in position order.
+template <class Key>
+SPIRA_HD constexpr Key bisection_mid(Key lo, Key hi)
+{
+  return lo + (hi - lo) / 2;
+}
+
+template <class Key>
+SPIRA_HD constexpr bool bisection_step(Key& lo, Key& hi, std::int64_t& below, Key mid,
+                                       std::int64_t at_most_mid, std::int64_t k)
+{
+  if (at_most_mid == k) {
+    lo = mid + 1;
+    hi = mid;
+    below = k;
+    return true;
+  }
+  if (at_most_mid < k) {
+    lo = mid + 1;
+    below = at_most_mid;
+  } else {
+    hi = mid;
+  }
+  return false;
+}
+
 }  // namespace spira::selection

@@ -44,20 +44,9 @@ void select_bisection(const std::vector<Key>& keys, std::int64_t k, int max_iter
     lo = *std::min_element(keys.begin(), keys.end());
     hi = *std::max_element(keys.begin(), keys.end());
     for (int it = 0; lo < hi && it < max_iter; ++it) {
-      const Key mid = lo + (hi - lo) / 2;
+      const Key mid = bisection_mid(lo, hi);
       const auto c = std::count_if(keys.begin(), keys.end(), [&](Key x) { return x <= mid; });
-      if (c == k) {
-        lo = mid + 1;
-        hi = mid;
-        below = k;
-        break;
-      }
-      if (c < k) {
-        lo = mid + 1;
-        below = c;
-      } else {
-        hi = mid;
-      }
+      if (bisection_step(lo, hi, below, mid, std::int64_t(c), k)) { break; }
     }
     need = k - below;
   }
