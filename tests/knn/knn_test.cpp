@@ -516,5 +516,69 @@ TYPED_TEST(knn, bad_arguments)
   }
 }
 
+/// to_csr_graph in scikit-learn's kneighbors_graph layout, and symmetrize = max(G, G^T), against
+/// dense reconstructions.
+TEST(knn_graph_conversions, csr_graph_and_symmetrized_graph)
+{
+  const host_resources res{};
+  const auto data = random_matrix(40, 25, 5, 101);
+  const std::int64_t k = 4;
+  const auto g = knn_self(res, data.view(), {.k = k, .metric = metric::manhattan});
+  for (const auto mode : {knn_graph_mode::distance, knn_graph_mode::connectivity}) {
+    const auto m = to_csr_graph(g, 40, mode);
+    ASSERT_EQ(m.rows(), 40);
+    ASSERT_EQ(m.cols(), 40);
+    ASSERT_EQ(m.nnz(), 40 * k);
+    for (std::int64_t i = 0; i < 40; ++i) {
+      std::map<std::int64_t, float> want;
+      for (std::int64_t j = 0; j < k; ++j) {
+        want[g.indices.view()(i, j)] =
+          mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f;
+      }
+      std::map<std::int64_t, float> got;
+      ASSERT_EQ(m.row_ptr()[i + 1] - m.row_ptr()[i], k) << "row " << i;
+      for (offset_t e = m.row_ptr()[i]; e < m.row_ptr()[i + 1]; ++e) {
+        if (e > m.row_ptr()[i]) { EXPECT_LT(m.col_idx()[e - 1], m.col_idx()[e]) << "row " << i; }
+        got[m.col_idx()[e]] = m.values()[e];
+      }
+      EXPECT_EQ(got, want) << "row " << i;
+    }
+  }
+  const auto gd = to_csr_graph(g, 40, knn_graph_mode::distance);
+  const auto sym = symmetrize(gd.view());
+  // dense: present[i][j] and value of G; S(i, j) = max over the present ones of G(i, j), G(j, i)
+  std::vector<std::vector<double>> v(40, std::vector<double>(40, 0.0));
+  std::vector<std::vector<bool>> present(40, std::vector<bool>(40, false));
+  for (std::int64_t i = 0; i < 40; ++i) {
+    for (offset_t e = gd.row_ptr()[i]; e < gd.row_ptr()[i + 1]; ++e) {
+      v[i][gd.col_idx()[e]] = gd.values()[e];
+      present[i][gd.col_idx()[e]] = true;
+    }
+  }
+  std::int64_t expected_nnz = 0;
+  for (std::int64_t i = 0; i < 40; ++i) {
+    std::map<std::int64_t, float> want, got;
+    for (std::int64_t j = 0; j < 40; ++j) {
+      if (present[i][j] || present[j][i]) {
+        const double a = present[i][j] ? v[i][j] : -1.0, b = present[j][i] ? v[j][i] : -1.0;
+        want[j] = float(std::max(a, b));
+      }
+    }
+    for (offset_t e = sym.row_ptr()[i]; e < sym.row_ptr()[i + 1]; ++e) {
+      got[sym.col_idx()[e]] = sym.values()[e];
+    }
+    expected_nnz += std::int64_t(want.size());
+    EXPECT_EQ(got, want) << "row " << i;
+  }
+  EXPECT_EQ(sym.nnz(), expected_nnz);
+  // A neighbour outside the index, and a non-square graph, are refused.
+  knn_result bad{dense_matrix<std::int64_t>(res, 1, 1), dense_matrix<float>(res, 1, 1)};
+  bad.indices.view()(0, 0) = 7;
+  bad.distances.view()(0, 0) = 0.5f;
+  EXPECT_THROW((void)to_csr_graph(bad, 5, knn_graph_mode::distance), invalid_argument);
+  const auto wide = to_csr_graph(g, 41, knn_graph_mode::distance);
+  EXPECT_THROW((void)symmetrize(wide.view()), invalid_argument);
+}
+
 }  // namespace
 }  // namespace spira::test
