@@ -17,6 +17,8 @@ struct problem {
   select_algo algo = select_algo::radix;
   bool sorted = false;
   int max_iter = 0;  ///< 0: exact
+  /// delegate only: the sub-range length (a power of two >= 32); 0: Rule 4's cost model decides.
+  std::int64_t delegate_subrange = 0;
 };
 
 template <class T, class IndexT>
@@ -25,6 +27,27 @@ void select_rows(const host_resources& res, row_source<T, IndexT> src, row_sink<
 template <class T, class IndexT>
 void select_rows(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
                  const problem& p);
+
+/// Dense rows with the delegate algorithm (Dr. Top-k, selection/delegate.cuh): each row on its
+/// own, on the whole device. `src` must be dense (row_ptr == nullptr). Defined in
+/// src/selection/select_vector_cuda.cu (no_cuda.cpp in a host-only build).
+template <class T, class IndexT>
+void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
+                   const problem& p);
+
+/// Delegates per sub-range of the delegate algorithm (Dr. Top-k's beta; the paper finds 2 best).
+inline constexpr int delegate_beta = 2;
+
+/// The constant C of Rule 4 (the cost of a sub-range's delegates over the cost of one candidate
+/// element), measured on an H200 with bench/select_vector_tune.py
+/// (bench/results/select_vector-tune-2026-11-21.json: best interval 609 .. 1722, the rule then
+/// within 3.2% of the fastest measured sub-range length, geometric mean over 20 cases).
+inline constexpr double delegate_rule4_constant = 1024.0;
+
+/// The sub-range length the delegate algorithm uses for rows of n elements and a given k: Rule 4
+/// of Dr. Top-k, sqrt(C * n / k) rounded to a power of two in [32, 2^16], with C measured on the
+/// H200 (docs/selection.md, "delegate").
+std::int64_t delegate_subrange_for(std::int64_t n, std::int64_t k) noexcept;
 
 /// The longest row of a CSR row-pointer array (rows + 1 entries in the backend's memory).
 std::int64_t max_row_length(const host_resources& res, const offset_t* row_ptr, std::int64_t rows);

@@ -86,6 +86,10 @@ enum class select_algo {
   automatic,      ///< choose_select_algo() decides from the problem shape
   binary_search,  ///< RTop-K: a warp per row, bisection on the key range (rows <= 2048 elements)
   radix,          ///< RadiK-style MSD radix select, any row length and any k
+  /// Dr. Top-k: delegate-centric selection for very long rows (a few rows of 2^20 to 2^31+
+  /// elements): the row is cut into sub-ranges, the best delegates of every sub-range are selected
+  /// first, and only the sub-ranges that can still contribute are read again. Dense rows only.
+  delegate,
 };
 
 /// Value types of select_k, for choose_select_algo.
@@ -106,9 +110,17 @@ struct select_params {
 /// Longest row the binary_search algorithm handles (32 lanes x 64 keys held in registers).
 inline constexpr std::int64_t select_binary_search_max_length = 2048;
 
+/// select_algo::automatic picks delegate for at most this many rows...
+inline constexpr std::int64_t select_delegate_max_rows = 8;
+/// ...of at least this many elements...
+inline constexpr std::int64_t select_delegate_min_length = std::int64_t{1} << 24;
+/// ...when k <= length / select_delegate_min_length_per_k (see docs/selection.md, "auto").
+inline constexpr std::int64_t select_delegate_min_length_per_k = 64;
+
 /// The algorithm select_algo::automatic runs on the CUDA backend for `rows` rows of at most
 /// `length` elements and a given k and value type. Thresholds: see docs/selection.md ("auto"),
-/// which names the benchmark (bench/select_k.py) they come from.
+/// which names the benchmarks (bench/select_k.py, bench/select_vector.py) they come from. Ragged
+/// (CSR) rows never run delegate: where this function answers delegate for them, radix runs.
 [[nodiscard]] select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int64_t k,
                                              select_dtype dtype) noexcept;
 

@@ -18,6 +18,13 @@ void select_rows(const cuda_resources&, row_source<T, IndexT>, row_sink<T, Index
   no_cuda("spira::select_k(cuda_resources)");
 }
 
+template <class T, class IndexT>
+void select_vector(const cuda_resources&, row_source<T, IndexT>, row_sink<T, IndexT>,
+                   const problem&)
+{
+  no_cuda("spira::select_k(cuda_resources)");
+}
+
 std::int64_t max_row_length(const cuda_resources&, const offset_t*, std::int64_t)
 {
   no_cuda("spira::select_k(cuda_resources)");
@@ -32,7 +39,9 @@ csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>, const dense
 
 #define SPIRA_SELECT_NO_CUDA(T, I)                                                                \
   template void select_rows(const cuda_resources&, row_source<T, I>, row_sink<T, I>,               \
-                            const problem&);
+                            const problem&);                                                      \
+  template void select_vector(const cuda_resources&, row_source<T, I>, row_sink<T, I>,             \
+                              const problem&);
 SPIRA_SELECT_NO_CUDA(float, std::int32_t)
 SPIRA_SELECT_NO_CUDA(float, std::int64_t)
 SPIRA_SELECT_NO_CUDA(double, std::int32_t)

@@ -4,6 +4,8 @@
 
 #include "selection/dispatch.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <type_traits>
 
@@ -12,15 +14,32 @@ namespace spira {
 select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int64_t k,
                                select_dtype dtype) noexcept
 {
-  // First guess, to be replaced by the thresholds measured with bench/select_k.py (see
-  // docs/selection.md, "auto"): the warp-per-row bisection wins whenever the row fits in one warp's
-  // registers, because it reads the row once and needs no global workspace; longer rows go to the
-  // radix select, which spreads a row over many blocks.
-  (void)rows;
-  (void)k;
+  // Measured basis: docs/selection.md ("auto"). binary_search whenever the row fits one warp's
+  // registers (bench/select_k.py, group crossover). Longer rows: delegate for a few very long rows
+  // with k small against the row (bench/select_vector.py, radix against delegate), else radix.
   (void)dtype;
-  return length <= select_binary_search_max_length ? select_algo::binary_search
-                                                   : select_algo::radix;
+  if (length <= select_binary_search_max_length) { return select_algo::binary_search; }
+  if (rows <= select_delegate_max_rows && length >= select_delegate_min_length &&
+      k <= length / select_delegate_min_length_per_k) {
+    return select_algo::delegate;
+  }
+  return select_algo::radix;
+}
+
+std::int64_t selection::delegate_subrange_for(std::int64_t n, std::int64_t k) noexcept
+{
+  // Rule 4 of Dr. Top-k: the time is T(a) = c0 + c_d * n / a + c_c * k * a (sub-ranges of a
+  // elements: per sub-range, its delegates to find, write and select; per candidate element of a
+  // qualifying sub-range, a read and a compaction), convex in a, smallest at a = sqrt(C * n / k)
+  // with C = c_d / c_c. C is measured on the H200 by bench/select_vector_tune.py
+  // (bench/results/select_vector-tune-*.json, docs/selection.md "delegate"). Capped so that the
+  // delegate vector keeps at least 4k entries (beta n / a >= 4 k): with fewer, nearly every
+  // sub-range qualifies and the row is read twice.
+  const double a = std::sqrt(selection::delegate_rule4_constant * double(n) / double(k));
+  int e = std::clamp(static_cast<int>(std::lround(std::log2(std::max(a, 1.0)))), 5, 16);
+  const double cap = double(selection::delegate_beta) * double(n) / (4.0 * double(k));
+  while (e > 5 && double(std::int64_t{1} << e) > cap) { --e; }
+  return std::int64_t{1} << e;
 }
 
 namespace {
@@ -59,7 +78,8 @@ void check_output(const Resources& res, const char* name, dense_view<T> out, std
 
 template <class Resources, class T>
 selection::problem make_problem(const Resources& res, std::int64_t rows, std::int64_t max_length,
-                                std::int64_t k, select_order order, const select_params& params)
+                                std::int64_t k, select_order order, const select_params& params,
+                                bool dense)
 {
   const char* fn = backend_name(res);
   detail::expects(order == select_order::smallest || order == select_order::largest, fn,
@@ -72,9 +92,10 @@ selection::problem make_problem(const Resources& res, std::int64_t rows, std::in
   if (params.max_iter) {
     detail::expects(*params.max_iter >= 1, fn, ": params.max_iter must be >= 1, got ",
                     *params.max_iter);
-    detail::expects(params.algo != select_algo::radix, fn,
+    detail::expects(params.algo != select_algo::radix && params.algo != select_algo::delegate, fn,
                     ": params.max_iter (approximate early stop) applies to the binary_search "
-                    "algorithm only, but params.algo is radix");
+                    "algorithm only, but params.algo is ",
+                    params.algo == select_algo::radix ? "radix" : "delegate");
     detail::expects(max_length <= select_binary_search_max_length, fn,
                     ": params.max_iter needs the binary_search algorithm, whose rows hold at most ",
                     select_binary_search_max_length, " elements; the longest row has ", max_length);
@@ -84,6 +105,7 @@ selection::problem make_problem(const Resources& res, std::int64_t rows, std::in
     case select_algo::automatic:
       p.algo = p.max_iter > 0 ? select_algo::binary_search
                               : choose_select_algo(rows, max_length, k, dtype_of<T>());
+      if (p.algo == select_algo::delegate && !dense) { p.algo = select_algo::radix; }
       break;
     case select_algo::binary_search:
       detail::expects(max_length <= select_binary_search_max_length, fn,
@@ -93,6 +115,12 @@ selection::problem make_problem(const Resources& res, std::int64_t rows, std::in
       p.algo = select_algo::binary_search;
       break;
     case select_algo::radix: p.algo = select_algo::radix; break;
+    case select_algo::delegate:
+      detail::expects(dense, fn,
+                      ": params.algo = delegate applies to dense rows only (use radix or "
+                      "automatic for CSR rows)");
+      p.algo = select_algo::delegate;
+      break;
     default: detail::expects(false, fn, ": params.algo has an unknown value");
   }
   return p;
@@ -117,11 +145,18 @@ void select_dense(const Resources& res, dense_view<const T> in, std::int64_t k, 
                   " elements do not fit the ", sizeof(IndexT) * 8, "-bit index type");
   check_output(res, "out_values", out_values, in.rows, k);
   check_output(res, "out_indices", out_indices, in.rows, k);
-  const auto p = make_problem<Resources, T>(res, in.rows, in.cols, k, order, params);
+  const auto p = make_problem<Resources, T>(res, in.rows, in.cols, k, order, params, true);
   if (in.rows == 0) { return; }
   selection::row_source<T, IndexT> src{in.data, in.rows, in.cols, in.ld, nullptr, nullptr};
   selection::row_sink<T, IndexT> dst{out_values.data, out_indices.data, out_values.ld,
                                      out_indices.ld};
+  if constexpr (std::is_same_v<Resources, cuda_resources>) {
+    if (p.algo == select_algo::delegate) {
+      selection::select_vector(res, src, dst, p);
+      return;
+    }
+  }
+  // The host backend computes the same unique result with its one algorithm.
   selection::select_rows(res, src, dst, p);
 }
 
@@ -142,7 +177,7 @@ void select_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k, selec
   check_output(res, "out_indices", out_indices, rows.rows, k);
   if (rows.rows == 0) { return; }
   const std::int64_t max_length = selection::max_row_length(res, rows.row_ptr, rows.rows);
-  const auto p = make_problem<Resources, V>(res, rows.rows, max_length, k, order, params);
+  const auto p = make_problem<Resources, V>(res, rows.rows, max_length, k, order, params, false);
   selection::row_source<V, I> src{rows.values, rows.rows, 0, 0, rows.row_ptr, rows.col_idx};
   selection::row_sink<V, I> dst{out_values.data, out_indices.data, out_values.ld, out_indices.ld};
   selection::select_rows(res, src, dst, p);
