@@ -16,11 +16,13 @@
 #include <spira/matrix.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -59,12 +61,15 @@ inline const synthetic_shape& table2_shape(const std::string& name)
 /// sets whose table minimum is 0).
 /// Columns: drawn from a Zipf(s) law over a random permutation of the columns, without repeats in
 /// a row. Returns the first `rows` rows (all when rows <= 0).
+/// Row i draws from its own generator (seeded from `seed` and i), so the rows are generated in
+/// parallel on `threads` host threads (0: all hardware threads) and the result does not depend on
+/// the thread count: the full-size shapes (up to 120 million entries for scrna) take seconds.
 template <class V, class I>
-csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std::uint64_t seed)
+csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std::uint64_t seed,
+                                unsigned threads = 0)
 {
   if (rows <= 0 || rows > s.rows) { rows = s.rows; }
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
   const double mean = s.density * double(s.cols);
   // Pareto(x_m, alpha = 1.5) degrees clamped to [min, max]: x_m is chosen by bisection so that the
   // clamped mean (over a fixed grid of quantiles) is the dataset's mean degree.
@@ -84,7 +89,7 @@ csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std
     (clamped_mean(mid) < mean ? lo : hi) = mid;
   }
   const double x_m = 0.5 * (lo + hi);
-  // Zipf over ranks: inverse-CDF table on a coarse grid of the cumulative weight.
+  // Zipf over ranks: inverse-CDF table of the cumulative weight.
   std::vector<double> cdf(static_cast<std::size_t>(s.cols));
   double total = 0;
   for (std::int64_t r = 0; r < s.cols; ++r) {
@@ -95,28 +100,63 @@ csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std
   for (std::int64_t c = 0; c < s.cols; ++c) { perm[std::size_t(c)] = I(c); }
   std::shuffle(perm.begin(), perm.end(), rng);
 
+  // Rows [r0, r1) into one chunk; chunks are concatenated in row order.
+  struct chunk {
+    std::vector<offset_t> degree;
+    std::vector<I> col_idx;
+    std::vector<V> values;
+  };
+  const auto generate = [&](std::int64_t r0, std::int64_t r1, chunk& out) {
+    std::unordered_set<std::int64_t> seen;
+    std::vector<I> row;
+    for (std::int64_t i = r0; i < r1; ++i) {
+      std::mt19937_64 g(seed ^ (0x9e3779b97f4a7c15ull * std::uint64_t(i + 1)));
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      auto deg = std::int64_t(x_m / std::pow(1.0 - unit(g), 1.0 / alpha));
+      deg = std::clamp(deg, s.min_degree, std::min(s.max_degree, s.cols));
+      seen.clear();
+      row.clear();
+      while (std::int64_t(row.size()) < deg) {
+        const double u = unit(g) * total;
+        const auto r = std::int64_t(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+        const std::int64_t c = perm[std::size_t(std::min(r, s.cols - 1))];
+        if (seen.insert(c).second) { row.push_back(I(c)); }
+      }
+      std::sort(row.begin(), row.end());
+      for (const I c : row) {
+        out.col_idx.push_back(c);
+        out.values.push_back(V(1.0 + std::floor(unit(g) * 10.0)));
+      }
+      out.degree.push_back(offset_t(row.size()));
+    }
+  };
+  if (threads == 0) { threads = std::max(1u, std::thread::hardware_concurrency()); }
+  const std::int64_t per_chunk = 4096;
+  const std::int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+  std::vector<chunk> parts(static_cast<std::size_t>(chunks));
+  std::atomic<std::int64_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::min<std::int64_t>(threads, std::max<std::int64_t>(chunks, 1)); ++t) {
+    pool.emplace_back([&] {
+      for (std::int64_t k = next++; k < chunks; k = next++) {
+        generate(k * per_chunk, std::min(rows, (k + 1) * per_chunk), parts[std::size_t(k)]);
+      }
+    });
+  }
+  for (auto& t : pool) { t.join(); }
   std::vector<offset_t> row_ptr{0};
+  row_ptr.reserve(static_cast<std::size_t>(rows) + 1);
+  std::size_t nnz = 0;
+  for (const auto& p : parts) { nnz += p.col_idx.size(); }
   std::vector<I> col_idx;
   std::vector<V> values;
-  std::unordered_set<std::int64_t> seen;
-  std::vector<I> row;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    auto deg = std::int64_t(x_m / std::pow(1.0 - unit(rng), 1.0 / alpha));
-    deg = std::clamp(deg, s.min_degree, std::min(s.max_degree, s.cols));
-    seen.clear();
-    row.clear();
-    while (std::int64_t(row.size()) < deg) {
-      const double u = unit(rng) * total;
-      const auto r = std::int64_t(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-      const std::int64_t c = perm[std::size_t(std::min(r, s.cols - 1))];
-      if (seen.insert(c).second) { row.push_back(I(c)); }
-    }
-    std::sort(row.begin(), row.end());
-    for (const I c : row) {
-      col_idx.push_back(c);
-      values.push_back(V(1.0 + std::floor(unit(rng) * 10.0)));
-    }
-    row_ptr.push_back(offset_t(col_idx.size()));
+  col_idx.reserve(nnz);
+  values.reserve(nnz);
+  for (auto& p : parts) {
+    for (const offset_t d : p.degree) { row_ptr.push_back(row_ptr.back() + d); }
+    col_idx.insert(col_idx.end(), p.col_idx.begin(), p.col_idx.end());
+    values.insert(values.end(), p.values.begin(), p.values.end());
+    p = chunk{};
   }
   return make_csr<V, I>(host_resources{}, rows, s.cols, row_ptr, col_idx, values,
                         csr_check::canonical);

@@ -467,11 +467,14 @@ coo_matrix<V, I> csr_to_coo(const cuda_resources& res, csr_view<V, I> a)
   return m;
 }
 
+namespace detail {
+
+/// The transpose of a device CSR the caller has validated (the pairwise engine validates its
+/// operands once; a second validation would cost a kernel and a device round trip).
 template <class V, class I>
-csr_matrix<V, I> transpose(const cuda_resources& res, csr_view<V, I> a)
+csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a)
 {
   require_device(a.space, "spira::transpose", "input");
-  validate(res, a, csr_check::valid, "transpose: input");
   detail::expects(detail::fits_index<I>(a.rows), "transpose: ", a.rows,
                   " rows do not fit the column index type of the transpose");
   detail::device_guard guard(res.device);
@@ -495,6 +498,16 @@ csr_matrix<V, I> transpose(const cuda_resources& res, csr_view<V, I> a)
   launch_elementwise(res, a.nnz, gather_transpose<V, I>, a.row_ptr, a.rows, ord.current, a.values,
                      a.nnz, t.col_idx(), t.values());
   return t;
+}
+
+}  // namespace detail
+
+template <class V, class I>
+csr_matrix<V, I> transpose(const cuda_resources& res, csr_view<V, I> a)
+{
+  require_device(a.space, "spira::transpose", "input");
+  validate(res, a, csr_check::valid, "transpose: input");
+  return detail::transpose_validated(res, a);
 }
 
 // ---- copies to the device ---------------------------------------------------------------------------
@@ -534,6 +547,7 @@ dense_matrix<T> to_device(const cuda_resources& res, dense_view<const T> a)
   template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);                     \
   template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);                     \
   template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);                      \
+  template csr_matrix<V, I> detail::transpose_validated(const cuda_resources&, csr_view<V, I>);     \
   template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                    \
                                          canonicalize_options);                                    \
   template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);

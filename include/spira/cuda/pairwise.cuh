@@ -15,9 +15,10 @@
 // Exactly those of the host engine (spira/ops.hpp, docs/semirings.md): the intersection of the
 // stored columns for annihilating semirings, the union for NAMMs; norms from the raw rows, the
 // product on the prepared rows (D::prepare); finalize(acc, norms(A_i), norms(B_j), cols).
-// Arithmetic: the intersection strategy forms products and accumulates sum-kind ⊕ in double (see
-// intersection_accumulator_t); hybrid and dense run in the value type V; row norms, NAMM
-// corrections and finalize run in double everywhere. Sum-kind ⊕ is accumulated with atomics, whose
+// Arithmetic: the intersection strategy accumulates sum-kind ⊕ in double where the finalize
+// cancels (intersection_sums_in_double, intersection_accumulator_t), forms dot products in double
+// and other ⊗ in V with their one-sided NAMM terms in double (intersection_multiply_d); hybrid and
+// dense run in the value type V; row norms, NAMM corrections and finalize run in double everywhere. Sum-kind ⊕ is accumulated with atomics, whose
 // order varies: float results may differ from the host engine (which accumulates in double) in the
 // last bits, and the hybrid and dense strategies also between runs; the double accumulators of the
 // intersection strategy make such differences rare after rounding but do not exclude them.
@@ -31,7 +32,8 @@
 //                 sum-kind ⊕ use ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections (one pass).
 //                 One-term NAMMs with a min / max ⊕ (chebyshev) combine the intersection with,
 //                 per pair, each row's best one-sided term outside the other row (from 4
-//                 precomputed candidates per row and a binary search in the other row).
+//                 precomputed candidates per row and a binary search in the other row; pairs
+//                 whose candidates are all shared are finished by one warp per pair).
 //                 Not available for NAMMs with another ⊕ (those take `hybrid`).
 //   hybrid        the seed paper's load-balanced hybrid CSR+COO kernel (Nolet et al., section 3.3):
 //                 a block holds one row (or a column range of a long row) of A in shared memory,
@@ -43,7 +45,8 @@
 //   dense         for distances whose ⊗ is a product of per-element maps (dot_product_form):
 //                 densified row tiles of A and B, one cuBLAS GEMM per tile pair (float32 or
 //                 float64, never TF32), finalize over the output tile.
-//   automatic     choose_strategy() below, from the shapes, the densities and D's traits.
+//   automatic     choose_strategy() below, from the shapes, the densities and D's traits, and
+//                 for min / max NAMMs from two statistics measured on the device.
 //
 // Memory: the output, plus O(nnz(A) + nnz(B) + rows) workspace, plus an accumulator tile of at
 // most cuda_pairwise_policy::workspace_bytes when a distance has several accumulator terms, plus
@@ -82,8 +85,26 @@ struct cuda_pairwise_policy_sm90 {
   /// Threads per block of the CSC intersection kernel.
   static constexpr int intersection_threads = 256;
   /// Shared-memory accumulator tile per block (the output columns one block owns at a time:
-  /// 6,144 float or 3,072 double accumulators). 24 KB keeps 8 blocks (64 warps) resident per SM.
-  static constexpr std::size_t intersection_shared_bytes = 24 * 1024;
+  /// 6,912 float or 3,456 double accumulators). 27 KB is the most that keeps 8 blocks (64 warps)
+  /// resident per SM (8 x (27 + 1 reserved) KB = 224 KB of the 228 KB), and 3,456 double columns
+  /// hold uci-bow-kos (3,430 rows) in one tile.
+  static constexpr std::size_t intersection_shared_bytes = 27 * 1024;
+  /// Entries of a column of B each lane loads before combining them (memory-level parallelism of
+  /// the column walk: the loads of one round are independent).
+  static constexpr int intersection_unroll = 4;
+  /// Selection NAMMs (chebyshev): pairs whose K best one-sided entries are all shared with the
+  /// other row are finished by a second kernel, one warp per pair; the list holds at most
+  /// max(nnz(A) + nnz(B), this) pairs (beyond it, the pair's thread scans the row itself).
+  static constexpr std::int64_t selection_fallback_min_capacity = std::int64_t(1) << 16;
+  /// Pairs sampled (deterministically) by `automatic` to estimate the selection fix-up's work.
+  static constexpr std::int64_t selection_samples = 8192;
+  /// `automatic` takes `intersection` for a selection NAMM when its work (products plus fix-up
+  /// search steps) is at most this multiple of the hybrid kernel's work (rows(A) nnz(B) +
+  /// rows(B) nnz(A)). Measured on the H200 (bench/results/pairwise_gpu-2026-11-21.jsonl): the
+  /// hybrid kernel visits about 1.2e11 (row, entry) pairs per second, the intersection kernel
+  /// forms about 2.4e11 products per second and the fix-up does about 2.7e11 search steps per
+  /// second, so intersection wins when products + steps < about 2 x the hybrid work.
+  static constexpr double selection_intersection_factor = 2.0;
   // hybrid
   /// Threads per block of the hybrid kernel (the paper uses 32 warps; 8 leave room for more
   /// resident blocks, which hides the hash-table setup of each block).
@@ -151,12 +172,33 @@ template <> struct dot_product_form<distances::russellrao> : std::true_type, det
 template <> struct dot_product_form<distances::hellinger> : std::true_type, detail::sqrt_form {};
 template <> struct dot_product_form<semirings::plus_times> : std::true_type, detail::identity_form {};
 
+/// Whether the intersection strategy accumulates D's ⊕ in double (else in the value type V).
+/// Default: every sum-kind ⊕, because sums feed cancelling finalizes (NAMM corrections, norm
+/// expansions). Distances whose finalize does not cancel (a dot product used as it is, or divided
+/// by the norms) accumulate in V: half the shared memory per output column and cheaper atomics,
+/// with a relative error of the float sum (about 1e-7 of Σ|a b|). Specialise for a user distance.
+template <class D>
+struct intersection_sums_in_double
+  : std::bool_constant<D::add_monoid::kind == monoid_kind::sum> {};
+template <> struct intersection_sums_in_double<distances::cosine> : std::false_type {};
+template <> struct intersection_sums_in_double<distances::inner_product> : std::false_type {};
+template <> struct intersection_sums_in_double<semirings::plus_times> : std::false_type {};
+
 /// Cheap statistics of a pairwise problem, for choose_strategy.
 struct pairwise_problem {
   std::int64_t rows_a = 0, rows_b = 0, cols = 0, nnz_a = 0, nnz_b = 0;
   bool annihilating = true;    ///< D::annihilating
   bool invertible_add = true;  ///< ⊕ is a sum (a NAMM's union becomes intersection + corrections)
   bool dot_product = false;    ///< dot_product_form<D>::value
+  /// A one-term NAMM whose ⊕ is min or max (chebyshev): the intersection strategy adds a per-pair
+  /// fix-up whose cost depends on the values (see selection_scan).
+  bool selection = false;
+  /// Σ_c nnz(A[:,c]) nnz(B[:,c]): the products of the intersection strategy (negative: unknown).
+  double products = -1;
+  /// Estimated binary-search steps of the selection fix-up over all pairs (negative: unknown):
+  /// from a deterministic sample of pairs, the rows that must be scanned because all their
+  /// candidates are shared, times log2 of the other row's degree.
+  double selection_scan = -1;
 };
 
 /// The strategy `automatic` runs:
@@ -164,9 +206,15 @@ struct pairwise_problem {
 ///                 (a GEMM beats any sparse kernel on dense-ish data such as single-cell counts);
 ///   intersection  otherwise, when the semiring is annihilating or its ⊕ is a sum (work follows
 ///                 the products that exist);
-///   hybrid        otherwise (NAMMs with a min / max / custom ⊕, e.g. chebyshev; one-term min /
-///                 max NAMMs can be forced to `intersection`, which is not yet the default for
-///                 them because it has not been measured).
+///   intersection  for a selection NAMM (min / max ⊕, e.g. chebyshev) whose measured work,
+///                 products + selection_scan, is at most selection_intersection_factor times the
+///                 hybrid work rows(A) nnz(B) + rows(B) nnz(A): sparse data whose rows rarely share
+///                 their largest entries (tf-idf, bag of words, ratings);
+///   hybrid        otherwise: selection NAMMs on data whose rows share their largest entries (the
+///                 fix-up would scan most pairs: single-cell counts), selection NAMMs whose
+///                 statistics were not measured, and NAMMs with a custom ⊕.
+/// spira::pairwise measures `products` and `selection_scan` on the device for selection NAMMs
+/// (one small sampling kernel and one 16-byte read) before it calls this function again.
 inline pairwise_strategy choose_strategy(const pairwise_problem& p)
 {
   using policy = cuda_pairwise_policy;
@@ -179,6 +227,13 @@ inline pairwise_strategy choose_strategy(const pairwise_problem& p)
     return pairwise_strategy::dense;
   }
   if (p.annihilating || p.invertible_add) { return pairwise_strategy::intersection; }
+  if (p.selection && p.products >= 0 && p.selection_scan >= 0) {
+    const double hybrid_work =
+      double(p.rows_a) * double(p.nnz_b) + double(p.rows_b) * double(p.nnz_a);
+    if (p.products + p.selection_scan <= policy::selection_intersection_factor * hybrid_work) {
+      return pairwise_strategy::intersection;
+    }
+  }
   return pairwise_strategy::hybrid;
 }
 
@@ -234,6 +289,11 @@ void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* 
 
 /// Reads the number of SMs and the current device; small helpers shared with the library.
 int multiprocessor_count(int device);
+
+/// spira::transpose of a device CSR that the caller has already validated (no second validation
+/// and its device round trip). src/cuda/convert.cu.
+template <class V, class I>
+csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a);
 
 /// Makes res.device current for a scope (as every CUDA entry point of spira does).
 class pairwise_device_scope {
@@ -396,6 +456,16 @@ __device__ inline double finalize_device(const D& d, const terms<T, N>& acc, con
   }
 }
 
+/// The one-sided terms ⊗(x, 0) (Left) or ⊗(0, x), in double. The NAMM corrections are sums of
+/// exactly these values and the intersection kernel subtracts exactly these values, so the two
+/// cancel to the rounding of double sums.
+template <class D, bool Left, class V>
+__device__ inline auto one_sided_d(const D& d, V x)
+{
+  return as_terms(Left ? d.template multiply<double>(double(x), 0.0)
+                       : d.template multiply<double>(0.0, double(x)));
+}
+
 // ---- per-row kernels (one warp per row) ------------------------------------------------------------
 
 /// norms[i] = the norm list of D over the raw stored values of row i (in double).
@@ -452,8 +522,7 @@ __global__ void corrections_kernel(D d, const offset_t* row_ptr, const V* values
 #pragma unroll
     for (int t = 0; t < N; ++t) { s[t] = 0.0; }
     for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
-      const V x = values[k];
-      const auto p = as_terms(Left ? d.template multiply<V>(x, V(0)) : d.template multiply<V>(V(0), x));
+      const auto p = one_sided_d<D, Left>(d, values[k]);
 #pragma unroll
       for (int t = 0; t < N; ++t) { s[t] += double(p[t]); }
     }
@@ -559,24 +628,38 @@ __device__ inline bool sorted_contains(const I* cols, offset_t n, I c)
   return false;
 }
 
-/// ⊕ over the entries of a row whose columns the other row does not store, of the one-sided
-/// product: the first of the row's K candidates missing from the other row, or a full scan when
-/// all K are present and the row has more.
-template <class D, class V, class I, bool Left>
-__device__ inline V best_outside(const D& d, const I* top_col, const V* top_val,
-                                 const I* row_cols, const V* row_vals, offset_t row_n,
-                                 const I* other_cols, offset_t other_n)
+/// The candidates' part of best_outside: true and in `best` the first of the row's K candidates
+/// whose column the other row does not store (e⊕ when the row has no such entry among fewer than
+/// K); false when all K candidates are stored by the other row and the row has more entries, so
+/// that the rest of the row must be scanned (scan_outside).
+template <class D, class V, class I>
+__device__ inline bool candidates_outside(const I* top_col, const V* top_val, offset_t row_n,
+                                          const I* other_cols, offset_t other_n, V& best)
 {
   using add = typename D::add_monoid;
   constexpr int K = selection_candidates;
+  best = add::template identity<V>();
   for (int r = 0; r < K; ++r) {
     const I c = top_col[r];
-    if (c == I(-1)) { return add::template identity<V>(); }
-    if (!sorted_contains(other_cols, other_n, c)) { return top_val[r]; }
+    if (c == I(-1)) { return true; }
+    if (!sorted_contains(other_cols, other_n, c)) {
+      best = top_val[r];
+      return true;
+    }
   }
-  if (row_n <= K) { return add::template identity<V>(); }
+  return row_n <= K;
+}
+
+/// ⊕ of the one-sided products of the entries first, first + stride, ... below row_n of a row
+/// whose columns the other row does not store (one thread: stride 1; a warp: lane, 32).
+template <class D, class V, class I, bool Left>
+__device__ inline V scan_outside(const D& d, const I* row_cols, const V* row_vals,
+                                 offset_t first, offset_t row_n, offset_t stride,
+                                 const I* other_cols, offset_t other_n)
+{
+  using add = typename D::add_monoid;
   V best = add::template identity<V>();
-  for (offset_t k = 0; k < row_n; ++k) {
+  for (offset_t k = first; k < row_n; k += stride) {
     if (sorted_contains(other_cols, other_n, row_cols[k])) { continue; }
     const V x = row_vals[k];
     best = add{}(best, Left ? V(as_terms(d.template multiply<V>(x, V(0)))[0])
@@ -585,7 +668,30 @@ __device__ inline V best_outside(const D& d, const I* top_col, const V* top_val,
   return best;
 }
 
+/// ⊕ over the entries of a row whose columns the other row does not store, of the one-sided
+/// product: the first of the row's K candidates missing from the other row, or a full scan when
+/// all K are present and the row has more.
+template <class D, class V, class I, bool Left>
+__device__ inline V best_outside(const D& d, const I* top_col, const V* top_val,
+                                 const I* row_cols, const V* row_vals, offset_t row_n,
+                                 const I* other_cols, offset_t other_n)
+{
+  V best;
+  if (candidates_outside<D, V, I>(top_col, top_val, row_n, other_cols, other_n, best)) {
+    return best;
+  }
+  return scan_outside<D, V, I, Left>(d, row_cols, row_vals, 0, row_n, 1, other_cols, other_n);
+}
+
 // ---- intersection through the CSC of B -------------------------------------------------------------
+
+/// A pair of a selection NAMM whose fix-up needs a full row scan (all K candidates of a row are
+/// stored by the other row): sides bit 0 = row i of A against row j of B, bit 1 = row j of B
+/// against row i of A. Meanwhile the output holds the pair's raw ⊕ without the scanned sides.
+struct selection_fallback {
+  std::int64_t i, j;
+  int sides;
+};
 
 /// Arguments of the intersection kernel (device pointers).
 template <class D, class V, class I>
@@ -605,6 +711,8 @@ struct intersection_args {
   const norm_values* norms_b;
   const terms<double, N>* corr_a;  ///< NAMM corrections (nullptr for annihilating semirings)
   const terms<double, N>* corr_b;
+  /// Sum NAMMs: ⊗(0, b) in double for every entry of the CSC of B (nullptr otherwise).
+  const terms<double, N>* bt_side;
   // Selection NAMMs only (nullptr otherwise): B's rows, and K candidates per row of A and of B.
   const offset_t* b_ptr;
   const I* b_col;
@@ -616,38 +724,206 @@ struct intersection_args {
   V* out;
   std::int64_t ld;
   std::int64_t tile_cols;  ///< output columns per shared-memory tile
+  // Selection NAMMs in spira::pairwise (nullptr otherwise): pairs left to the fallback kernel.
+  selection_fallback* fallback;
+  unsigned long long* fallback_count;
+  std::int64_t fallback_capacity;
 };
 
-/// The accumulator of the intersection kernel: double for every sum ⊕, V for selections (min, max,
-/// custom). Sums feed cancelling finalizes: a NAMM's union is intersection + per-row corrections,
-/// and the expansions (euclidean, hellinger, correlation...) subtract the dot from the norms, which
-/// are computed in double. Products are formed in double too (exact for float inputs), so for two
-/// equal rows the expansion cancels to rounding of the double sums and, e.g., euclidean(x, x) is 0
-/// to about 1e-8 instead of the square root of float rounding (about 1e-3).
+/// The accumulator of the intersection kernel: double for sum ⊕ (intersection_sums_in_double),
+/// V for selections (min, max, custom) and for dot products whose finalize does not cancel.
+/// Sums feed cancelling finalizes: a NAMM's union is intersection + per-row corrections, and the
+/// expansions (euclidean, hellinger, correlation...) subtract the dot from the norms, which are
+/// computed in double. For dot-product-form distances the products are formed in the accumulator
+/// type (double: exact for float inputs), so for two equal rows the expansion cancels to rounding
+/// of the double sums and, e.g., euclidean(x, x) is 0 to about 1e-8 instead of the square root of
+/// float rounding (about 1e-3).
 template <class D, class V>
 using intersection_accumulator_t =
-  std::conditional_t<D::add_monoid::kind == monoid_kind::sum, double, V>;
+  std::conditional_t<intersection_sums_in_double<D>::value, double, V>;
 
-/// The product the intersection pass accumulates (see the host engine): ⊗ itself for an
-/// annihilating semiring or a selection NAMM, ⊗(a,b) - ⊗(a,0) - ⊗(0,b) for a NAMM with a sum ⊕.
-template <class D, class T>
-__device__ inline auto intersection_product_d(const D& d, T a, T b)
+/// One product of the intersection kernel, before a NAMM's subtraction of the one-sided terms:
+/// for a dot-product form, ⊗ in the accumulator type A (double: exact for float inputs);
+/// otherwise ⊗ in V, widened to A (a transcendental ⊗ such as jensenshannon's costs several
+/// times more in double, and its rounding in V is relative to the term, not to the cancelling
+/// one-sided terms, which stay in double).
+template <class D, class V, class A>
+__device__ inline terms<A, distance_traits<D, V>::num_terms> intersection_multiply_d(const D& d,
+                                                                                    V a, V b)
 {
-  auto p = as_terms(d.template multiply<T>(a, b));
-  if constexpr (sum_namm_v<D, T>) {
-    const auto pa = as_terms(d.template multiply<T>(a, T(0)));
-    const auto pb = as_terms(d.template multiply<T>(T(0), b));
+  constexpr int N = distance_traits<D, V>::num_terms;
+  terms<A, N> r;
+  if constexpr (dot_product_form<D>::value) {
+    const auto p = as_terms(d.template multiply<A>(A(a), A(b)));
 #pragma unroll
-    for (int t = 0; t < decltype(p)::size; ++t) { p[t] = (p[t] - pa[t]) - pb[t]; }
+    for (int t = 0; t < N; ++t) { r[t] = A(p[t]); }
+  } else {
+    const auto p = as_terms(d.template multiply<V>(a, b));
+#pragma unroll
+    for (int t = 0; t < N; ++t) { r[t] = A(p[t]); }
   }
-  return p;
+  return r;
+}
+
+/// Accumulates ⊕ over the shared columns of row i of A and rows [j0, j0 + width) of B into the
+/// block's shared accumulator acc (width x N terms), which the caller has set to e⊕: each warp takes
+/// nonzeros (c, a) of row i and its lanes walk the part of column c of B that falls in the tile
+/// (its start found by binary search when j0 > 0; the walk stops at the tile's end), loading
+/// intersection_unroll entries per lane before combining ⊗ into acc with the monoid's
+/// shared-memory atomic. For a NAMM with a sum ⊕ the combined term is ⊗(a, b) - ⊗(a, 0) - ⊗(0, b)
+/// (the one-sided terms in double: ⊗(a, 0) once per nonzero of A, ⊗(0, b) from bt_side). The
+/// whole block calls it; the caller synchronises before reading acc.
+template <class D, class V, class I>
+__device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std::int64_t i,
+                                        std::int64_t j0, std::int64_t width,
+                                        intersection_accumulator_t<D, V>* acc)
+{
+  using add = typename D::add_monoid;
+  using A = intersection_accumulator_t<D, V>;
+  constexpr int N = intersection_args<D, V, I>::N;
+  constexpr int U = cuda_pairwise_policy::intersection_unroll;
+  constexpr bool sum_namm = sum_namm_v<D, V>;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  const offset_t a_begin = p.a_ptr[i], a_end = p.a_ptr[i + 1];
+  for (offset_t k = a_begin + warp; k < a_end; k += warps) {
+    const std::int64_t c = p.a_col[k];
+    const V x = p.a_val[k];
+    offset_t lo = p.bt_ptr[c];
+    const offset_t hi = p.bt_ptr[c + 1];
+    if (lo == hi) { continue; }
+    if (j0 > 0) {
+      // The first entry of column c with a row >= j0 (rows are sorted within a column).
+      offset_t h = hi;
+      while (lo < h) {
+        const offset_t m = lo + (h - lo) / 2;
+        if (std::int64_t(p.bt_row[m]) < j0) { lo = m + 1; } else { h = m; }
+      }
+    }
+    [[maybe_unused]] terms<double, N> side_a;
+    if constexpr (sum_namm) { side_a = one_sided_d<D, true>(p.d, x); }
+    for (offset_t q0 = lo; q0 < hi; q0 += offset_t(32) * U) {
+      I row[U];
+      V val[U];
+      [[maybe_unused]] terms<double, N> side_b[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const offset_t q = q0 + u * 32 + lane;
+        const bool in = q < hi;
+        row[u] = in ? p.bt_row[q] : I(0);
+        val[u] = in ? p.bt_val[q] : V(0);
+        if constexpr (sum_namm) {
+          if (in) { side_b[u] = p.bt_side[q]; }
+        }
+      }
+      bool past = false;  // this lane reached the end of the column or of the tile
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const offset_t q = q0 + u * 32 + lane;
+        const std::int64_t j = std::int64_t(row[u]) - j0;
+        if (q >= hi || j >= width) {
+          past = true;
+          continue;
+        }
+        auto prod = intersection_multiply_d<D, V, A>(p.d, x, val[u]);
+        if constexpr (sum_namm) {
+#pragma unroll
+          for (int t = 0; t < N; ++t) { prod[t] = A((double(prod[t]) - side_a[t]) - side_b[u][t]); }
+        }
+#pragma unroll
+        for (int t = 0; t < N; ++t) { atomic_combine<add>(&acc[j * N + t], prod[t]); }
+      }
+      // Entries are sorted by row: once a lane is past the tile, every later round is too.
+      if (__any_sync(full_warp, past)) { break; }
+    }
+  }
+}
+
+/// The value of pair (i, j) from its accumulated terms `a`: the finalize of D, with the NAMM
+/// corrections of a sum ⊕ or, for a selection ⊕, each row's best entry outside the other row.
+template <class D, class V, class I>
+__device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int64_t i,
+                                   std::int64_t j,
+                                   terms<intersection_accumulator_t<D, V>,
+                                         intersection_args<D, V, I>::N> a)
+{
+  using add = typename D::add_monoid;
+  constexpr int N = intersection_args<D, V, I>::N;
+  if constexpr (sum_namm_v<D, V>) {
+    terms<double, N> corr;
+#pragma unroll
+    for (int t = 0; t < N; ++t) { corr[t] = p.corr_a[i][t] + p.corr_b[j][t]; }
+    return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols, &corr));
+  } else {
+    if constexpr (selection_namm_v<D, V>) {
+      // The union: the intersection's ⊕ and each row's best entry outside the other row.
+      constexpr int K = selection_candidates;
+      const offset_t a_begin = p.a_ptr[i], a_n = p.a_ptr[i + 1] - a_begin;
+      const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
+      const V from_a = best_outside<D, V, I, true>(p.d, p.top_a_col + i * K, p.top_a_val + i * K,
+                                                   p.a_col + a_begin, p.a_val + a_begin, a_n,
+                                                   p.b_col + b_begin, b_n);
+      const V from_b = best_outside<D, V, I, false>(p.d, p.top_b_col + j * K,
+                                                    p.top_b_val + j * K, p.b_col + b_begin,
+                                                    p.b_val + b_begin, b_n, p.a_col + a_begin,
+                                                    a_n);
+      a[0] = add{}(add{}(a[0], from_a), from_b);
+    }
+    return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+                             static_cast<const terms<double, N>*>(nullptr)));
+  }
+}
+
+/// Writes pair (i, j) to *dst: intersection_finalize, except for a selection NAMM with a fallback
+/// list (spira::pairwise), where a pair whose fix-up needs a row scan stores its raw ⊕ and is
+/// queued for selection_fallback_kernel (one warp per pair instead of one thread scanning a long
+/// row); when the list is full the thread scans itself.
+template <class D, class V, class I>
+__device__ inline void intersection_store(
+  const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
+  terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a, V* dst)
+{
+  if constexpr (selection_namm_v<D, V>) {
+    if (p.fallback != nullptr) {
+      using add = typename D::add_monoid;
+      constexpr int K = selection_candidates;
+      const offset_t a_begin = p.a_ptr[i], a_n = p.a_ptr[i + 1] - a_begin;
+      const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
+      V from_a, from_b;
+      const bool done_a = candidates_outside<D, V, I>(p.top_a_col + i * K, p.top_a_val + i * K,
+                                                      a_n, p.b_col + b_begin, b_n, from_a);
+      const bool done_b = candidates_outside<D, V, I>(p.top_b_col + j * K, p.top_b_val + j * K,
+                                                      b_n, p.a_col + a_begin, a_n, from_b);
+      a[0] = add{}(add{}(a[0], from_a), from_b);
+      if (!(done_a && done_b)) {
+        const unsigned long long slot = atomicAdd(p.fallback_count, 1ull);
+        if (slot < (unsigned long long)p.fallback_capacity) {
+          p.fallback[slot] = selection_fallback{i, j, (done_a ? 0 : 1) | (done_b ? 0 : 2)};
+          *dst = V(a[0]);
+          return;
+        }
+        if (!done_a) {
+          a[0] = add{}(a[0], scan_outside<D, V, I, true>(p.d, p.a_col + a_begin, p.a_val + a_begin,
+                                                         0, a_n, 1, p.b_col + b_begin, b_n));
+        }
+        if (!done_b) {
+          a[0] = add{}(a[0], scan_outside<D, V, I, false>(p.d, p.b_col + b_begin,
+                                                          p.b_val + b_begin, 0, b_n, 1,
+                                                          p.a_col + a_begin, a_n));
+        }
+      }
+      *dst = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+                               static_cast<const terms<double, 1>*>(nullptr)));
+      return;
+    }
+  }
+  *dst = intersection_finalize(p, i, j, a);
 }
 
 /// Block (x: rows of A, grid-stride; y: tiles of tile_cols output columns, grid-stride). For row i
-/// and the tile [j0, j1): the shared accumulator starts at e⊕; each warp takes nonzeros (c, a) of
-/// row i and its lanes walk the part of column c of B that falls in [j0, j1) (found by binary
-/// search), combining ⊗ into the accumulator with the monoid's shared-memory atomic; then the
-/// tile is finalized straight into the output.
+/// and the tile [j0, j1): the shared accumulator starts at e⊕, intersection_accumulate fills it and
+/// the tile is finalized straight into the output (intersection_store).
 template <class D, class V, class I>
 __global__ void intersection_kernel(intersection_args<D, V, I> p)
 {
@@ -656,9 +932,6 @@ __global__ void intersection_kernel(intersection_args<D, V, I> p)
   constexpr int N = intersection_args<D, V, I>::N;
   extern __shared__ unsigned char smem_raw[];
   A* acc = reinterpret_cast<A*>(smem_raw);
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x / 32;
-  const int warps = blockDim.x / 32;
   const std::int64_t tiles = (p.rows_b + p.tile_cols - 1) / p.tile_cols;
   for (std::int64_t tile = blockIdx.y; tile < tiles; tile += gridDim.y) {
     const std::int64_t j0 = tile * p.tile_cols;
@@ -668,65 +941,52 @@ __global__ void intersection_kernel(intersection_args<D, V, I> p)
         acc[e] = add::template identity<A>();
       }
       __syncthreads();
-      const offset_t a_begin = p.a_ptr[i], a_end = p.a_ptr[i + 1];
-      for (offset_t k = a_begin + warp; k < a_end; k += warps) {
-        const std::int64_t c = p.a_col[k];
-        const V x = p.a_val[k];
-        offset_t lo = p.bt_ptr[c], hi = p.bt_ptr[c + 1];
-        if (lo == hi) { continue; }
-        if (j0 > 0 || width < p.rows_b) {
-          // The entries of column c with rows in [j0, j0 + width): two binary searches.
-          const I* rows = p.bt_row;
-          offset_t l = lo, h = hi;
-          while (l < h) {
-            const offset_t m = l + (h - l) / 2;
-            if (std::int64_t(rows[m]) < j0) { l = m + 1; } else { h = m; }
-          }
-          offset_t l2 = l, h2 = hi;
-          while (l2 < h2) {
-            const offset_t m = l2 + (h2 - l2) / 2;
-            if (std::int64_t(rows[m]) < j0 + width) { l2 = m + 1; } else { h2 = m; }
-          }
-          lo = l;
-          hi = l2;
-        }
-        for (offset_t q = lo + lane; q < hi; q += 32) {
-          const std::int64_t j = std::int64_t(p.bt_row[q]) - j0;
-          const auto prod = intersection_product_d(p.d, A(x), A(p.bt_val[q]));
-#pragma unroll
-          for (int t = 0; t < N; ++t) { atomic_combine<add>(&acc[j * N + t], A(prod[t])); }
-        }
-      }
+      intersection_accumulate(p, i, j0, width, acc);
       __syncthreads();
       V* out_row = p.out + i * p.ld + j0;
       for (std::int64_t jj = threadIdx.x; jj < width; jj += blockDim.x) {
         terms<A, N> a;
 #pragma unroll
         for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
-        const std::int64_t j = j0 + jj;
-        if constexpr (sum_namm_v<D, V>) {
-          terms<double, N> corr;
-#pragma unroll
-          for (int t = 0; t < N; ++t) { corr[t] = p.corr_a[i][t] + p.corr_b[j][t]; }
-          out_row[jj] = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols, &corr));
-        } else {
-          if constexpr (selection_namm_v<D, V>) {
-            // The union: the intersection's ⊕ and each row's best entry outside the other row.
-            constexpr int K = selection_candidates;
-            const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
-            const V from_a = best_outside<D, V, I, true>(
-              p.d, p.top_a_col + i * K, p.top_a_val + i * K, p.a_col + a_begin, p.a_val + a_begin,
-              a_end - a_begin, p.b_col + b_begin, b_n);
-            const V from_b = best_outside<D, V, I, false>(
-              p.d, p.top_b_col + j * K, p.top_b_val + j * K, p.b_col + b_begin, p.b_val + b_begin,
-              b_n, p.a_col + a_begin, a_end - a_begin);
-            a[0] = add{}(add{}(a[0], from_a), from_b);
-          }
-          out_row[jj] = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
-                                          static_cast<const terms<double, N>*>(nullptr)));
-        }
+        intersection_store(p, i, j0 + jj, a, out_row + jj);
       }
       __syncthreads();
+    }
+  }
+}
+
+/// The pairs the intersection kernel left to it (selection NAMMs): one warp per pair scans the
+/// row(s) whose K candidates were all shared, reduces with ⊕, combines with the raw ⊕ stored in
+/// the output and writes the finalized value.
+template <class D, class V, class I>
+__global__ void selection_fallback_kernel(intersection_args<D, V, I> p)
+{
+  using add = typename D::add_monoid;
+  const unsigned long long stored = *p.fallback_count;
+  const std::int64_t n = stored < (unsigned long long)p.fallback_capacity
+                           ? std::int64_t(stored) : p.fallback_capacity;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t e = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; e < n;
+       e += warps) {
+    const selection_fallback f = p.fallback[e];
+    const offset_t a_begin = p.a_ptr[f.i], a_n = p.a_ptr[f.i + 1] - a_begin;
+    const offset_t b_begin = p.b_ptr[f.j], b_n = p.b_ptr[f.j + 1] - b_begin;
+    V best = add::template identity<V>();
+    if (f.sides & 1) {
+      best = add{}(best, scan_outside<D, V, I, true>(p.d, p.a_col + a_begin, p.a_val + a_begin,
+                                                     lane, a_n, 32, p.b_col + b_begin, b_n));
+    }
+    if (f.sides & 2) {
+      best = add{}(best, scan_outside<D, V, I, false>(p.d, p.b_col + b_begin, p.b_val + b_begin,
+                                                      lane, b_n, 32, p.a_col + a_begin, a_n));
+    }
+    best = warp_reduce<add, V, 1>(terms<V, 1>{{best}})[0];
+    if (lane == 0) {
+      V* dst = p.out + f.i * p.ld + f.j;
+      const terms<V, 1> a{{add{}(*dst, best)}};
+      *dst = V(finalize_device(p.d, a, p.norms_a[f.i], p.norms_b[f.j], p.cols,
+                               static_cast<const terms<double, 1>*>(nullptr)));
     }
   }
 }
@@ -1057,66 +1317,241 @@ struct pairwise_context {
   }
 };
 
-template <class D, class V, class I>
-void run_intersection(pairwise_context<D, V, I>& ctx)
+/// True when two views are the same matrix (the same arrays and extents): A against itself.
+template <class V, class I>
+bool same_matrix(csr_view<V, I> a, csr_view<V, I> b)
 {
-  using policy = cuda_pairwise_policy;
-  constexpr int N = pairwise_context<D, V, I>::N;
-  const auto& res = ctx.res;
-  const csr_matrix<V, I> bt = transpose(res, ctx.b);
-  buffer<terms<double, N>> corr_a, corr_b;
-  intersection_args<D, V, I> p{};
-  p.d = ctx.d;
-  p.rows_a = ctx.a.rows;
-  p.rows_b = ctx.b.rows;
-  p.cols = ctx.a.cols;
-  p.a_ptr = ctx.a.row_ptr;
-  p.a_col = ctx.a.col_idx;
-  p.a_val = ctx.a.values;
-  p.bt_ptr = bt.row_ptr();
-  p.bt_row = bt.col_idx();
-  p.bt_val = bt.values();
-  p.norms_a = ctx.norms_a.data();
-  p.norms_b = ctx.norms_b.data();
-  if constexpr (sum_namm_v<D, V>) {
-    corr_a = ctx.template corrections<true>(ctx.a);
-    corr_b = ctx.template corrections<false>(ctx.b);
-    p.corr_a = corr_a.data();
-    p.corr_b = corr_b.data();
+  return a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
+         a.rows == b.rows && a.cols == b.cols && a.nnz == b.nnz;
+}
+
+/// side[q] = ⊗(0, values[q]) in double, for every entry of the CSC of B (sum NAMMs).
+template <class D, class V, int N>
+__global__ void right_sides_kernel(D d, const V* values, std::int64_t n, terms<double, N>* side)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t q = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < n; q += stride) {
+    side[q] = one_sided_d<D, false>(d, values[q]);
   }
+}
+
+/// counts[c] += 1 for every stored column c (the caller zeroes counts).
+template <class I>
+__global__ void column_counts_kernel(const I* col_idx, std::int64_t nnz, unsigned long long* counts)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
+       k += stride) {
+    atomicAdd(&counts[col_idx[k]], 1ull);
+  }
+}
+
+/// stats[0] += Σ_c nnz(A[:,c]) nnz(B[:,c]) (counts_a == nullptr: A is B) and stats[1] += the
+/// search steps of the selection fix-up over `samples` pairs: all pairs in order when there are
+/// at most `samples`, else pairs drawn by a fixed hash of the sample index (deterministic). A row
+/// whose K candidates are all stored by the other row costs deg x log2(2 + other degree).
+template <class D, class V, class I>
+__global__ void selection_statistics_kernel(intersection_args<D, V, I> p,
+                                            const unsigned long long* counts_a,
+                                            std::int64_t samples, double* stats)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  const std::int64_t tid = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  double products = 0, steps = 0;
+  for (std::int64_t c = tid; c < p.cols; c += stride) {
+    const double nb = double(p.bt_ptr[c + 1] - p.bt_ptr[c]);
+    products += (counts_a == nullptr ? nb : double(counts_a[c])) * nb;
+  }
+  constexpr int K = selection_candidates;
+  const bool all_pairs = double(p.rows_a) * double(p.rows_b) <= double(samples);
+  for (std::int64_t s = tid; s < samples; s += stride) {
+    std::int64_t i, j;
+    if (all_pairs) {
+      if (s >= p.rows_a * p.rows_b) { break; }
+      i = s / p.rows_b;
+      j = s % p.rows_b;
+    } else {
+      i = std::int64_t(murmur_mix(std::uint64_t(2 * s + 1)) % std::uint64_t(p.rows_a));
+      j = std::int64_t(murmur_mix(std::uint64_t(2 * s + 2)) % std::uint64_t(p.rows_b));
+    }
+    const offset_t a_begin = p.a_ptr[i], a_n = p.a_ptr[i + 1] - a_begin;
+    const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
+    V unused;
+    if (!candidates_outside<D, V, I>(p.top_a_col + i * K, p.top_a_val + i * K, a_n,
+                                     p.b_col + b_begin, b_n, unused)) {
+      steps += double(a_n) * log2(2.0 + double(b_n));
+    }
+    if (!candidates_outside<D, V, I>(p.top_b_col + j * K, p.top_b_val + j * K, b_n,
+                                     p.a_col + a_begin, a_n, unused)) {
+      steps += double(b_n) * log2(2.0 + double(a_n));
+    }
+  }
+  auto r = warp_reduce<plus_monoid, double, 2>(terms<double, 2>{{products, steps}});
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&stats[0], r[0]);
+    atomicAdd(&stats[1], r[1]);
+  }
+}
+
+/// What the intersection kernels read besides A and B: the CSC of B, the NAMM corrections and
+/// one-sided terms of B, or the selection candidates, gathered in `args` (out and ld left for the
+/// caller). Built once per (A, B) pair; the buffers live as long as the setup.
+template <class D, class V, class I>
+struct intersection_setup {
+  static constexpr int N = pairwise_context<D, V, I>::N;
+  csr_matrix<V, I> bt;
+  buffer<terms<double, N>> corr_a, corr_b, bt_side;
   buffer<I> top_a_col, top_b_col;
   buffer<V> top_a_val, top_b_val;
-  if constexpr (selection_namm_v<D, V>) {
-    constexpr int K = selection_candidates;
-    const auto candidates = [&](csr_view<V, I> m, buffer<I>& col, buffer<V>& val, auto kernel) {
-      const std::size_t n = std::size_t(std::max<std::int64_t>(m.rows, 1)) * K;
-      col = buffer<I>(res, n, "selection candidates (columns)");
-      val = buffer<V>(res, n, "selection candidates (values)");
-      kernel<<<row_grid(m.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
-        ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
-      SPIRA_CHECK_LAUNCH();
-    };
-    candidates(ctx.a, top_a_col, top_a_val, row_candidates_kernel<D, V, I, true>);
-    candidates(ctx.b, top_b_col, top_b_val, row_candidates_kernel<D, V, I, false>);
-    p.b_ptr = ctx.b.row_ptr;
-    p.b_col = ctx.b.col_idx;
-    p.b_val = ctx.b.values;
-    p.top_a_col = top_a_col.data();
-    p.top_a_val = top_a_val.data();
-    p.top_b_col = top_b_col.data();
-    p.top_b_val = top_b_val.data();
+  intersection_args<D, V, I> args{};
+
+  // B was validated by the caller: its transpose skips the second validation (a device round
+  // trip).
+  explicit intersection_setup(pairwise_context<D, V, I>& ctx)
+    : bt(transpose_validated(ctx.res, ctx.b))
+  {
+    using policy = cuda_pairwise_policy;
+    const auto& res = ctx.res;
+    intersection_args<D, V, I>& p = args;
+    p.d = ctx.d;
+    p.rows_a = ctx.a.rows;
+    p.rows_b = ctx.b.rows;
+    p.cols = ctx.a.cols;
+    p.a_ptr = ctx.a.row_ptr;
+    p.a_col = ctx.a.col_idx;
+    p.a_val = ctx.a.values;
+    p.bt_ptr = bt.row_ptr();
+    p.bt_row = bt.col_idx();
+    p.bt_val = bt.values();
+    p.norms_a = ctx.norms_a.data();
+    p.norms_b = ctx.norms_b.data();
+    if constexpr (sum_namm_v<D, V>) {
+      corr_a = ctx.template corrections<true>(ctx.a);
+      corr_b = ctx.template corrections<false>(ctx.b);
+      p.corr_a = corr_a.data();
+      p.corr_b = corr_b.data();
+      bt_side = buffer<terms<double, N>>(res, std::size_t(std::max<std::int64_t>(bt.nnz(), 1)),
+                                         "one-sided terms of B");
+      if (bt.nnz() > 0) {
+        right_sides_kernel<D, V, N>
+          <<<elementwise_grid(bt.nnz(), ctx.sms), policy::row_threads, 0, res.stream>>>(
+            ctx.d, bt.values(), bt.nnz(), bt_side.data());
+        SPIRA_CHECK_LAUNCH();
+      }
+      p.bt_side = bt_side.data();
+    }
+    if constexpr (selection_namm_v<D, V>) {
+      constexpr int K = selection_candidates;
+      const auto candidates = [&](csr_view<V, I> m, buffer<I>& col, buffer<V>& val, auto kernel) {
+        const std::size_t n = std::size_t(std::max<std::int64_t>(m.rows, 1)) * K;
+        col = buffer<I>(res, n, "selection candidates (columns)");
+        val = buffer<V>(res, n, "selection candidates (values)");
+        kernel<<<row_grid(m.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
+          ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
+        SPIRA_CHECK_LAUNCH();
+      };
+      candidates(ctx.a, top_a_col, top_a_val, row_candidates_kernel<D, V, I, true>);
+      candidates(ctx.b, top_b_col, top_b_val, row_candidates_kernel<D, V, I, false>);
+      p.b_ptr = ctx.b.row_ptr;
+      p.b_col = ctx.b.col_idx;
+      p.b_val = ctx.b.values;
+      p.top_a_col = top_a_col.data();
+      p.top_a_val = top_a_val.data();
+      p.top_b_col = top_b_col.data();
+      p.top_b_val = top_b_val.data();
+    }
+    using A = intersection_accumulator_t<D, V>;
+    p.tile_cols = std::int64_t(policy::intersection_shared_bytes / (sizeof(A) * N));
+    p.tile_cols = std::max<std::int64_t>(std::min(p.tile_cols, ctx.b.rows), 1);
   }
+  /// Shared memory of the accumulator tile.
+  [[nodiscard]] std::size_t accumulator_bytes() const
+  {
+    return std::size_t(args.tile_cols) * N * sizeof(intersection_accumulator_t<D, V>);
+  }
+};
+
+/// Fills prob.products and prob.selection_scan (see pairwise_problem) for a selection NAMM from
+/// its intersection setup: one column count of A (unless A is B), one statistics kernel over the
+/// columns and a sample of pairs, and one read of 16 bytes.
+template <class D, class V, class I>
+void measure_selection(pairwise_context<D, V, I>& ctx, const intersection_setup<D, V, I>& setup,
+                       pairwise_problem& prob)
+{
+  using policy = cuda_pairwise_policy;
+  const auto& res = ctx.res;
+  buffer<unsigned long long> counts_a;
+  if (!same_matrix(ctx.a, ctx.b)) {
+    counts_a = buffer<unsigned long long>(res, std::size_t(std::max<std::int64_t>(ctx.a.cols, 1)),
+                                          "column counts of A");
+    SPIRA_CUDA_TRY(cudaMemsetAsync(counts_a.data(), 0, counts_a.size() * sizeof(unsigned long long),
+                                   res.stream));
+    if (ctx.a.nnz > 0) {
+      column_counts_kernel<I><<<elementwise_grid(ctx.a.nnz, ctx.sms), policy::row_threads, 0,
+                                res.stream>>>(ctx.a.col_idx, ctx.a.nnz, counts_a.data());
+      SPIRA_CHECK_LAUNCH();
+    }
+  }
+  buffer<double> stats(res, 2, "selection statistics");
+  SPIRA_CUDA_TRY(cudaMemsetAsync(stats.data(), 0, 2 * sizeof(double), res.stream));
+  const std::int64_t samples = policy::selection_samples;
+  selection_statistics_kernel<D, V, I>
+    <<<elementwise_grid(std::max(samples, ctx.a.cols), ctx.sms), policy::row_threads, 0,
+       res.stream>>>(setup.args, counts_a.size() > 0 ? counts_a.data() : nullptr, samples,
+                     stats.data());
+  SPIRA_CHECK_LAUNCH();
+  double host[2] = {0, 0};
+  copy(host, memory_space::host, stats.data(), memory_space::device, 2, res);
+  const double pairs = double(ctx.a.rows) * double(ctx.b.rows);
+  prob.products = host[0];
+  prob.selection_scan = host[1] * (pairs / std::min(pairs, double(samples)));
+}
+
+/// The intersection strategy with a prepared setup: the kernel over (rows of A) x (tiles of B's
+/// rows), then for selection NAMMs the warp-per-pair fallback of the pairs it queued.
+template <class D, class V, class I>
+void run_intersection(pairwise_context<D, V, I>& ctx, const intersection_setup<D, V, I>& setup)
+{
+  using policy = cuda_pairwise_policy;
+  const auto& res = ctx.res;
+  intersection_args<D, V, I> p = setup.args;
   p.out = ctx.out.data;
   p.ld = ctx.out.ld;
-  using A = intersection_accumulator_t<D, V>;
-  p.tile_cols = std::int64_t(policy::intersection_shared_bytes / (sizeof(A) * N));
-  p.tile_cols = std::min(p.tile_cols, ctx.b.rows);
-  const std::size_t shared = std::size_t(p.tile_cols) * N * sizeof(A);
+  buffer<selection_fallback> fallback;
+  buffer<unsigned long long> fallback_count;
+  if constexpr (selection_namm_v<D, V>) {
+    const double pairs = double(ctx.a.rows) * double(ctx.b.rows);
+    p.fallback_capacity = std::int64_t(std::min(
+      pairs, double(std::max(ctx.a.nnz + ctx.b.nnz, policy::selection_fallback_min_capacity))));
+    fallback = buffer<selection_fallback>(res, std::size_t(std::max<std::int64_t>(
+                                                 p.fallback_capacity, 1)),
+                                          "selection fallback pairs");
+    fallback_count = buffer<unsigned long long>(res, 1, "selection fallback count");
+    SPIRA_CUDA_TRY(
+      cudaMemsetAsync(fallback_count.data(), 0, sizeof(unsigned long long), res.stream));
+    p.fallback = fallback.data();
+    p.fallback_count = fallback_count.data();
+  }
   const std::int64_t tiles = (ctx.b.rows + p.tile_cols - 1) / p.tile_cols;
   const dim3 grid(unsigned(std::min<std::int64_t>(ctx.a.rows, std::numeric_limits<int>::max())),
                   unsigned(std::min<std::int64_t>(tiles, 65535)));
-  intersection_kernel<D, V, I><<<grid, policy::intersection_threads, shared, res.stream>>>(p);
+  intersection_kernel<D, V, I>
+    <<<grid, policy::intersection_threads, setup.accumulator_bytes(), res.stream>>>(p);
   SPIRA_CHECK_LAUNCH();
+  if constexpr (selection_namm_v<D, V>) {
+    // At most the list's capacity; the kernel reads the count on the device (no host round trip).
+    const std::int64_t most = p.fallback_capacity;
+    selection_fallback_kernel<D, V, I>
+      <<<row_grid(most, ctx.sms), policy::row_threads, 0, res.stream>>>(p);
+    SPIRA_CHECK_LAUNCH();
+  }
+}
+
+template <class D, class V, class I>
+void run_intersection(pairwise_context<D, V, I>& ctx)
+{
+  const intersection_setup<D, V, I> setup(ctx);
+  run_intersection(ctx, setup);
 }
 
 /// Shared-memory layout of the hybrid kernel for a dimension: dense slots = 0, else the table size.
@@ -1339,6 +1774,7 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
   using traits = distance_traits<D, V>;
   pairwise_problem prob{a.rows, b.rows, a.cols, a.nnz, b.nnz, traits::annihilating,
                         traits::invertible_add, dot_product_form<D>::value};
+  prob.selection = detail::selection_namm_v<D, V>;
   const pairwise_strategy s = requested == pairwise_strategy::automatic ? choose_strategy(prob)
                                                                          : requested;
   if (s == pairwise_strategy::intersection) {
@@ -1383,9 +1819,23 @@ void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, den
   const pairwise_strategy s = resolve_strategy<D>(a, b, strategy);
   detail::pairwise_device_scope scope(res.device);
   validate(res, a, csr_check::canonical, "spira::pairwise: A");
-  validate(res, b, csr_check::canonical, "spira::pairwise: B");
+  if (!detail::same_matrix(a, b)) { validate(res, b, csr_check::canonical, "spira::pairwise: B"); }
   if (a.rows == 0 || b.rows == 0) { return; }
   detail::pairwise_context<D, V, I> ctx(res, d, a, b, out);
+  if constexpr (detail::selection_namm_v<D, V>) {
+    if (strategy == pairwise_strategy::automatic) {
+      // The fix-up's cost depends on the values: measure it on the intersection setup, which the
+      // intersection strategy then reuses (choose_strategy).
+      const detail::intersection_setup<D, V, I> setup(ctx);
+      pairwise_problem prob{a.rows, b.rows, a.cols, a.nnz, b.nnz, false, false, false};
+      prob.selection = true;
+      detail::measure_selection(ctx, setup, prob);
+      if (choose_strategy(prob) == pairwise_strategy::intersection) {
+        detail::run_intersection(ctx, setup);
+        return;
+      }
+    }
+  }
   switch (s) {
     case pairwise_strategy::intersection:
       if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||
