@@ -1,6 +1,6 @@
-// spira selection: delegate-centric top-k of very long rows (Dr. Top-k, Gaihre et al., SC'21 and
-// its journal version). The kernels of select_algo::delegate; the host side that sequences them
-// and runs both top-k steps with the radix select is src/selection/select_vector_cuda.cu.
+// spira selection: delegate-centric top-k of very long rows (Dr. Top-k, Gaihre et al., SC'21:
+// ../shared/papers/002_4b99e314b8542618.txt). The kernels of select_algo::delegate; the host side
+// that sequences them and runs both top-k steps with the radix select is select_vector_cuda.cu.
 //
 // Everything works on the order-preserving keys of selection/keys.hpp and on the total order
 // (key, position) of a row, so every rule below is exact, ties and NaN included:
