@@ -7,12 +7,14 @@
 // usage: bench_knn (--file PATH [--transpose] | --synthetic NAME [--synthetic-rows N])
 //                  [--backend cuda|host] [--threads T] [--k K] [--metrics m1,m2,..]
 //                  [--repeats N] [--max-seconds S] [--label NAME]
+//                  [--memory-budget BYTES] [--query-tile R] [--index-tile R]
 //                  [--save-matrix PATH.npz] [--save-graph PREFIX]
 //   --file          any format spira::io::read_matrix reads (.mtx, .mtx.gz, edge lists, .npz, ...)
 //   --transpose     use the transpose (pbmc3k ships genes x cells; the samples are the cells)
 //   --synthetic     a Table 2 shape of bench/synthetic.hpp (seed 42); --synthetic-rows keeps its
 //                   first N rows (the columns and the degree law of the full set stay)
 //   --threads       host backend threads (0 = all cores)
+//   --memory-budget, --query-tile, --index-tile: the knn_params overrides (0 = the library's choice)
 //   --save-matrix   the benchmarked matrix (float32, int32, canonical CSR) as arrays data, indices,
 //                   indptr and shape of an .npz, so that peers time exactly the same data
 //   --save-graph    PREFIX-METRIC.npz with spira's indices and distances (for recall checks)
@@ -92,7 +94,8 @@ int main(int argc, char** argv)
 {
   std::string file, synthetic, label, backend = "cuda", save_matrix_path, save_graph;
   bool transpose = false;
-  std::int64_t synthetic_rows = 0, k = 15;
+  std::int64_t synthetic_rows = 0, k = 15, query_tile = 0, index_tile = 0;
+  std::size_t memory_budget = 0;
   int repeats = 5, threads = 0;
   double max_seconds = 10;
   std::vector<std::string> metrics{"cosine", "manhattan"};
@@ -116,6 +119,9 @@ int main(int argc, char** argv)
     else if (arg == "--repeats") { repeats = std::max(1, std::stoi(next())); }
     else if (arg == "--max-seconds") { max_seconds = std::stod(next()); }
     else if (arg == "--label") { label = next(); }
+    else if (arg == "--memory-budget") { memory_budget = std::stoull(next()); }
+    else if (arg == "--query-tile") { query_tile = std::stoll(next()); }
+    else if (arg == "--index-tile") { index_tile = std::stoll(next()); }
     else if (arg == "--save-matrix") { save_matrix_path = next(); }
     else if (arg == "--save-graph") { save_graph = next(); }
     else {
@@ -168,9 +174,12 @@ int main(int argc, char** argv)
     std::vector<double> times_ms;
     try {
       const spira::metric mt = spira::metric_from_string(mname);
-      spira::knn_params params{.k = k, .metric = mt};
-      spira::knn_params warm_params = params;
-      warm_params.k = std::min(k, warm.rows());
+      spira::knn_params params{.k = k,
+                               .metric = mt,
+                               .memory_budget = memory_budget,
+                               .query_tile = query_tile,
+                               .index_tile = index_tile};
+      spira::knn_params warm_params{.k = std::min(k, warm.rows()), .metric = mt};
       std::optional<spira::knn_result> g;
       auto call = [&](const spira::csr_matrix<V, I>& x, const spira::knn_params& p) {
         return backend == "cuda" ? run(cuda, x, p) : run(host, x, p);
@@ -212,10 +221,12 @@ int main(int argc, char** argv)
     std::printf("{\"tool\": \"spira\", \"backend\": \"%s\", \"threads\": %d, \"dataset\": %s, "
                 "\"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"k\": %lld, \"metric\": %s, "
                 "\"median_ms\": %s, \"min_ms\": %s, \"times_ms\": %s, \"load_s\": %.3f, "
+                "\"memory_budget\": %llu, \"query_tile\": %lld, \"index_tile\": %lld, "
                 "\"error\": %s}\n",
                 backend.c_str(), backend == "host" ? host.num_threads() : 0, json_string(label).c_str(),
                 (long long)m.rows(), (long long)m.cols(), (long long)m.nnz(), (long long)k,
                 json_string(mname).c_str(), median, fastest, times.c_str(), load_s,
+                (unsigned long long)memory_budget, (long long)query_tile, (long long)index_tile,
                 error.empty() ? "null" : json_string(error).c_str());
     std::fflush(stdout);
   }
