@@ -194,6 +194,14 @@ def machine_record(args):
                repeats=args.repeats, peer_limit_s=args.peer_limit, probe_rows=args.probe_rows,
                threads=args.threads, load_average=os.getloadavg()[0],
                omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"))
+    try:  # the code measured: the commit, "+ uncommitted changes" when the tree differs from it
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        rec["spira_revision"] = rev + (" + uncommitted changes" if dirty else "")
+    except Exception as e:  # noqa: BLE001 - not a git checkout
+        rec["spira_revision"] = f"unknown: {type(e).__name__}"
     for mod in ("scipy", "sklearn", "cupy", "torch"):
         try:
             rec[mod] = __import__(mod).__version__
@@ -216,7 +224,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="host: spira's threads; every backend: scikit-learn's n_jobs")
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
-    ap.add_argument("--datasets", default=",".join(d[0] for d in DATASETS))
+    ap.add_argument("--datasets", default=",".join(d[0] for d in DATASETS),
+                    help="labels of DATASETS, run in this order")
     ap.add_argument("--synthetic", default=None, help="NAME:ROWS,... ('' for none)")
     ap.add_argument("--k", type=int, default=15)
     ap.add_argument("--metrics", default="cosine,manhattan")
@@ -241,8 +250,13 @@ def main():
         ROOT, "bench", "results", f"knn_{'gpu' if args.backend == 'cuda' else 'host'}-{today}.jsonl")
     os.makedirs(os.path.dirname(out_path), exist_ok=True)
 
-    cases = [(label, ["--file", os.path.join(args.data, rel)] + (["--transpose"] if tr else []))
-             for label, rel, tr in DATASETS if label in args.datasets.split(",")]
+    known = {label: (rel, tr) for label, rel, tr in DATASETS}
+    wanted = [d for d in args.datasets.split(",") if d]
+    for d in wanted:
+        if d not in known:
+            ap.error(f"unknown dataset {d!r} (known: {', '.join(known)})")
+    cases = [(d, ["--file", os.path.join(args.data, known[d][0])] + (["--transpose"] if known[d][1] else []))
+             for d in wanted]
     for item in [s for s in args.synthetic.split(",") if s]:
         name, rows = item.split(":")
         label = f"synthetic-{name}" + ("" if rows == "0" else f"-{int(rows) // 1000}k")
