@@ -10,6 +10,8 @@
 // nonzero values (explicitly stored zeros do not count), [P] = 1 if P else 0.
 #pragma once
 
+#include <spira/distance.hpp>
+#include <spira/error.hpp>
 #include <spira/semiring.hpp>
 
 #include <cmath>
@@ -370,3 +372,35 @@ struct kl_divergence {
 };
 
 }  // namespace spira::distances
+
+namespace spira {
+
+/// Calls f with the distance struct of a catalogue metric (minkowski with exponent p) and returns
+/// its result: the one place where a runtime `metric` becomes a compile-time semiring.
+template <class F>
+decltype(auto) visit_metric(metric m, double p, F&& f)
+{
+  namespace d = spira::distances;
+  switch (m) {
+    case metric::cosine: return f(d::cosine{});
+    case metric::euclidean: return f(d::euclidean{});
+    case metric::sqeuclidean: return f(d::sqeuclidean{});
+    case metric::manhattan: return f(d::manhattan{});
+    case metric::chebyshev: return f(d::chebyshev{});
+    case metric::minkowski: return f(d::minkowski{p});
+    case metric::canberra: return f(d::canberra{});
+    case metric::braycurtis: return f(d::braycurtis{});
+    case metric::hamming: return f(d::hamming{});
+    case metric::jaccard: return f(d::jaccard{});
+    case metric::dice: return f(d::dice{});
+    case metric::russellrao: return f(d::russellrao{});
+    case metric::correlation: return f(d::correlation{});
+    case metric::jensenshannon: return f(d::jensenshannon{});
+    case metric::hellinger: return f(d::hellinger{});
+    case metric::kl_divergence: return f(d::kl_divergence{});
+    case metric::inner_product: return f(d::inner_product{});
+  }
+  throw invalid_argument(detail::concat("unknown metric value ", static_cast<int>(m)));
+}
+
+}  // namespace spira

@@ -10,7 +10,8 @@
 // smallest values, similarities (inner_product) the largest.
 //
 // Promises: rows sorted nearest first; among equal distances the smaller index comes first (the
-// result is unique and deterministic); without exclude_self a point of the index queried against
+// result is unique for given distances; deterministic on the host, and on CUDA up to the last bit
+// of atomically summed distances - see below); without exclude_self a point of the index queried against
 // itself is normally its own first neighbour (it ties at distance 0 with exact duplicates, which
 // then come in index order); with exclude_self the query row's own index is removed - only that
 // index, so exact duplicates remain at distance 0.
@@ -26,6 +27,14 @@
 
 namespace spira {
 
+/// How the CUDA backend computes the k-NN graph (the host backend always tiles).
+enum class knn_algo {
+  automatic,  ///< fused when the metric runs with the intersection strategy, k <= 1,024 and no
+              ///< tile size is forced
+  fused,      ///< the top-k fused into the intersection kernel: O(nnz + n_q k) memory (CUDA only)
+  tiled,      ///< distance tiles through pairwise_distance, select_k and a running merge
+};
+
 struct knn_params {
   std::int64_t k = 15;
   spira::metric metric = spira::metric::euclidean;
@@ -37,9 +46,13 @@ struct knn_params {
   /// the host, half the free device memory on CUDA. The tile sizes follow from it unless forced.
   std::size_t memory_budget = 0;
   /// Strategy overrides (tests and benchmarks): rows of queries and of the index per tile (0 =
-  /// derived from the budget).
+  /// derived from the budget). Setting either selects the tiled algorithm.
   std::int64_t query_tile = 0;
   std::int64_t index_tile = 0;
+  /// The CUDA backend's algorithm and, for its tiles and its fused kernel, the pairwise strategy
+  /// (automatic: spira::choose_strategy). The fused algorithm needs the intersection strategy.
+  knn_algo algo = knn_algo::automatic;
+  pairwise_strategy strategy = pairwise_strategy::automatic;
   /// Called after each tile with (query rows finished, total query rows); may be empty.
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
@@ -59,11 +72,19 @@ template <class ValueT, class IndexT>
                                    std::optional<csr_view<ValueT, IndexT>> queries,
                                    const knn_params& params);
 
-/// The same with the distances and the per-tile top-k on the GPU (res.device, res.stream): index
-/// tiles are copied to the device once, query tiles as they come; the running merge stays on the
-/// host. memory_budget bounds the device tiles (default: half the free device memory). Inputs and
-/// result in host memory, as above; float distances are computed in float on the GPU, so ties and
-/// near-ties may order differently from the host backend within float rounding.
+/// The same on the GPU (res.device, res.stream). Two algorithms (knn_params::algo):
+///  * fused (the default where it applies: metrics that run with the intersection strategy, which
+///    automatic picks for sparse data, and k <= knn_fused_max_k = 1,024): the top-k is kept in
+///    shared memory by the distance kernel itself (spira/cuda/knn.cuh); memory O(nnz + n_q k);
+///  * tiled: distance tiles under the memory budget, select_k per tile on the GPU, and a running
+///    merge on the host; index tiles are copied to the device once, query tiles as they come.
+/// memory_budget bounds the device memory of either (default: half the free device memory); the
+/// fused algorithm falls back to tiles when the index does not fit. Inputs and result in host
+/// memory, as above; float distances are computed in float on the GPU, so ties and near-ties may
+/// order differently from the host backend within float rounding. Sums use atomics (see
+/// spira/cuda/pairwise.cuh), so a distance may differ in its last bit between runs and near-ties
+/// may swap. With the intersection strategy in its tiles, the tiled algorithm computes every
+/// distance with the same code as the fused one.
 /// A build without CUDA throws spira::not_compiled.
 template <class ValueT, class IndexT>
 [[nodiscard]] knn_result knn_graph(const cuda_resources& res, csr_view<ValueT, IndexT> index,

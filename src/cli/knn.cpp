@@ -108,6 +108,8 @@ int run_knn(int argc, char** argv)
                         {"p", 0},
                         {"exclude-self", 0, false},
                         {"backend", 0},
+                        {"algo", 0},
+                        {"strategy", 0},
                         {"memory-budget-mb", 0},
                         {"check-recall", 0},
                         {"output", 'o'}});
@@ -137,6 +139,26 @@ int run_knn(int argc, char** argv)
   const std::int64_t check = args.integer("check-recall", 0, std::int64_t{1} << 30).value_or(0);
   const std::string out_path = args.required("output");
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "knn");
+  for (const char* option : {"algo", "strategy"}) {
+    if (args.value(option) && be != backend::cuda) {
+      throw usage_error(detail::concat("option '--", option,
+                                       "' selects how the CUDA backend works; it needs the CUDA "
+                                       "backend"));
+    }
+  }
+  if (auto a = args.value("algo")) {
+    if (*a == "auto" || *a == "automatic") {
+      params.algo = knn_algo::automatic;
+    } else if (*a == "fused") {
+      params.algo = knn_algo::fused;
+    } else if (*a == "tiled") {
+      params.algo = knn_algo::tiled;
+    } else {
+      throw usage_error(detail::concat("option '--algo': unknown algorithm '", *a,
+                                       "' (expected auto, fused or tiled)"));
+    }
+  }
+  if (auto s = args.value("strategy")) { params.strategy = pairwise_strategy_from_string(*s); }
 
   auto index = io::read_matrix<double, std::int64_t>(args.positional()[0]);
   std::optional<csr_matrix<double, std::int64_t>> queries;

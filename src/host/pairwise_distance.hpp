@@ -41,28 +41,7 @@ void pairwise_distance_host(const host_resources& res, csr_view<V, I> a, csr_vie
     check_nonnegative(res, a, "A", m);
     check_nonnegative(res, b, "B", m);
   }
-  namespace d = spira::distances;
-  switch (m) {
-    case metric::cosine: return pairwise(res, a, b, out, d::cosine{});
-    case metric::euclidean: return pairwise(res, a, b, out, d::euclidean{});
-    case metric::sqeuclidean: return pairwise(res, a, b, out, d::sqeuclidean{});
-    case metric::manhattan: return pairwise(res, a, b, out, d::manhattan{});
-    case metric::chebyshev: return pairwise(res, a, b, out, d::chebyshev{});
-    case metric::minkowski: return pairwise(res, a, b, out, d::minkowski{params.p});
-    case metric::canberra: return pairwise(res, a, b, out, d::canberra{});
-    case metric::braycurtis: return pairwise(res, a, b, out, d::braycurtis{});
-    case metric::hamming: return pairwise(res, a, b, out, d::hamming{});
-    case metric::jaccard: return pairwise(res, a, b, out, d::jaccard{});
-    case metric::dice: return pairwise(res, a, b, out, d::dice{});
-    case metric::russellrao: return pairwise(res, a, b, out, d::russellrao{});
-    case metric::correlation: return pairwise(res, a, b, out, d::correlation{});
-    case metric::jensenshannon: return pairwise(res, a, b, out, d::jensenshannon{});
-    case metric::hellinger: return pairwise(res, a, b, out, d::hellinger{});
-    case metric::kl_divergence: return pairwise(res, a, b, out, d::kl_divergence{});
-    case metric::inner_product: return pairwise(res, a, b, out, d::inner_product{});
-  }
-  throw invalid_argument(concat("spira::pairwise_distance: unknown metric value ",
-                                static_cast<int>(m)));
+  visit_metric(m, params.p, [&](const auto& d) { pairwise(res, a, b, out, d); });
 }
 
 }  // namespace spira::detail

@@ -5,6 +5,10 @@
 #include <spira/knn.hpp>
 #include <spira/select_k.hpp>
 
+#if defined(SPIRA_HAS_CUDA)
+#include "knn_cuda.hpp"
+#endif
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -177,6 +181,8 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      std::optional<csr_view<V, I>> queries, const knn_params& params)
 {
   const csr_view<V, I> q = check_knn_args(index, queries, params);
+  detail::expects(params.algo != knn_algo::fused,
+                  "knn_graph: the fused algorithm runs on the CUDA backend only");
   const std::size_t budget = params.memory_budget > 0 ? params.memory_budget : default_host_budget();
   const tiling t = plan_tiles(budget, q.rows, index.rows, params.k, sizeof(V), params);
   const distance_params dp{.metric = params.metric, .p = params.p};
@@ -204,8 +210,35 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
   // distance engine and of select_k live beside the tiles.
   const std::size_t budget = params.memory_budget > 0 ? params.memory_budget
                                                       : cuda_free_memory(res) / 2;
+#if defined(SPIRA_HAS_CUDA)
+  if (detail::knn_use_fused(q, index, params, budget)) {
+    // The top-k fused into the distance kernel: no tiles, no merge.
+    const csr_matrix<V, I> index_dev = to_device(res, index);
+    std::optional<csr_matrix<V, I>> queries_dev;
+    if (queries.has_value()) { queries_dev = to_device(res, q); }
+    const csr_view<V, I> qv = queries_dev ? queries_dev->view() : index_dev.view();
+    dense_matrix<V> dv(res, q.rows, params.k);
+    dense_matrix<std::int64_t> di(res, q.rows, params.k);
+    detail::knn_fused_metric(res, qv, index_dev.view(), params, dv.view(), di.view());
+    const host_resources host{};
+    knn_result out{dense_matrix<std::int64_t>(host, q.rows, params.k),
+                   dense_matrix<float>(host, q.rows, params.k)};
+    const std::size_t n = static_cast<std::size_t>(q.rows * params.k);
+    copy(out.indices.data(), memory_space::host, di.data(), memory_space::device, n, res);
+    if constexpr (std::is_same_v<V, float>) {
+      copy(out.distances.data(), memory_space::host, dv.data(), memory_space::device, n, res);
+    } else {
+      std::vector<V> v(n);
+      copy(v.data(), memory_space::host, dv.data(), memory_space::device, n, res);
+      std::transform(v.begin(), v.end(), out.distances.data(),
+                     [](V x) { return static_cast<float>(x); });
+    }
+    if (params.progress) { params.progress(q.rows, q.rows); }
+    return out;
+  }
+#endif
   const tiling t = plan_tiles(budget, q.rows, index.rows, params.k, sizeof(V), params);
-  const distance_params dp{.metric = params.metric, .p = params.p};
+  const distance_params dp{.metric = params.metric, .p = params.p, .strategy = params.strategy};
   const select_order order =
     is_similarity(params.metric) ? select_order::largest : select_order::smallest;
   // Each index tile is copied to the device once and reused by every query tile.

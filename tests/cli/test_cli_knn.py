@@ -67,18 +67,24 @@ class KnnTest(CliTestCase):
         if code != 0 and ("no CUDA device" in err or "without CUDA" in err):
             self.skipTest(err.strip())
         self.assertEqual(code, 0, err)
-        for metric in ("cosine", "manhattan", "inner_product"):
+        for metric in ("cosine", "manhattan", "inner_product", "chebyshev"):
             all_idx, all_dist = brute_force(self.x, self.x, 100, metric)
             scale = max(1.0, float(np.abs(all_dist).max()))
             for k in (1, 15, 100):
-                with self.subTest(metric=metric, k=k):
-                    idx, dist = self.run_knn("-k", k, "--metric", metric, "--backend", "cuda",
-                                             "--memory-budget-mb", 1)
-                    # float32 on the GPU: distances within 1e-4 of the float64 oracle's scale
-                    self.compare(idx, dist / scale, all_idx[:, :k], all_dist[:, :k] / scale, tol=1e-4)
-        idx, dist = self.run_knn("-k", 3, "--metric", "euclidean", "--exclude-self", "--backend", "cuda")
-        for r in range(len(idx)):
-            self.assertNotIn(r, idx[r])
+                # the tiled algorithm with many small tiles, and the fused one
+                for algo in (("--memory-budget-mb", 1), ("--algo", "fused", "--strategy",
+                                                         "intersection")):
+                    with self.subTest(metric=metric, k=k, algo=algo):
+                        idx, dist = self.run_knn("-k", k, "--metric", metric, "--backend", "cuda",
+                                                 *algo)
+                        # float32 on the GPU: distances within 1e-4 of the float64 oracle's scale
+                        self.compare(idx, dist / scale, all_idx[:, :k], all_dist[:, :k] / scale,
+                                     tol=1e-4)
+        for algo in ("fused", "tiled"):
+            idx, dist = self.run_knn("-k", 3, "--metric", "euclidean", "--exclude-self",
+                                     "--backend", "cuda", "--algo", algo)
+            for r in range(len(idx)):
+                self.assertNotIn(r, idx[r])
 
     def test_queries_differ_from_index(self):
         q = self.path("q.mtx")
@@ -119,6 +125,11 @@ class KnnTest(CliTestCase):
                                   mentions=["cosinus"])
         self.assert_fails_clearly("knn", self.src, "-k", 5, "--metric", "cosine", "-o", out,
                                   "--query", self.src, "--exclude-self", mentions=["--exclude-self"])
+        self.assert_fails_clearly("knn", self.src, "-k", 5, "--metric", "cosine", "-o", out,
+                                  "--backend", "host", "--algo", "fused", mentions=["--algo"])
+        self.assert_fails_clearly("knn", self.src, "-k", 5, "--metric", "cosine", "-o", out,
+                                  "--backend", "host", "--strategy", "dense",
+                                  mentions=["--strategy"])
         narrow = self.path("narrow.mtx")
         scipy.io.mmwrite(narrow, self.x[:5, :100])
         self.assert_fails_clearly("knn", self.src, "--query", narrow, "-k", 5, "--metric",

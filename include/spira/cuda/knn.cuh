@@ -1,0 +1,248 @@
+// spira: k-nearest neighbours with the top-k fused into the intersection kernel (CUDA).
+//
+// For rows of bounded degree the distance tile of a k-NN query never needs to exist: one block
+// walks the index in tiles of output columns exactly as the intersection strategy of the pairwise
+// engine does (spira/cuda/pairwise.cuh: a shared-memory accumulator per tile, the CSC of the index
+// built once), and instead of writing a finalized tile it keeps the best k of the row in shared
+// memory. Memory: O(nnz) for the index's CSC and the per-row statistics, plus n_q x k outputs,
+// whatever the number of index rows.
+//
+// Selection inside a block: the best k so far, sorted, followed by a candidate buffer. A finalized
+// distance becomes a candidate when it beats the current k-th best under the total order of
+// spira::select_k (value, then index; NaN worst). When the buffer may overflow, or at the end of
+// the row, list and buffer are sorted together (a bitonic sort of (key, index) pairs in shared
+// memory) and the first k kept. The pairs are unique, so the result does not depend on the order
+// in which threads appended candidates: it is deterministic, and equal to select_k over the tile
+// the unfused path would have written.
+#pragma once
+
+#include <selection/keys.hpp>
+#include <spira/cuda/pairwise.cuh>
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+namespace spira {
+
+/// Largest k the fused kernel serves (its sort buffer holds k + 2 x threads pairs, at most 2,048).
+inline constexpr std::int64_t knn_fused_max_k = 1024;
+
+namespace detail {
+
+/// Pairs the fused kernel sorts at once for a given k: list + a buffer of at least two chunks.
+constexpr int knn_fused_sort_size(std::int64_t k)
+{
+  return int(std::bit_ceil(std::uint64_t(k) + 2 * cuda_pairwise_policy::intersection_threads));
+}
+
+struct knn_fused_select {
+  int k;
+  int sort_size;          ///< pairs in the shared sort buffer (a power of two)
+  bool largest;           ///< similarities keep the largest values
+  bool exclude_self;      ///< skip index row i for query row i
+  std::size_t acc_bytes;  ///< bytes of the accumulator tile (a multiple of 16)
+  void* out_values;       ///< rows_a x k, V
+  std::int64_t* out_indices;
+};
+
+#if defined(__CUDACC__)
+
+/// Sorts the pairs (vals[t], idx[t]), t < n (a power of two), by (key(value), index) with the
+/// whole block; ends synchronised.
+template <class V>
+__device__ void knn_bitonic_sort(V* vals, std::int64_t* idx, int n, bool largest)
+{
+  using keys = selection::key_traits<V>;
+  for (int size = 2; size <= n; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < n / 2; t += blockDim.x) {
+        const int lo = 2 * t - (t & (stride - 1));
+        const int hi = lo + stride;
+        const auto klo = keys::to_key(vals[lo], largest);
+        const auto khi = keys::to_key(vals[hi], largest);
+        const bool hi_first = khi < klo || (khi == klo && idx[hi] < idx[lo]);
+        if (hi_first == ((lo & size) == 0)) {
+          const V v = vals[lo];
+          vals[lo] = vals[hi];
+          vals[hi] = v;
+          const std::int64_t j = idx[lo];
+          idx[lo] = idx[hi];
+          idx[hi] = j;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+/// A pair that sorts after every real one: a NaN value (the worst key) with the largest index.
+template <class V>
+__device__ inline V knn_sentinel_value()
+{
+  if constexpr (sizeof(V) == 4) {
+    return __int_as_float(0x7fc00000);
+  } else {
+    return __longlong_as_double(0x7ff8000000000000ll);
+  }
+}
+
+/// Merges the `count` candidates [k, k + count) into the sorted list [0, have): afterwards the list
+/// holds the best min(k, have + count) pairs, sorted (returned), and the buffer is empty
+/// (*buffer_count = 0). Whole block; synchronised on entry (the caller) and on exit.
+template <class V>
+__device__ int knn_flush(V* vals, std::int64_t* idx, const knn_fused_select& s, int have,
+                         int count, int* buffer_count)
+{
+  for (int t = threadIdx.x; t < s.sort_size; t += blockDim.x) {
+    if ((t >= have && t < s.k) || t >= s.k + count) {
+      vals[t] = knn_sentinel_value<V>();
+      idx[t] = std::numeric_limits<std::int64_t>::max();
+    }
+  }
+  if (threadIdx.x == 0) { *buffer_count = 0; }
+  __syncthreads();
+  knn_bitonic_sort(vals, idx, s.sort_size, s.largest);
+  return have + count < s.k ? have + count : s.k;
+}
+
+/// One block per query row (grid-stride): for each tile of tile_cols index rows, the intersection
+/// accumulation of pairwise.cuh, then every finalized distance that beats the current k-th best is
+/// appended to the candidate buffer; full buffers and the end of the row are merged by knn_flush.
+template <class D, class V, class I>
+__global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
+  knn_fused_kernel(intersection_args<D, V, I> p, knn_fused_select s)
+{
+  using add = typename D::add_monoid;
+  using A = intersection_accumulator_t<D, V>;
+  using keys = selection::key_traits<V>;
+  constexpr int N = intersection_args<D, V, I>::N;
+  extern __shared__ unsigned char smem_raw[];
+  A* acc = reinterpret_cast<A*>(smem_raw);
+  V* vals = reinterpret_cast<V*>(smem_raw + s.acc_bytes);
+  std::int64_t* idx = reinterpret_cast<std::int64_t*>(
+    smem_raw + s.acc_bytes + ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16);
+  // The slot counter of the candidate buffer. The list length (have) and the number of buffered
+  // candidates (count) are kept in registers, identical in every thread: each chunk's candidates
+  // are counted by the barrier that ends it (__syncthreads_count), so every flush decision is
+  // uniform across the block.
+  __shared__ int slots;
+  V* out_v = static_cast<V*>(s.out_values);
+  const int capacity = s.sort_size - s.k;
+  if (threadIdx.x == 0) { slots = 0; }
+
+  for (std::int64_t i = blockIdx.x; i < p.rows_a; i += gridDim.x) {
+    int have = 0;
+    int count = 0;
+    for (std::int64_t j0 = 0; j0 < p.rows_b; j0 += p.tile_cols) {
+      const std::int64_t width = p.tile_cols < p.rows_b - j0 ? p.tile_cols : p.rows_b - j0;
+      for (std::int64_t e = threadIdx.x; e < width * N; e += blockDim.x) {
+        acc[e] = add::template identity<A>();
+      }
+      __syncthreads();
+      intersection_accumulate(p, i, j0, width, acc);
+      __syncthreads();
+      for (std::int64_t base = 0; base < width; base += blockDim.x) {
+        // The bar to beat: the k-th best so far (every candidate of this tile has a larger index).
+        const bool full = have == s.k;
+        const auto bar = full ? keys::to_key(vals[s.k - 1], s.largest) : keys::worst;
+        const std::int64_t jj = base + threadIdx.x;
+        const std::int64_t j = j0 + jj;
+        bool candidate = false;
+        if (jj < width && !(s.exclude_self && j == i)) {
+          terms<A, N> a;
+#pragma unroll
+          for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
+          const V v = intersection_finalize(p, i, j, a);
+          candidate = !full || keys::to_key(v, s.largest) < bar;
+          if (candidate) {
+            const int pos = atomicAdd(&slots, 1);
+            vals[s.k + pos] = v;
+            idx[s.k + pos] = j;
+          }
+        }
+        count += __syncthreads_count(candidate);
+        if (count > capacity - int(blockDim.x)) {
+          have = knn_flush(vals, idx, s, have, count, &slots);
+          count = 0;
+        }
+      }
+    }
+    if (count > 0) { have = knn_flush(vals, idx, s, have, count, &slots); }
+    for (int r = threadIdx.x; r < s.k; r += blockDim.x) {
+      const bool real = r < have;
+      out_v[i * s.k + r] = real ? vals[r] : keys::padding(s.largest);
+      s.out_indices[i * s.k + r] = real ? idx[r] : -1;
+    }
+    __syncthreads();
+  }
+}
+
+#endif  // __CUDACC__
+
+}  // namespace detail
+
+#if defined(__CUDACC__)
+
+/// The k nearest rows of `index` (by D, smallest values first, or largest with `largest`) for
+/// every row of `queries`, with the top-k fused into the intersection kernel. Both canonical CSR in
+/// device memory with the same columns; D must admit the intersection strategy (annihilating, a
+/// NAMM with a sum ⊕, or a one-term NAMM with min / max ⊕); 1 <= k <= knn_fused_max_k. With
+/// exclude_self (queries == index), index row i is skipped for query row i. out_values and
+/// out_indices: rows(queries) x k, device, contiguous; each row sorted best first (value, then
+/// index; NaN last); a row with fewer than k candidates is padded with index -1 and +-inf.
+/// Queued on res.stream.
+template <class D, class V, class I>
+void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I> index,
+               const D& d, std::int64_t k, bool largest, bool exclude_self,
+               dense_view<V> out_values, dense_view<std::int64_t> out_indices)
+{
+  constexpr const char* op = "spira::knn_fused";
+  static_assert(D::annihilating || distance_traits<D, V>::invertible_add ||
+                  detail::selection_namm_v<D, V>,
+                "spira::knn_fused: D must admit the intersection strategy (annihilating, a NAMM "
+                "with a sum add monoid, or a one-term NAMM with a min / max add monoid)");
+  detail::require_device_space(queries.space, op, "queries");
+  detail::require_device_space(index.space, op, "index");
+  detail::require_device_space(out_values.space, op, "out_values");
+  detail::require_device_space(out_indices.space, op, "out_indices");
+  detail::expects<dimension_mismatch>(queries.cols == index.cols, op, ": the queries have ",
+                                      queries.cols, " columns but the index has ", index.cols);
+  detail::expects(k >= 1 && k <= knn_fused_max_k, op, ": k = ", k, " must be in [1, ",
+                  knn_fused_max_k, "]");
+  detail::expects(!exclude_self || queries.rows == index.rows, op,
+                  ": exclude_self needs the queries to be the index");
+  detail::expects<dimension_mismatch>(
+    out_values.rows == queries.rows && out_values.cols == k && out_values.ld == k &&
+      out_indices.rows == queries.rows && out_indices.cols == k && out_indices.ld == k,
+    op, ": out_values and out_indices must be contiguous ", queries.rows, " x ", k);
+  detail::pairwise_device_scope scope(res.device);
+  validate(res, queries, csr_check::canonical, "spira::knn_fused: queries");
+  validate(res, index, csr_check::canonical, "spira::knn_fused: index");
+  if (queries.rows == 0 || index.rows == 0) { return; }
+  detail::pairwise_context<D, V, I> ctx(res, d, queries, index, dense_view<V>{});
+  detail::intersection_setup<D, V, I> setup(ctx);
+  detail::knn_fused_select s{};
+  s.k = int(k);
+  s.sort_size = detail::knn_fused_sort_size(k);
+  s.largest = largest;
+  s.exclude_self = exclude_self;
+  s.acc_bytes = ((setup.accumulator_bytes() + 15) / 16) * 16;
+  s.out_values = out_values.data;
+  s.out_indices = out_indices.data;
+  const std::size_t shared = s.acc_bytes +
+                             ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16 +
+                             std::size_t(s.sort_size) * sizeof(std::int64_t);
+  const auto kernel = detail::knn_fused_kernel<D, V, I>;
+  SPIRA_CUDA_TRY(
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  const unsigned grid =
+    unsigned(std::min<std::int64_t>(queries.rows, std::numeric_limits<int>::max()));
+  kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args, s);
+  SPIRA_CHECK_LAUNCH();
+  // The setup's buffers are released stream-ordered when it goes out of scope.
+}
+
+#endif  // __CUDACC__
+
+}  // namespace spira
