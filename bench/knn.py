@@ -149,8 +149,13 @@ def cusparse_peer(rec, x, k, args, ref):
     xg = csp.csr_matrix(x)
     cp.cuda.Device().synchronize()
     n = x.shape[0]
-    # Row blocks: the SpGEMM output and its dense copy, about 12 bytes per pair, within 24 GB.
-    block = max(1, min(n, int(24e9 // (12 * max(n, 1)))))
+    # Row blocks: the SpGEMM output and its dense copy, about 12 bytes per pair, within 24 GB; halved
+    # while cuSPARSE runs out of resources or memory (the first failure is kept in the record).
+    state = dict(block=max(1, min(n, int(24e9 // (12 * max(n, 1))))))
+
+    def out_of_resources(e):
+        return (isinstance(e, cp.cuda.memory.OutOfMemoryError) or "INSUFFICIENT_RESOURCES" in str(e)
+                or "ALLOC_FAILED" in str(e))
 
     def run_rows(r):
         xt = xg.T.tocsr()
@@ -159,9 +164,19 @@ def cusparse_peer(rec, x, k, args, ref):
         empty = norms == 0
         has_empty = bool(empty.any())
         vals, inds = [], []
-        for r0 in range(0, r, block):
-            r1 = min(r, r0 + block)
-            c = (xg[r0:r1] @ xt).toarray()
+        r0 = 0
+        while r0 < r:
+            r1 = min(r, r0 + state["block"])
+            try:
+                c = (xg[r0:r1] @ xt).toarray()
+            except Exception as e:  # noqa: BLE001 - only resource failures are retried
+                if state["block"] <= 64 or not out_of_resources(e):
+                    raise
+                rec.setdefault("first_error", f"{type(e).__name__}: {e}"[:300] +
+                               f" (block of {state['block']} rows)")
+                state["block"] //= 2
+                cp.get_default_memory_pool().free_all_blocks()
+                continue
             d = 1.0 - c * inv[r0:r1, None] * inv[None, :]
             if has_empty:  # cosine with an all-zero row: 0 against another one, else 1 (as spira)
                 d[empty[r0:r1], :] = 1.0
@@ -172,12 +187,15 @@ def cusparse_peer(rec, x, k, args, ref):
             vals.append(v)
             inds.append(i)
             del c, d, td
+            r0 = r1
         v = torch.cat(vals).cpu().numpy()
         i = torch.cat(inds).cpu().numpy()
         return i, v
 
     run_rows(min(n, 256))  # warm-up: handles, kernels, memory pool
+    run_rows(min(n, args.probe_rows))  # untimed: settles the block size on the probe's rows
     run_capped(rec, n, args.probe_rows, args.peer_limit, args.repeats, run_rows, ref)
+    rec["block_rows"] = state["block"]
     cp.get_default_memory_pool().free_all_blocks()
 
 

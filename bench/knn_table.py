@@ -99,6 +99,9 @@ def notes(rows):
     """Failures and skips, in words (the table only says 'failed')."""
     out = []
     for r in rows:
+        if r.get("first_error") and not r.get("error"):
+            out.append(f"- {r['tool']} on {r['dataset']}, {r['metric']}: {r['first_error']}; "
+                       f"ran with blocks of {r.get('block_rows')} rows instead")
         msg = r.get("error") if not r.get("unsupported") else None
         if msg or r.get("skipped"):
             what = f"{r.get('tool')} on {r.get('dataset')}" + (f", {r['metric']}" if "metric" in r else "")
