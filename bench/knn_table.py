@@ -235,9 +235,13 @@ def plot(sections, path):
     fig, axes = plt.subplots(len(sections), 1, figsize=(12, 4.5 * len(sections)), squeeze=False)
     colours = {"spira": "#1b9e77", "cusparse+torch": "#7570b3", "sklearn": "#d95f02"}
     names = {"spira": "spira", "cusparse+torch": "cuSPARSE + torch.topk", "sklearn": "scikit-learn"}
-    for ax, (title, rows) in zip(axes[:, 0], sections):
+    for ax, (title, rows, refs) in zip(axes[:, 0], sections):
         cs = cases(rows)
         keys = list(cs)
+        for ki, key in enumerate(keys):  # reference times quoted in the issue
+            if key in refs:
+                ax.hlines(refs[key], ki - 0.45, ki + 0.45, colors="black", linewidth=2,
+                          label="RAFT 25.10 (issue's measurement)")
         tools = [t for t in TOOLS if any(t in cs[k] for k in keys)]
         width = 0.8 / max(len(tools), 1)
         for ti, tool in enumerate(tools):
@@ -251,7 +255,7 @@ def plot(sections, path):
                        label=names[tool])
         handles, labels = ax.get_legend_handles_labels()
         uniq = dict(zip(labels, handles))
-        ax.legend(uniq.values(), uniq.keys(), loc="upper left", fontsize=8)
+        ax.legend(uniq.values(), uniq.keys(), loc="upper right", fontsize=8)
         ax.set_yscale("log")
         ax.set_ylabel("ms (log scale; hatched: projected)")
         ax.set_xticks(range(len(keys)))
@@ -284,11 +288,11 @@ def main():
     if args.gpu:
         machine, rows = load(args.gpu)
         lines += gpu_section(args.gpu, machine, rows, note_of(args.gpu)) + [""]
-        sections.append(("H200: full self-k-NN graph, k = 15", rows))
+        sections.append(("H200: full self-k-NN graph, k = 15", rows, RAFT_MS))
     if args.host:
         machine, rows = load(args.host)
         lines += host_section(args.host, machine, rows, note_of(args.host)) + [""]
-        sections.append((f"{machine['cores']}-core host, {machine['threads']} threads each", rows))
+        sections.append((f"{machine['cores']}-core host, {machine['threads']} threads each", rows, {}))
     with open(os.path.join(ROOT, "docs", "bench-knn.md"), "w") as f:
         f.write("\n".join(lines))
     plot(sections, os.path.join(ROOT, "docs", "bench-knn.png"))
