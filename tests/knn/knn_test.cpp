@@ -3,7 +3,8 @@
 // empty rows) and on slices of the shared datasets, tiles forced small so that the running merge
 // runs many times, k in {1, 15, 100, 2000}, inner_product across several index tiles, queries
 // different from the index, exclude_self with duplicate rows, and a memory budget smaller than the
-// whole distance matrix. The CUDA half skips with a visible reason without a GPU.
+// whole distance matrix. On CUDA every case runs with both algorithms (the fused top-k and the
+// tiles with the running merge). The CUDA half skips with a visible reason without a GPU.
 //
 // How a result is compared with the oracle (check_knn). The oracle ranks every index row of a query
 // by its float64 distance in the metric's direction, ties broken by the smaller index, which is the
@@ -97,12 +98,13 @@ std::vector<std::int64_t> first_copies(const csr_matrix<V, I>& m)
 
 /// knn_graph on the backend against the oracle, by the rules of the file comment.
 template <class R, class V, class I>
-void check_knn(const R& res, const csr_matrix<V, I>& index,
-               const std::type_identity_t<csr_matrix<V, I>>* queries,
-               const knn_params& params, const std::string& label)
+void check_knn_once(const R& res, const csr_matrix<V, I>& index,
+                    const std::type_identity_t<csr_matrix<V, I>>* queries,
+                    const knn_params& params, const std::string& label)
 {
   const metric m = params.metric;
   SCOPED_TRACE(label + ": " + to_string(m) + ", k = " + std::to_string(params.k) +
+               (params.algo == knn_algo::tiled ? ", algo tiled" : "") +
                (params.exclude_self ? ", exclude_self" : "") +
                ", tiles = " + std::to_string(params.query_tile) + " x " +
                std::to_string(params.index_tile));
@@ -214,6 +216,27 @@ void check_knn(const R& res, const csr_matrix<V, I>& index,
     }
   }
   EXPECT_EQ(failures, 0) << failures << " mismatches";
+}
+
+/// check_knn_once on both algorithms of the CUDA backend: automatic runs the tiled algorithm when a
+/// tile size is forced and may take the fused top-k otherwise, so each case runs once more with the
+/// other one (tiles cleared, or the tiled algorithm forced). The host has one algorithm.
+template <class R, class V, class I>
+void check_knn(const R& res, const csr_matrix<V, I>& index,
+               const std::type_identity_t<csr_matrix<V, I>>* queries, const knn_params& params,
+               const std::string& label)
+{
+  check_knn_once(res, index, queries, params, label);
+  if constexpr (std::is_same_v<R, cuda_resources>) {
+    knn_params other = params;
+    if (params.query_tile > 0 || params.index_tile > 0) {
+      other.query_tile = 0;
+      other.index_tile = 0;
+    } else {
+      other.algo = knn_algo::tiled;
+    }
+    check_knn_once(res, index, queries, other, label);
+  }
 }
 
 template <class V = float, class I = std::int32_t>
