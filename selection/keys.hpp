@@ -74,7 +74,9 @@ struct key_traits<half> {
   }
   SPIRA_HD static half padding(bool largest) noexcept
   {
-    return half::from_bits(largest ? std::uint16_t{0xfc00} : std::uint16_t{0x7c00});
+    half h;  // through the member, not from_bits: this runs on devices too
+    h.bits = largest ? std::uint16_t{0xfc00} : std::uint16_t{0x7c00};
+    return h;
   }
 };
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <type_traits>
 
 namespace spira {
 
@@ -69,7 +70,8 @@ struct knn_result {
 /// exclude_self). The result is in host memory.
 template <class ValueT, class IndexT>
 [[nodiscard]] knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
-                                   std::optional<csr_view<ValueT, IndexT>> queries,
+                                   std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>>
+                                     queries,
                                    const knn_params& params);
 
 /// The same on the GPU (res.device, res.stream). Two algorithms (knn_params::algo):
@@ -88,7 +90,8 @@ template <class ValueT, class IndexT>
 /// A build without CUDA throws spira::not_compiled.
 template <class ValueT, class IndexT>
 [[nodiscard]] knn_result knn_graph(const cuda_resources& res, csr_view<ValueT, IndexT> index,
-                                   std::optional<csr_view<ValueT, IndexT>> queries,
+                                   std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>>
+                                     queries,
                                    const knn_params& params);
 
 /// How a k-NN graph becomes a sparse matrix (scikit-learn's kneighbors_graph modes).

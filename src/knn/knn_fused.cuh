@@ -6,6 +6,7 @@
 #include "knn_cuda.hpp"
 
 #include <spira/cuda/knn.cuh>
+#include <spira/detail/knn_tiles.hpp>
 
 namespace spira::detail {
 
@@ -13,32 +14,9 @@ template <class V, class I>
 bool knn_use_fused(csr_view<V, I> queries, csr_view<V, I> index, const knn_params& params,
                    std::size_t budget)
 {
-  if (params.algo == knn_algo::tiled) { return false; }
-  const bool forced = params.algo == knn_algo::fused;
-  const bool tiles_forced = params.query_tile > 0 || params.index_tile > 0;
-  expects(!forced || !tiles_forced, "knn_graph: query_tile and index_tile size the tiles of the "
-          "tiled algorithm; they cannot be combined with the fused one");
-  if (tiles_forced) { return false; }
-  const pairwise_strategy s = visit_metric(params.metric, params.p, [&](const auto& d) {
-    return resolve_strategy<std::decay_t<decltype(d)>>(queries, index, params.strategy);
+  return visit_metric(params.metric, params.p, [&](const auto& d) {
+    return knn_fused_applies<std::decay_t<decltype(d)>>(queries, index, params, budget);
   });
-  expects(!forced || s == pairwise_strategy::intersection,
-          "knn_graph: the fused algorithm needs the intersection strategy; ", to_string(s),
-          " was ", params.strategy == pairwise_strategy::automatic ? "chosen" : "requested",
-          " for metric ", to_string(params.metric));
-  expects(!forced || params.k <= knn_fused_max_k, "knn_graph: the fused algorithm serves k <= ",
-          knn_fused_max_k, ", got k = ", params.k);
-  if (s != pairwise_strategy::intersection || params.k > knn_fused_max_k) { return false; }
-  // Device bytes: the operands, the CSC of the index, the per-row statistics, the outputs.
-  const auto csr_bytes = [](csr_view<V, I> m) {
-    return std::size_t(m.nnz) * (sizeof(V) + sizeof(I)) + std::size_t(m.rows + 1) * 8;
-  };
-  const std::size_t need = 3 * csr_bytes(index) + 2 * csr_bytes(queries) +
-                           std::size_t(index.rows + queries.rows) * 64 +
-                           std::size_t(queries.rows * params.k) * (sizeof(V) + 8);
-  expects<out_of_memory>(!forced || need <= budget, "knn_graph: the fused algorithm needs about ",
-                         need, " device bytes, more than the memory budget of ", budget);
-  return need <= budget;
 }
 
 template <class V, class I>

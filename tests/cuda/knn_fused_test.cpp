@@ -5,6 +5,7 @@
 #include <spira/spira.hpp>
 
 #include "support/backend.hpp"
+#include "support/knn_check.hpp"
 #include "support/oracle.hpp"
 
 #include <gtest/gtest.h>
@@ -18,47 +19,6 @@ namespace spira {
 namespace {
 
 #define SPIRA_SKIP_WITHOUT_GPU() SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources)
-
-/// Checks a k-NN result against float64 distances `exact` (n_q x n_i) as sets with the tie rule:
-/// every listed neighbour is distinct, its distance matches the exact one, no unlisted row is
-/// better than the listed k-th by more than `tol`, and rows are sorted best first. Rows excluded
-/// by exclude_self are not candidates.
-void expect_matches_oracle(const knn_result& g, const std::vector<std::vector<double>>& exact,
-                           bool largest, bool exclude_self, double tol, const char* what)
-{
-  const std::int64_t n_q = g.indices.rows();
-  const std::int64_t k = g.indices.cols();
-  for (std::int64_t r = 0; r < n_q; ++r) {
-    std::vector<double> others;
-    for (std::size_t j = 0; j < exact[r].size(); ++j) {
-      if (!(exclude_self && std::int64_t(j) == r)) { others.push_back(exact[r][j]); }
-    }
-    auto order = [&](double a, double b) { return largest ? a > b : a < b; };
-    std::nth_element(others.begin(), others.begin() + (k - 1), others.end(), order);
-    const double kth = others[std::size_t(k - 1)];
-    std::vector<std::int64_t> seen;
-    for (std::int64_t c = 0; c < k; ++c) {
-      const std::int64_t j = g.indices.view()(r, c);
-      const double d = g.distances.view()(r, c);
-      ASSERT_GE(j, 0) << what << ": row " << r << " position " << c;
-      ASSERT_LT(j, std::int64_t(exact[r].size())) << what;
-      ASSERT_FALSE(exclude_self && j == r) << what << ": row " << r << " lists itself";
-      seen.push_back(j);
-      const double e = exact[r][std::size_t(j)];
-      const double scale = std::max(1.0, std::abs(e));
-      ASSERT_NEAR(d, e, tol * scale) << what << ": row " << r << " neighbour " << j;
-      ASSERT_TRUE(largest ? e >= kth - tol * scale : e <= kth + tol * scale)
-        << what << ": row " << r << " lists " << j << " at " << e << " beyond the k-th " << kth;
-      if (c > 0) {
-        const double prev = g.distances.view()(r, c - 1);
-        ASSERT_TRUE(largest ? prev >= d : prev <= d) << what << ": row " << r << " not sorted";
-      }
-    }
-    std::sort(seen.begin(), seen.end());
-    ASSERT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end())
-      << what << ": row " << r << " lists a neighbour twice";
-  }
-}
 
 template <class V, class I>
 void check_metric(metric m, std::int64_t k, bool self, const char* label)
@@ -93,7 +53,7 @@ void check_metric(metric m, std::int64_t k, bool self, const char* label)
     std::copy_n(g.distances.view().row(r), k, head.distances.view().row(r));
   }
   // The distances come back as float32 whatever V is.
-  expect_matches_oracle(head, exact, is_similarity(m), self, 2e-5, label);
+  test::expect_knn_matches(head, exact, is_similarity(m), self, 2e-5, label);
 }
 
 TEST(KnnFused, EveryIntersectionMetricMatchesOracle)
@@ -145,7 +105,7 @@ TEST(KnnFused, EqualsTiledIntersection)
       knn_params p{.k = k, .metric = m, .exclude_self = true};
       p.strategy = pairwise_strategy::intersection;
       p.algo = knn_algo::fused;
-      const auto fused = knn_graph<float, std::int32_t>(cuda_resources{}, index.view(), std::nullopt, p);
+      const auto fused = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
       p.algo = knn_algo::tiled;
       p.query_tile = 700;  // several query tiles
       const auto tiled = knn_graph<float, std::int32_t>(cuda_resources{}, index.view(), std::nullopt, p);

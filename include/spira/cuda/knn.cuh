@@ -12,12 +12,22 @@
 // spira::select_k (value, then index; NaN worst). When the buffer may overflow, or at the end of
 // the row, list and buffer are sorted together (a bitonic sort of (key, index) pairs in shared
 // memory) and the first k kept. The pairs are unique, so the result does not depend on the order
-// in which threads appended candidates: it is deterministic, and equal to select_k over the tile
-// the unfused path would have written.
+// in which threads appended candidates: it is deterministic for given distances, and equal to
+// select_k over the tile the unfused path would have written.
+//
+// Entry points: spira::knn_fused on device operands, and spira::knn_graph for a user's semiring
+// struct (host operands and result, like the built-in metrics' knn_graph of spira/knn.hpp), which
+// fuses where it can and tiles otherwise:
+//
+//   #include <spira/cuda/knn.cuh>
+//   auto g = spira::knn_graph(cuda_res, index.view(), std::nullopt, my_distance{},
+//                             spira::select_order::smallest, {.k = 15});
 #pragma once
 
 #include <selection/keys.hpp>
 #include <spira/cuda/pairwise.cuh>
+#include <spira/detail/knn_tiles.hpp>
+#include <spira/knn.hpp>
 
 #include <bit>
 #include <cstdint>
@@ -97,7 +107,7 @@ __device__ int knn_flush(V* vals, std::int64_t* idx, const knn_fused_select& s, 
   for (int t = threadIdx.x; t < s.sort_size; t += blockDim.x) {
     if ((t >= have && t < s.k) || t >= s.k + count) {
       vals[t] = knn_sentinel_value<V>();
-      idx[t] = std::numeric_limits<std::int64_t>::max();
+      idx[t] = INT64_MAX;
     }
   }
   if (threadIdx.x == 0) { *buffer_count = 0; }
@@ -241,6 +251,77 @@ void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I>
   kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args, s);
   SPIRA_CHECK_LAUNCH();
   // The setup's buffers are released stream-ordered when it goes out of scope.
+}
+
+namespace detail {
+
+/// Whether knn_graph on CUDA takes the fused algorithm for D on these operands (host views: only
+/// shapes and nnz are read) within `budget` device bytes. Throws invalid_argument (out_of_memory)
+/// when params.algo forces `fused` where it cannot run.
+template <class D, class V, class I>
+bool knn_fused_applies(csr_view<V, I> queries, csr_view<V, I> index, const knn_params& params,
+                       std::size_t budget)
+{
+  if (params.algo == knn_algo::tiled) { return false; }
+  const bool forced = params.algo == knn_algo::fused;
+  const bool tiles_forced = params.query_tile > 0 || params.index_tile > 0;
+  expects(!forced || !tiles_forced, "knn_graph: query_tile and index_tile size the tiles of the "
+          "tiled algorithm; they cannot be combined with the fused one");
+  if (tiles_forced) { return false; }
+  constexpr bool intersection_capable = D::annihilating ||
+                                        distance_traits<D, V>::invertible_add ||
+                                        selection_namm_v<D, V>;
+  const pairwise_strategy s = resolve_strategy<D>(queries, index, params.strategy);
+  expects(!forced || (intersection_capable && s == pairwise_strategy::intersection),
+          "knn_graph: the fused algorithm needs the intersection strategy; ", to_string(s), " was ",
+          params.strategy == pairwise_strategy::automatic ? "chosen" : "requested");
+  expects(!forced || params.k <= knn_fused_max_k, "knn_graph: the fused algorithm serves k <= ",
+          knn_fused_max_k, ", got k = ", params.k);
+  if (!intersection_capable || s != pairwise_strategy::intersection ||
+      params.k > knn_fused_max_k) {
+    return false;
+  }
+  const std::size_t need = knn_fused_bytes(queries, index, params.k);
+  expects<out_of_memory>(!forced || need <= budget, "knn_graph: the fused algorithm needs about ",
+                         need, " device bytes, more than the memory budget of ", budget);
+  return need <= budget;
+}
+
+}  // namespace detail
+
+/// The exact k-NN graph for a user-defined semiring or distance struct D on the GPU, with the
+/// contract of spira::knn_graph (spira/knn.hpp): index and queries (default: the index) canonical
+/// CSR in host memory, result in host memory, rows best first with the smaller index first among
+/// ties; `order` says which end D's values are kept from (smallest for distances, largest for
+/// similarities); params.metric and params.p are not used. Fused (spira::knn_fused) where D admits
+/// the intersection strategy and params allow it, else tiled through spira::pairwise (with
+/// params.strategy) and select_k.
+template <class D, class V, class I>
+knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
+                     std::type_identity_t<std::optional<csr_view<V, I>>> queries, const D& d,
+                     select_order order,
+                     const knn_params& params)
+{
+  const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
+  const bool largest = order == select_order::largest;
+  const std::size_t budget =
+    params.memory_budget > 0 ? params.memory_budget : cuda_free_memory(res) / 2;
+  if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||
+                detail::selection_namm_v<D, V>) {
+    if (detail::knn_fused_applies<D>(q, index, params, budget)) {
+      return detail::knn_fused_cuda(
+        res, index, queries, params,
+        [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> dv, dense_view<std::int64_t> di) {
+          knn_fused(res, qv, iv, d, params.k, largest, params.exclude_self, dv, di);
+        });
+    }
+  } else {
+    (void)detail::knn_fused_applies<D>(q, index, params, budget);  // rejects a forced `fused`
+  }
+  return detail::knn_tiled_cuda(res, index, q, params, largest, budget,
+                                [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
+                                  pairwise(res, qv, iv, out, d, params.strategy);
+                                });
 }
 
 #endif  // __CUDACC__

@@ -1,0 +1,266 @@
+// spira internals: the backend-independent parts of the k-NN graph (argument checks, tiling under
+// a memory budget, the running merge across index tiles, and the host side of the tiled and fused
+// CUDA algorithms), shared by the built-in metrics (src/knn) and the user-semiring templates
+// (spira/knn_semiring.hpp, spira/cuda/knn.cuh). Plain C++: it calls the library's entry points.
+#pragma once
+
+#include <spira/convert.hpp>
+#include <spira/knn.hpp>
+#include <spira/memory.hpp>
+#include <spira/select_k.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+namespace spira::detail {
+
+inline std::size_t knn_default_host_budget()
+{
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) { return std::size_t{1} << 30; }
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 4;
+}
+
+/// Is (va, ia) better than (vb, ib)? Smaller (or larger) value first, then the smaller index;
+/// NaN is worse than any number in both directions.
+template <class V>
+bool knn_better(V va, std::int64_t ia, V vb, std::int64_t ib, bool largest)
+{
+  const bool na = std::isnan(va);
+  const bool nb = std::isnan(vb);
+  if (na != nb) { return nb; }
+  if (!na && va != vb) { return largest ? va > vb : va < vb; }
+  return ia < ib;
+}
+
+/// Checks the arguments shared by both backends; returns the query matrix.
+template <class V, class I>
+csr_view<V, I> check_knn_args(csr_view<V, I> index, std::optional<csr_view<V, I>> queries,
+                              const knn_params& params)
+{
+  expects(!(params.exclude_self && queries.has_value()),
+                  "knn_graph: exclude_self applies when the queries are the index itself; it was "
+                  "set together with separate queries");
+  const csr_view<V, I> q = queries.value_or(index);
+  expects(index.space == memory_space::host && q.space == memory_space::host,
+                  "knn_graph: the index and the queries must be in host memory (both backends "
+                  "move tiles to where they compute)");
+  expects<dimension_mismatch>(q.cols == index.cols, "knn_graph: the queries have ",
+                                      q.cols, " columns but the index has ", index.cols);
+  const std::int64_t available = index.rows - (params.exclude_self ? 1 : 0);
+  expects(params.k >= 1 && params.k <= available, "knn_graph: k = ", params.k,
+                  " must be in [1, ", available, "] (the index has ", index.rows, " rows",
+                  params.exclude_self ? ", one excluded" : "", ")");
+  expects(params.query_tile >= 0 && params.index_tile >= 0,
+                  "knn_graph: negative tile override (query_tile = ", params.query_tile,
+                  ", index_tile = ", params.index_tile, ")");
+  return q;
+}
+
+struct knn_tiling {
+  std::int64_t queries;  ///< query rows per tile
+  std::int64_t index;    ///< index rows per tile
+};
+
+/// Tiles such that the distance tile (queries x index values of `value_bytes`), its top-k and the
+/// running top-k lists fit `budget`. Prefers whole index rows per query tile; splits the index when
+/// k or the index is too large for that. Overrides in params win.
+inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int64_t n_i, std::int64_t k,
+                  std::size_t value_bytes, const knn_params& params)
+{
+  const std::size_t pair = value_bytes + sizeof(std::int64_t);
+  std::int64_t ti = params.index_tile > 0 ? std::min(params.index_tile, n_i) : n_i;
+  std::int64_t tq = params.query_tile;
+  if (tq == 0) {
+    const std::size_t lists_per_query = 3 * k * pair;  // running, tile and merge lists
+    tq = static_cast<std::int64_t>(budget / (ti * value_bytes + lists_per_query));
+    if (tq < std::min<std::int64_t>(n_q, 256) && params.index_tile == 0) {
+      // Whole index rows do not fit for enough queries: split the index instead. Keep at least
+      // half the budget for distance tiles so that index tiles stay long.
+      tq = std::min<std::int64_t>(n_q, 256);
+      while (tq > 1 && tq * lists_per_query > budget / 2) { tq /= 2; }
+      const std::size_t lists = tq * lists_per_query;
+      expects<out_of_memory>(lists < budget, "knn_graph: memory budget of ", budget,
+                                     " bytes cannot hold the top-", k, " lists of one query (",
+                                     lists, " bytes); raise knn_params::memory_budget");
+      ti = std::clamp<std::int64_t>((budget - lists) / (tq * value_bytes), 1, n_i);
+    }
+    expects<out_of_memory>(tq >= 1, "knn_graph: memory budget of ", budget,
+                                   " bytes is too small for one query against ", ti,
+                                   " index rows; raise knn_params::memory_budget");
+  }
+  return {std::min(tq, std::max<std::int64_t>(n_q, 1)), ti};
+}
+
+/// The backend-independent part: loops over query and index tiles, asks `tile_top_k(q0, q1, i0,
+/// i1, kt, values, indices)` for the sorted best kt of every query row of the tile (host arrays,
+/// indices relative to i0) and merges them into running lists on the host.
+template <class V, class I, class TileTopK>
+knn_result run_knn_tiles(csr_view<V, I> index, csr_view<V, I> q, const knn_params& params,
+                         bool largest, const knn_tiling& t, int threads, TileTopK&& tile_top_k)
+{
+  const host_resources res{.threads = threads};
+  const std::int64_t n_q = q.rows;
+  const std::int64_t n_i = index.rows;
+  const std::int64_t k = params.k;
+  knn_result out{dense_matrix<std::int64_t>(res, n_q, k), dense_matrix<float>(res, n_q, k)};
+  dense_matrix<V> best_v(res, t.queries, k);
+  dense_matrix<std::int64_t> best_i(res, t.queries, k);
+
+  for (std::int64_t q0 = 0; q0 < n_q; q0 += t.queries) {
+    const std::int64_t q1 = std::min(n_q, q0 + t.queries);
+    const std::int64_t nq = q1 - q0;
+    // Entries of each running list filled so far.
+    std::vector<std::int64_t> have(static_cast<std::size_t>(nq), 0);
+    for (std::int64_t i0 = 0; i0 < n_i; i0 += t.index) {
+      const std::int64_t i1 = std::min(n_i, i0 + t.index);
+      // With exclude_self one extra candidate per tile covers the query's own index, which the
+      // merge below skips (only that index: exact duplicates stay).
+      const std::int64_t kt = std::min(k + (params.exclude_self ? 1 : 0), i1 - i0);
+      dense_matrix<V> tv(res, nq, kt);
+      dense_matrix<std::int64_t> tix(res, nq, kt);
+      tile_top_k(q0, q1, i0, i1, kt, tv.view(), tix.view());
+      // Merge the tile's sorted top-kt into the running sorted lists.
+#if defined(_OPENMP)  // a translation unit built without OpenMP (nvcc, say) merges serially
+#pragma omp parallel num_threads(res.num_threads())
+#endif
+      {
+        std::vector<V> mv(static_cast<std::size_t>(k));
+        std::vector<std::int64_t> mi(static_cast<std::size_t>(k));
+#if defined(_OPENMP)
+#pragma omp for schedule(static)
+#endif
+        for (std::int64_t r = 0; r < nq; ++r) {
+          V* bv = best_v.view().row(r);
+          std::int64_t* bi = best_i.view().row(r);
+          const V* cv = tv.view().row(r);
+          const std::int64_t* ci = tix.view().row(r);
+          const std::int64_t self = params.exclude_self ? q0 + r : -1;
+          // When the query's own index lies in this tile, the tile's kt candidates are either its
+          // top-kt with self skipped, or all ni < k + 1 entries including self.
+          const bool self_here = self >= i0 && self < i1;
+          const std::int64_t merged = std::min(k, have[r] + kt - (self_here ? 1 : 0));
+          std::int64_t a = 0;
+          std::int64_t b = 0;
+          for (std::int64_t m = 0; m < merged; ++m) {
+            if (b < kt && ci[b] + i0 == self) { ++b; }
+            const bool take_a =
+              b >= kt || (a < have[r] && knn_better(bv[a], bi[a], cv[b], ci[b] + i0, largest));
+            if (take_a) {
+              mv[m] = bv[a];
+              mi[m] = bi[a++];
+            } else {
+              mv[m] = cv[b];
+              mi[m] = ci[b++] + i0;
+            }
+          }
+          std::copy_n(mv.begin(), merged, bv);
+          std::copy_n(mi.begin(), merged, bi);
+          have[r] = merged;
+        }
+      }
+    }
+    if (params.progress) { params.progress(q1, n_q); }
+    for (std::int64_t r = 0; r < nq; ++r) {
+      std::copy_n(best_i.view().row(r), k, out.indices.view().row(q0 + r));
+      std::transform(best_v.view().row(r), best_v.view().row(r) + k,
+                     out.distances.view().row(q0 + r), [](V x) { return static_cast<float>(x); });
+    }
+  }
+  return out;
+}
+
+/// The tiled algorithm on CUDA: each index tile is copied to the device once and reused by every
+/// query tile; `tile_distances(queries_dev, index_dev, out_dev)` fills a device distance tile,
+/// select_k takes its sorted top-kt on the GPU and run_knn_tiles merges on the host.
+template <class V, class I, class TileDistances>
+knn_result knn_tiled_cuda(const cuda_resources& res, csr_view<V, I> index, csr_view<V, I> q,
+                          const knn_params& params, bool largest, std::size_t budget,
+                          TileDistances&& tile_distances)
+{
+  const knn_tiling t = plan_knn_tiles(budget, q.rows, index.rows, params.k, sizeof(V), params);
+  const select_order order = largest ? select_order::largest : select_order::smallest;
+  std::vector<csr_matrix<V, I>> index_tiles;
+  std::vector<offset_t> ptr;
+  for (std::int64_t i0 = 0; i0 < index.rows; i0 += t.index) {
+    index_tiles.push_back(
+      to_device(res, row_slice(index, i0, std::min(index.rows, i0 + t.index), ptr)));
+  }
+  csr_matrix<V, I> query_tile;
+  std::int64_t query_tile_start = -1;
+  return run_knn_tiles(index, q, params, largest, t, host_resources{}.num_threads(),
+                       [&](std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1,
+                           std::int64_t kt, dense_view<V> tv, dense_view<std::int64_t> tix) {
+                         if (query_tile_start != q0) {
+                           query_tile = to_device(res, row_slice(q, q0, q1, ptr));
+                           query_tile_start = q0;
+                         }
+                         const std::int64_t nq = q1 - q0;
+                         dense_matrix<V> d(res, nq, i1 - i0);
+                         tile_distances(query_tile.view(), index_tiles[i0 / t.index].view(),
+                                        d.view());
+                         dense_matrix<V> dv(res, nq, kt);
+                         dense_matrix<std::int64_t> di(res, nq, kt);
+                         select_k<V, std::int64_t>(res, dense_view<const V>(d.view()), kt, order,
+                                                   dv.view(), di.view(), {.sorted = true});
+                         copy(tv.data, memory_space::host, dv.data(), memory_space::device,
+                              static_cast<std::size_t>(nq * kt), res);
+                         copy(tix.data, memory_space::host, di.data(), memory_space::device,
+                              static_cast<std::size_t>(nq * kt), res);
+                       });
+}
+
+/// Device bytes the fused CUDA algorithm needs: the operands, the CSC of the index, per-row
+/// statistics and the n_q x k outputs.
+template <class V, class I>
+std::size_t knn_fused_bytes(csr_view<V, I> queries, csr_view<V, I> index, std::int64_t k)
+{
+  const auto csr_bytes = [](csr_view<V, I> m) {
+    return std::size_t(m.nnz) * (sizeof(V) + sizeof(I)) + std::size_t(m.rows + 1) * 8;
+  };
+  return 3 * csr_bytes(index) + 2 * csr_bytes(queries) +
+         std::size_t(index.rows + queries.rows) * 64 + std::size_t(queries.rows * k) * (sizeof(V) + 8);
+}
+
+/// The host side of the fused CUDA algorithm: copies the operands to the device,
+/// `run(queries_dev, index_dev, values_dev, indices_dev)` fills the sorted n_q x k lists, and the
+/// result comes back as float distances.
+template <class V, class I, class Run>
+knn_result knn_fused_cuda(const cuda_resources& res, csr_view<V, I> index,
+                          std::optional<csr_view<V, I>> queries, const knn_params& params,
+                          Run&& run)
+{
+  const csr_matrix<V, I> index_dev = to_device(res, index);
+  std::optional<csr_matrix<V, I>> queries_dev;
+  if (queries.has_value()) { queries_dev = to_device(res, *queries); }
+  const csr_view<V, I> qv = queries_dev ? queries_dev->view() : index_dev.view();
+  const std::int64_t n_q = qv.rows;
+  dense_matrix<V> dv(res, n_q, params.k);
+  dense_matrix<std::int64_t> di(res, n_q, params.k);
+  run(qv, index_dev.view(), dv.view(), di.view());
+  const host_resources host{};
+  knn_result out{dense_matrix<std::int64_t>(host, n_q, params.k),
+                 dense_matrix<float>(host, n_q, params.k)};
+  const std::size_t n = static_cast<std::size_t>(n_q * params.k);
+  copy(out.indices.data(), memory_space::host, di.data(), memory_space::device, n, res);
+  if constexpr (std::is_same_v<V, float>) {
+    copy(out.distances.data(), memory_space::host, dv.data(), memory_space::device, n, res);
+  } else {
+    std::vector<V> v(n);
+    copy(v.data(), memory_space::host, dv.data(), memory_space::device, n, res);
+    std::transform(v.begin(), v.end(), out.distances.data(),
+                   [](V x) { return static_cast<float>(x); });
+  }
+  if (params.progress) { params.progress(n_q, n_q); }
+  return out;
+}
+
+}  // namespace spira::detail

@@ -1,0 +1,75 @@
+// Test support: checks a k-NN result against exact (float64) distances, as sets with the tie rule.
+#pragma once
+
+#include <spira/knn.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace spira::test {
+
+/// Checks a k-NN result against float64 distances `exact` (n_q x n_i) as sets with the tie rule:
+/// every listed neighbour is distinct, its distance matches the exact one, no unlisted row is
+/// better than the listed k-th by more than `tol`, and rows are sorted best first. Rows excluded
+/// by exclude_self are not candidates.
+inline void expect_knn_matches(const knn_result& g,
+                               const std::vector<std::vector<double>>& exact, bool largest,
+                               bool exclude_self, double tol, const char* what)
+{
+  const std::int64_t n_q = g.indices.rows();
+  const std::int64_t k = g.indices.cols();
+  for (std::int64_t r = 0; r < n_q; ++r) {
+    std::vector<double> others;
+    for (std::size_t j = 0; j < exact[r].size(); ++j) {
+      if (!(exclude_self && std::int64_t(j) == r)) { others.push_back(exact[r][j]); }
+    }
+    auto order = [&](double a, double b) { return largest ? a > b : a < b; };
+    std::nth_element(others.begin(), others.begin() + (k - 1), others.end(), order);
+    const double kth = others[std::size_t(k - 1)];
+    std::vector<std::int64_t> seen;
+    for (std::int64_t c = 0; c < k; ++c) {
+      const std::int64_t j = g.indices.view()(r, c);
+      const double d = g.distances.view()(r, c);
+      ASSERT_GE(j, 0) << what << ": row " << r << " position " << c;
+      ASSERT_LT(j, std::int64_t(exact[r].size())) << what;
+      ASSERT_FALSE(exclude_self && j == r) << what << ": row " << r << " lists itself";
+      seen.push_back(j);
+      const double e = exact[r][std::size_t(j)];
+      const double scale = std::isfinite(e) ? std::max(1.0, std::abs(e)) : 1.0;
+      if (!(d == e)) {  // equal infinities match exactly
+        ASSERT_NEAR(d, e, tol * scale) << what << ": row " << r << " neighbour " << j;
+      }
+      const bool within = largest ? e >= kth : e <= kth;
+      const bool near = std::isfinite(e) && std::isfinite(kth) && std::abs(e - kth) <= tol * scale;
+      ASSERT_TRUE(within || near) << what << ": row " << r << " lists " << j << " at " << e
+                                  << " beyond the k-th " << kth;
+      if (c > 0) {
+        const double prev = g.distances.view()(r, c - 1);
+        ASSERT_TRUE(largest ? prev >= d : prev <= d) << what << ": row " << r << " not sorted";
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    ASSERT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end())
+      << what << ": row " << r << " lists a neighbour twice";
+  }
+}
+
+/// The float64 brute force of a k-NN problem: exact[r][j] = f(row r of the queries, row j of the
+/// index) over dense copies.
+template <class F>
+std::vector<std::vector<double>> brute_force_distances(const std::vector<std::vector<double>>& q,
+                                                       const std::vector<std::vector<double>>& x,
+                                                       F f)
+{
+  std::vector<std::vector<double>> out(q.size(), std::vector<double>(x.size()));
+  for (std::size_t r = 0; r < q.size(); ++r) {
+    for (std::size_t j = 0; j < x.size(); ++j) { out[r][j] = f(q[r], x[j]); }
+  }
+  return out;
+}
+
+}  // namespace spira::test
