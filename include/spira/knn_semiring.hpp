@@ -18,7 +18,6 @@
 #include <spira/select_k.hpp>
 
 #include <optional>
-#include <vector>
 
 namespace spira {
 
@@ -29,23 +28,10 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
-  detail::expects(params.algo != knn_algo::fused,
-                  "knn_graph: the fused algorithm runs on the CUDA backend only");
-  const std::size_t budget =
-    params.memory_budget > 0 ? params.memory_budget : detail::knn_default_host_budget();
-  const detail::knn_tiling t =
-    detail::plan_knn_tiles(budget, q.rows, index.rows, params.k, sizeof(V), params);
-  std::vector<offset_t> qptr;
-  std::vector<offset_t> iptr;
-  return detail::run_knn_tiles(
-    index, q, params, order == select_order::largest, t, res.num_threads(),
-    [&](std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1, std::int64_t kt,
-        dense_view<V> tv, dense_view<std::int64_t> tix) {
-      dense_matrix<V> dist(res, q1 - q0, i1 - i0);
-      pairwise(res, row_slice(q, q0, q1, qptr), row_slice(index, i0, i1, iptr), dist.view(), d);
-      select_k<V, std::int64_t>(res, dense_view<const V>(dist.view()), kt, order, tv, tix,
-                                {.sorted = true});
-    });
+  return detail::knn_tiled_host(res, index, q, params, order == select_order::largest,
+                                [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
+                                  pairwise(res, qv, iv, out, d);
+                                });
 }
 
 }  // namespace spira

@@ -1,6 +1,7 @@
-// The k-NN graph on both backends: tiled pairwise distances, a row-wise select_k per tile, and a
-// running merge of the best k across index tiles (on the host, O(n_q k) per tile). The backends
-// differ only in where a tile's distances and top-k are computed (run_knn's tile_top_k).
+// The k-NN graph of the built-in metrics on both backends. The tiled algorithm (pairwise distance
+// tiles, a row-wise select_k per tile, a running merge across index tiles on the host) and the
+// host side of the fused CUDA algorithm live in spira/detail/knn_tiles.hpp, shared with the
+// user-semiring templates; here the metric picks the distance code.
 #include <spira/convert.hpp>
 #include <spira/detail/knn_tiles.hpp>
 #include <spira/knn.hpp>
@@ -23,27 +24,11 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
-  detail::expects(params.algo != knn_algo::fused,
-                  "knn_graph: the fused algorithm runs on the CUDA backend only");
-  const std::size_t budget =
-    params.memory_budget > 0 ? params.memory_budget : detail::knn_default_host_budget();
-  const detail::knn_tiling t =
-    detail::plan_knn_tiles(budget, q.rows, index.rows, params.k, sizeof(V), params);
   const distance_params dp{.metric = params.metric, .p = params.p};
-  const bool largest = is_similarity(params.metric);
-  const select_order order = largest ? select_order::largest : select_order::smallest;
-  std::vector<offset_t> qptr;
-  std::vector<offset_t> iptr;
-  return detail::run_knn_tiles(
-    index, q, params, largest, t, res.num_threads(),
-    [&](std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1, std::int64_t kt,
-        dense_view<V> tv, dense_view<std::int64_t> tix) {
-      dense_matrix<V> d(res, q1 - q0, i1 - i0);
-      pairwise_distance(res, row_slice(q, q0, q1, qptr), row_slice(index, i0, i1, iptr), d.view(),
-                        dp);
-      select_k<V, std::int64_t>(res, dense_view<const V>(d.view()), kt, order, tv, tix,
-                                {.sorted = true});
-    });
+  return detail::knn_tiled_host(res, index, q, params, is_similarity(params.metric),
+                                [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
+                                  pairwise_distance(res, qv, iv, out, dp);
+                                });
 }
 
 template <class V, class I>

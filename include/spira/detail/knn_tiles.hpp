@@ -178,6 +178,31 @@ knn_result run_knn_tiles(csr_view<V, I> index, csr_view<V, I> q, const knn_param
   return out;
 }
 
+/// The tiled algorithm on the host: `tile_distances(queries_tile, index_tile, out)` fills a host
+/// distance tile, select_k takes its sorted top-kt and run_knn_tiles merges.
+template <class V, class I, class TileDistances>
+knn_result knn_tiled_host(const host_resources& res, csr_view<V, I> index, csr_view<V, I> q,
+                          const knn_params& params, bool largest, TileDistances&& tile_distances)
+{
+  expects(params.algo != knn_algo::fused,
+          "knn_graph: the fused algorithm runs on the CUDA backend only");
+  const std::size_t budget =
+    params.memory_budget > 0 ? params.memory_budget : knn_default_host_budget();
+  const knn_tiling t = plan_knn_tiles(budget, q.rows, index.rows, params.k, sizeof(V), params);
+  const select_order order = largest ? select_order::largest : select_order::smallest;
+  std::vector<offset_t> qptr;
+  std::vector<offset_t> iptr;
+  return run_knn_tiles(index, q, params, largest, t, res.num_threads(),
+                       [&](std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1,
+                           std::int64_t kt, dense_view<V> tv, dense_view<std::int64_t> tix) {
+                         dense_matrix<V> d(res, q1 - q0, i1 - i0);
+                         tile_distances(row_slice(q, q0, q1, qptr), row_slice(index, i0, i1, iptr),
+                                        d.view());
+                         select_k<V, std::int64_t>(res, dense_view<const V>(d.view()), kt, order,
+                                                   tv, tix, {.sorted = true});
+                       });
+}
+
 /// The tiled algorithm on CUDA: each index tile is copied to the device once and reused by every
 /// query tile; `tile_distances(queries_dev, index_dev, out_dev)` fills a device distance tile,
 /// select_k takes its sorted top-kt on the GPU and run_knn_tiles merges on the host.
