@@ -19,7 +19,9 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_BUILD_T
 echo "== build"
 cmake --build "$build" -j "$jobs"
 echo "== test"
-(cd "$build" && ctest -j "$jobs" --output-on-failure --timeout 900)
+# Tests run side by side: one OpenMP thread each (unless set), sleeping when idle.
+(cd "$build" && OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} \
+   ctest -j "$jobs" --output-on-failure --timeout 900)
 echo "== install and consume"
 cmake --install "$build" >/dev/null
 "$root/tests/consumer/run.sh" "$prefix" "$build/consumer"

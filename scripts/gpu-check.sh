@@ -107,7 +107,12 @@ fi
 tests_line="tests: not run"
 if [ "$built" = 1 ]; then
   note "ctest"
-  (cd "$build" && ctest --output-on-failure -j "${SPIRA_CTEST_JOBS:-8}" --timeout 900 \
+  # Tests run side by side: each host backend gets nproc / jobs OpenMP threads that sleep when
+  # idle, so that the CPU is shared instead of oversubscribed by busy-waiting thread teams.
+  ctest_jobs=${SPIRA_CTEST_JOBS:-8}
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / ctest_jobs > 0 ? $(nproc) / ctest_jobs : 1 ))}
+  export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+  (cd "$build" && ctest --output-on-failure -j "$ctest_jobs" --timeout 900 \
       --output-junit "$logs/ctest-junit.xml") > "$logs/ctest.log" 2>&1
   ctest_rc=$?
   tail -60 "$logs/ctest.log"

@@ -17,10 +17,11 @@ struct CUmemPoolHandle_st;
 namespace spira {
 
 struct host_resources {
-  /// Worker threads; 0 means one per hardware thread.
+  /// Worker threads; 0 means OpenMP's default: OMP_NUM_THREADS when it is set, else one per
+  /// hardware thread.
   int threads = 0;
 
-  /// The effective thread count (resolves 0 to the hardware concurrency, at least 1).
+  /// The effective thread count (resolves 0 to omp_get_max_threads(), at least 1).
   [[nodiscard]] int num_threads() const noexcept;
 };
 

@@ -4,9 +4,10 @@
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <new>
-#include <thread>
 
 namespace spira {
 
@@ -15,7 +16,7 @@ const char* version() noexcept { return "0.1.0"; }
 int host_resources::num_threads() const noexcept
 {
   if (threads > 0) { return threads; }
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::max(1, omp_get_max_threads());
 }
 
 namespace detail {
