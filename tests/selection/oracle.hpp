@@ -3,11 +3,14 @@
 // NaN is the worst value in both directions; -0.0 == +0.0; ties go to the smaller index.
 #pragma once
 
+#include <spira/memory.hpp>
+#include <spira/resources.hpp>
 #include <spira/select_k.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -67,5 +70,32 @@ oracle_row<T> oracle_select(const std::vector<T>& row, const std::vector<std::in
   }
   return out;
 }
+
+// ---- shared by the selection tests ---------------------------------------------------------------
+
+/// Bitwise equality (the determinism promise is about bytes; NaN payloads included).
+template <class T>
+bool same_bits(const T& a, const T& b)
+{
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+inline cuda_resources cuda_of(const host_resources&) { return {}; }
+inline cuda_resources cuda_of(const cuda_resources& r) { return r; }
+
+/// A host or device copy of a host array.
+template <class T, class Resources>
+buffer<T> on(const Resources& res, const std::vector<T>& v)
+{
+  buffer<T> b(res, v.size(), "test input");
+  copy(b.data(), b.space(), v.data(), memory_space::host, v.size(), cuda_of(res));
+  return b;
+}
+
+template <class T, class IndexT>
+struct result {
+  std::vector<T> values;
+  std::vector<IndexT> indices;
+};
 
 }  // namespace spira::test

@@ -70,29 +70,6 @@ std::vector<T> make_row(dist d, std::int64_t n, std::uint64_t seed)
   return v;
 }
 
-template <class T>
-bool same_bits(const T& a, const T& b)
-{
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
-
-inline cuda_resources cuda_of(const host_resources&) { return {}; }
-inline cuda_resources cuda_of(const cuda_resources& r) { return r; }
-
-template <class T, class Resources>
-buffer<T> on(const Resources& res, const std::vector<T>& v)
-{
-  buffer<T> b(res, v.size(), "test input");
-  copy(b.data(), b.space(), v.data(), memory_space::host, v.size(), cuda_of(res));
-  return b;
-}
-
-template <class T, class IndexT>
-struct result {
-  std::vector<T> values;
-  std::vector<IndexT> indices;
-};
-
 /// select_k on `res` for a rows x n matrix with leading dimension ld (host array).
 template <class T, class IndexT, class Resources>
 result<T, IndexT> run(const Resources& res, const std::vector<T>& in, std::int64_t rows,
