@@ -7,6 +7,8 @@
 // special lines:              copy            -> device-to-device copy bandwidth
 //                             hitrate <rows> <length> <k> <max_iter>
 //                                             -> time and hit rate of the approximate max_iter mode
+#include "cuda_timing.cuh"
+
 #include <spira/select_k.hpp>
 #include <spira/cuda/error.cuh>
 
@@ -42,40 +44,7 @@ __global__ void fill_kernel(float* out, std::int64_t n, std::uint64_t seed, int 
   }
 }
 
-struct timer {
-  cudaEvent_t a, b;
-  timer()
-  {
-    SPIRA_CUDA_TRY(cudaEventCreate(&a));
-    SPIRA_CUDA_TRY(cudaEventCreate(&b));
-  }
-  ~timer()
-  {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-};
-
-/// Median milliseconds of `reps` runs of f(rep), each timed with events, after warm-up runs.
-template <class F>
-double median_ms(F&& f, int reps)
-{
-  timer t;
-  for (int i = 0; i < 3; ++i) { f(i); }
-  SPIRA_CUDA_TRY(cudaDeviceSynchronize());
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    SPIRA_CUDA_TRY(cudaEventRecord(t.a));
-    f(i);
-    SPIRA_CUDA_TRY(cudaEventRecord(t.b));
-    SPIRA_CUDA_TRY(cudaEventSynchronize(t.b));
-    float x = 0;
-    SPIRA_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
-    ms.push_back(x);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using spira::bench::median_ms;
 
 spira::select_algo parse_algo(const std::string& s)
 {

@@ -10,6 +10,8 @@
 //       subrange > 0 forces the delegate sub-range length (Rule 4's tuning sweep)
 //   sort <n> <dist>      full CUB radix sort of (value, position) pairs, descending
 //   copy                 device-to-device copy bandwidth
+#include "cuda_timing.cuh"
+
 #include "selection/dispatch.hpp"
 
 #include <spira/cuda/error.cuh>
@@ -67,40 +69,7 @@ __global__ void iota_kernel(int* out, std::int64_t n)
 
 unsigned blocks_of(std::int64_t n) { return static_cast<unsigned>((n + 255) / 256); }
 
-struct timer {
-  cudaEvent_t a, b;
-  timer()
-  {
-    SPIRA_CUDA_TRY(cudaEventCreate(&a));
-    SPIRA_CUDA_TRY(cudaEventCreate(&b));
-  }
-  ~timer()
-  {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-};
-
-/// Median milliseconds of `reps` runs of f(rep), each timed with events, after warm-up runs.
-template <class F>
-double median_ms(F&& f, int reps)
-{
-  timer t;
-  for (int i = 0; i < 3; ++i) { f(i); }
-  SPIRA_CUDA_TRY(cudaDeviceSynchronize());
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    SPIRA_CUDA_TRY(cudaEventRecord(t.a));
-    f(i);
-    SPIRA_CUDA_TRY(cudaEventRecord(t.b));
-    SPIRA_CUDA_TRY(cudaEventSynchronize(t.b));
-    float x = 0;
-    SPIRA_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
-    ms.push_back(x);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using spira::bench::median_ms;
 
 int parse_dist(const std::string& s) { return s == "normal" ? 1 : s == "adversarial" ? 2 : 0; }
 

@@ -1,0 +1,52 @@
+// Event timing shared by the CUDA benchmark programs.
+#pragma once
+
+#include <spira/cuda/error.cuh>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace spira::bench {
+
+/// A pair of CUDA events, destroyed with the object.
+struct event_timer {
+  cudaEvent_t a, b;
+  event_timer()
+  {
+    SPIRA_CUDA_TRY(cudaEventCreate(&a));
+    SPIRA_CUDA_TRY(cudaEventCreate(&b));
+  }
+  ~event_timer()
+  {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  event_timer(const event_timer&) = delete;
+  event_timer& operator=(const event_timer&) = delete;
+};
+
+/// Median milliseconds of `reps` runs of f(rep) on the legacy default stream, each timed with
+/// events, after three warm-up runs.
+template <class F>
+double median_ms(F&& f, int reps)
+{
+  event_timer t;
+  for (int i = 0; i < 3; ++i) { f(i); }
+  SPIRA_CUDA_TRY(cudaDeviceSynchronize());
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    SPIRA_CUDA_TRY(cudaEventRecord(t.a));
+    f(i);
+    SPIRA_CUDA_TRY(cudaEventRecord(t.b));
+    SPIRA_CUDA_TRY(cudaEventSynchronize(t.b));
+    float x = 0;
+    SPIRA_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
+    ms.push_back(x);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace spira::bench
