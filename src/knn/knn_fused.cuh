@@ -31,7 +31,7 @@ void knn_fused_metric(const cuda_resources& res, csr_view<V, I> queries, csr_vie
     if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||
                   selection_namm_v<D, V>) {
       knn_fused(res, queries, index, d, params.k, is_similarity(params.metric),
-                params.exclude_self, out_values, out_indices);
+                params.exclude_self, out_values, out_indices, params.progress);
     } else {
       throw invalid_argument(concat("knn_graph: metric ", to_string(params.metric),
                                     " has no fused k-NN"));

@@ -207,6 +207,35 @@ TEST(KnnFused, ExcludeSelfKeepsDuplicates)
   }
 }
 
+/// With a progress callback the rows run in several launches; the result is the same.
+TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  test::random_options o;
+  o.rows = 10000;  // above two chunks of 16 blocks per SM on any current GPU
+  o.cols = 500;
+  o.mean_degree = 6;
+  const auto index = test::random_csr<float, std::int32_t>(o);
+  knn_params p{.k = 10, .metric = metric::cosine, .exclude_self = true};
+  p.algo = knn_algo::fused;
+  p.strategy = pairwise_strategy::intersection;
+  const auto whole = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+  std::vector<std::int64_t> done;
+  p.progress = [&](std::int64_t finished, std::int64_t total) {
+    EXPECT_EQ(total, o.rows);
+    done.push_back(finished);
+  };
+  const auto chunked = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+  ASSERT_GE(done.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
+  EXPECT_EQ(done.back(), o.rows);
+  for (std::int64_t r = 0; r < o.rows; ++r) {
+    for (std::int64_t c = 0; c < p.k; ++c) {
+      ASSERT_NEAR(whole.distances.view()(r, c), chunked.distances.view()(r, c), 1e-6f);
+    }
+  }
+}
+
 TEST(KnnFused, ArgumentErrors)
 {
   const auto on_gpu = [](csr_view<float, std::int32_t> m, const knn_params& p) {

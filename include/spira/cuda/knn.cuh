@@ -31,6 +31,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <limits>
 
 namespace spira {
@@ -52,6 +53,7 @@ struct knn_fused_select {
   bool largest;           ///< similarities keep the largest values
   bool exclude_self;      ///< skip index row i for query row i
   std::size_t acc_bytes;  ///< bytes of the accumulator tile (a multiple of 16)
+  std::int64_t row_begin, row_end;  ///< the query rows of this launch
   void* out_values;       ///< rows_a x k, V
   std::int64_t* out_indices;
 };
@@ -141,7 +143,7 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
   const int capacity = s.sort_size - s.k;
   if (threadIdx.x == 0) { slots = 0; }
 
-  for (std::int64_t i = blockIdx.x; i < p.rows_a; i += gridDim.x) {
+  for (std::int64_t i = s.row_begin + blockIdx.x; i < s.row_end; i += gridDim.x) {
     int have = 0;
     int count = 0;
     for (std::int64_t j0 = 0; j0 < p.rows_b; j0 += p.tile_cols) {
@@ -201,11 +203,13 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
 /// exclude_self (queries == index), index row i is skipped for query row i. out_values and
 /// out_indices: rows(queries) x k, device, contiguous; each row sorted best first (value, then
 /// index; NaN last); a row with fewer than k candidates is padded with index -1 and +-inf.
-/// Queued on res.stream.
+/// Queued on res.stream. With a `progress` callback the query rows run in about 20 launches, each
+/// followed by a stream synchronisation and progress(rows done, rows).
 template <class D, class V, class I>
 void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I> index,
                const D& d, std::int64_t k, bool largest, bool exclude_self,
-               dense_view<V> out_values, dense_view<std::int64_t> out_indices)
+               dense_view<V> out_values, dense_view<std::int64_t> out_indices,
+               const std::function<void(std::int64_t, std::int64_t)>& progress = {})
 {
   constexpr const char* op = "spira::knn_fused";
   static_assert(D::annihilating || distance_traits<D, V>::invertible_add ||
@@ -246,10 +250,23 @@ void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I>
   const auto kernel = detail::knn_fused_kernel<D, V, I>;
   SPIRA_CUDA_TRY(
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  const unsigned grid =
-    unsigned(std::min<std::int64_t>(queries.rows, std::numeric_limits<int>::max()));
-  kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args, s);
-  SPIRA_CHECK_LAUNCH();
+  // One launch for all rows, or chunks of at least a few waves of blocks when progress is wanted.
+  const std::int64_t chunk =
+    progress ? std::max<std::int64_t>((queries.rows + 19) / 20, std::int64_t(ctx.sms) * 16)
+             : queries.rows;
+  for (std::int64_t r0 = 0; r0 < queries.rows; r0 += chunk) {
+    s.row_begin = r0;
+    s.row_end = std::min(queries.rows, r0 + chunk);
+    const unsigned grid =
+      unsigned(std::min<std::int64_t>(s.row_end - r0, std::numeric_limits<int>::max()));
+    kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args,
+                                                                                     s);
+    SPIRA_CHECK_LAUNCH();
+    if (progress) {
+      SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
+      progress(s.row_end, queries.rows);
+    }
+  }
   // The setup's buffers are released stream-ordered when it goes out of scope.
 }
 
@@ -312,7 +329,8 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
       return detail::knn_fused_cuda(
         res, index, queries, params,
         [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> dv, dense_view<std::int64_t> di) {
-          knn_fused(res, qv, iv, d, params.k, largest, params.exclude_self, dv, di);
+          knn_fused(res, qv, iv, d, params.k, largest, params.exclude_self, dv, di,
+                    params.progress);
         });
     }
   } else {

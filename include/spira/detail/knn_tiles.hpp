@@ -256,8 +256,8 @@ std::size_t knn_fused_bytes(csr_view<V, I> queries, csr_view<V, I> index, std::i
 }
 
 /// The host side of the fused CUDA algorithm: copies the operands to the device,
-/// `run(queries_dev, index_dev, values_dev, indices_dev)` fills the sorted n_q x k lists, and the
-/// result comes back as float distances.
+/// `run(queries_dev, index_dev, values_dev, indices_dev)` fills the sorted n_q x k lists (and
+/// reports params.progress), and the result comes back as float distances.
 template <class V, class I, class Run>
 knn_result knn_fused_cuda(const cuda_resources& res, csr_view<V, I> index,
                           std::optional<csr_view<V, I>> queries, const knn_params& params,
@@ -284,7 +284,6 @@ knn_result knn_fused_cuda(const cuda_resources& res, csr_view<V, I> index,
     std::transform(v.begin(), v.end(), out.distances.data(),
                    [](V x) { return static_cast<float>(x); });
   }
-  if (params.progress) { params.progress(n_q, n_q); }
   return out;
 }
 
