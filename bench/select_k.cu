@@ -7,16 +7,32 @@
 // special lines:              copy            -> device-to-device copy bandwidth
 //                             hitrate <rows> <length> <k> <max_iter>
 //                                             -> time and hit rate of the approximate max_iter mode
+//                             csr <k> <algo> <in.npz> <out.npz | ->
+//                                             -> the k smallest of every row of a CSR read from a
+//                                                scipy .npz (float32 values, int32 columns), n x k
+//                                                output, unsorted; the output of one more call is
+//                                                written to out.npz ("values" float32, "indices"
+//                                                int32, rows x k) for the driver's check. The last
+//                                                file read stays on the device for the next line.
+//
+// select_k_bench --check FILE.npz reads FILE as the csr lines do, prints its shape, degrees and
+// checksums as one JSON object and exits without touching the GPU (exit status 1 on a bad file).
 #include "cuda_timing.cuh"
 
+#include <spira/convert.hpp>
+#include <spira/io.hpp>
 #include <spira/select_k.hpp>
 #include <spira/cuda/error.cuh>
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <span>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -139,10 +155,168 @@ void run_case(std::int64_t rows, std::int64_t len, std::int64_t k, const std::st
   std::fflush(stdout);
 }
 
+/// s as the body of a JSON string.
+std::string json_escape(const std::string& s)
+{
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+using csr_f32 = spira::csr_matrix<float, std::int32_t>;
+
+/// Shape, degrees and checksums of a host CSR (what --check prints, and what a csr case reports so
+/// that the driver can compare it with the file it wrote).
+struct csr_summary {
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  std::int64_t min_degree = 0, max_degree = 0, empty_rows = 0;
+  std::int64_t nonfinite_values = 0;
+  long double col_sum = 0, finite_value_sum = 0;  ///< in stored order
+};
+
+csr_summary summarize(const csr_f32& m)
+{
+  csr_summary s;
+  s.rows = m.rows();
+  s.cols = m.cols();
+  s.nnz = m.nnz();
+  s.min_degree = s.rows > 0 ? s.nnz : 0;
+  for (std::int64_t i = 0; i < s.rows; ++i) {
+    const std::int64_t d = m.row_ptr()[i + 1] - m.row_ptr()[i];
+    s.min_degree = std::min(s.min_degree, d);
+    s.max_degree = std::max(s.max_degree, d);
+    s.empty_rows += d == 0 ? 1 : 0;
+  }
+  for (std::int64_t e = 0; e < s.nnz; ++e) {
+    s.col_sum += m.col_idx()[e];
+    if (std::isfinite(m.values()[e])) {
+      s.finite_value_sum += m.values()[e];
+    } else {
+      ++s.nonfinite_values;
+    }
+  }
+  return s;
+}
+
+std::string summary_json(const csr_summary& s)
+{
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"min_degree\": %lld, "
+                "\"max_degree\": %lld, \"empty_rows\": %lld, \"col_sum\": %.0Lf, "
+                "\"finite_value_sum\": %.12Le, \"nonfinite_values\": %lld",
+                (long long)s.rows, (long long)s.cols, (long long)s.nnz, (long long)s.min_degree,
+                (long long)s.max_degree, (long long)s.empty_rows, s.col_sum, s.finite_value_sum,
+                (long long)s.nonfinite_values);
+  return buf;
+}
+
+/// The CSR of the last csr line, on the device in enough copies that a rotation leaves L2.
+struct csr_input {
+  std::string path;
+  csr_summary summary;
+  std::vector<csr_f32> copies;
+};
+
+void run_csr(csr_input& input, std::int64_t k, const std::string& algo_name,
+             const std::string& in_path, const std::string& out_path)
+{
+  spira::cuda_resources res{};
+  if (input.path != in_path) {
+    input = {};
+    const csr_f32 host = spira::io::read_npz<float, std::int32_t>(in_path);
+    input.summary = summarize(host);
+    const std::int64_t bytes = host.nnz() * std::int64_t(sizeof(float) + sizeof(std::int32_t)) +
+                               (host.rows() + 1) * std::int64_t(sizeof(spira::offset_t));
+    const std::int64_t copies = copies_for(std::max<std::int64_t>(bytes, 1));
+    for (std::int64_t c = 0; c < copies; ++c) {
+      input.copies.push_back(spira::to_device(res, host.view()));
+    }
+    input.path = in_path;
+  }
+  const csr_summary& s = input.summary;
+  const std::int64_t copies = std::int64_t(input.copies.size());
+  spira::buffer<float> vals(res, s.rows * k, "bench values");
+  spira::buffer<std::int32_t> idx(res, s.rows * k, "bench indices");
+  spira::select_params params;
+  params.algo = parse_algo(algo_name);
+  const auto dev = spira::memory_space::device;
+  auto call = [&](int rep) {
+    spira::select_k<float, std::int32_t>(
+      res, input.copies[rep % copies].view(), k, spira::select_order::smallest,
+      spira::dense_view<float>{s.rows, k, k, vals.data(), dev},
+      spira::dense_view<std::int32_t>{s.rows, k, k, idx.data(), dev}, params);
+  };
+  const int reps = s.nnz >= (1ll << 26) ? 20 : 50;
+  const double ms = median_ms(call, reps);
+  if (out_path != "-") {
+    call(0);
+    SPIRA_CUDA_TRY(cudaDeviceSynchronize());
+    const std::vector<float> hv = spira::to_host_vector(vals);
+    const std::vector<std::int32_t> hi = spira::to_host_vector(idx);
+    const auto host = spira::memory_space::host;
+    using spira::io::npz_entry;
+    const npz_entry entries[] = {
+      npz_entry::of<float>("values", spira::dense_view<const float>{s.rows, k, k, hv.data(), host}),
+      npz_entry::of<std::int32_t>(
+        "indices", spira::dense_view<const std::int32_t>{s.rows, k, k, hi.data(), host})};
+    spira::io::write_npz(out_path, std::span<const spira::io::npz_entry>(entries));
+  }
+  spira::select_algo resolved = params.algo;
+  if (resolved == spira::select_algo::automatic) {
+    resolved = spira::choose_select_algo(s.rows, s.max_degree, k, spira::select_dtype::f32);
+    if (resolved == spira::select_algo::delegate) { resolved = spira::select_algo::radix; }
+  }
+  // Input read once (values, column indices, row pointers), output written once (values and the
+  // int32 column indices this overload writes).
+  const double bytes =
+    double(s.nnz) * (4 + 4) + double(s.rows + 1) * 8 + double(s.rows * k) * (4 + 4);
+  std::printf("{\"kind\": \"select_k_csr\", \"file\": \"%s\", %s, \"k\": %lld, \"algo\": \"%s\", "
+              "\"resolved_algo\": \"%s\", \"order\": \"smallest\", \"ms\": %.6f, "
+              "\"bytes\": %.0f, \"copies\": %lld, \"reps\": %d}\n",
+              json_escape(in_path).c_str(), summary_json(s).c_str(), (long long)k,
+              algo_name.c_str(),
+              resolved == spira::select_algo::binary_search ? "binary_search" : "radix", ms, bytes,
+              (long long)copies, reps);
+  std::fflush(stdout);
+}
+
+int check_file(const char* path)
+{
+  try {
+    const csr_f32 host = spira::io::read_npz<float, std::int32_t>(path);
+    std::printf("{\"kind\": \"csr_check\", \"file\": \"%s\", %s}\n", json_escape(path).c_str(),
+                summary_json(summarize(host)).c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "select_k_bench --check: %s\n", e.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
-int main()
+int main(int argc, char** argv)
 {
+  if (argc == 3 && std::strcmp(argv[1], "--check") == 0) { return check_file(argv[2]); }
+  if (argc != 1) {
+    std::fprintf(stderr,
+                 "usage: select_k_bench            (cases on stdin, see bench/select_k.cu)\n"
+                 "       select_k_bench --check FILE.npz\n");
+    return 2;
+  }
+  csr_input csr;
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream is(line);
@@ -151,6 +325,13 @@ int main()
     try {
       if (first == "copy") {
         run_copy();
+      } else if (first == "csr") {
+        long long k = 0;
+        std::string algo, in_path, out_path;
+        if (!(is >> k >> algo >> in_path >> out_path)) {
+          throw std::runtime_error("expected: csr <k> <algo> <in.npz> <out.npz | ->");
+        }
+        run_csr(csr, k, algo, in_path, out_path);
       } else if (first == "hitrate") {
         long long rows, len, k;
         int it;
@@ -163,8 +344,8 @@ int main()
         run_case(std::stoll(first), len, k, algo, dist, 0);
       }
     } catch (const std::exception& e) {
-      std::printf("{\"kind\": \"error\", \"case\": \"%s\", \"what\": \"%s\"}\n", line.c_str(),
-                  e.what());
+      std::printf("{\"kind\": \"error\", \"case\": \"%s\", \"what\": \"%s\"}\n",
+                  json_escape(line).c_str(), json_escape(e.what()).c_str());
       std::fflush(stdout);
     }
   }

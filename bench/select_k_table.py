@@ -28,6 +28,49 @@ def table(rows, with_torch=True):
     return out
 
 
+def csr_graph_section(d):
+    """The CSR-rows group: caption (the graphs' definition, the torch call, the floor) and table."""
+    recs = d.get("csr_graphs") or []
+    if not recs:
+        return []
+    gen = d.get("csr_graph_generation") or {}
+    lines = ["#### CSR rows of the datasets' distance graphs", "",
+             "Graph of a dataset A (rows = samples): %s (`bench/select_k_graphs.py`, scipy on the "
+             "CPU in %.1f s, 0 when reused from its cache). Rows: the query rows of the graph "
+             "(\"R of N\" where it was cut). spira: the CSR overload of `select_k`, k smallest, "
+             "`auto`, unsorted, rows x k values and int32 column indices. torch: `%s` (padded "
+             "shape in the last column; the padding itself is not timed). Floor: (values + column "
+             "indices + row pointers read once, k values + int32 indices per row written once) / "
+             "copy bandwidth. Check: spira's rows equal, as sets, the exact top-k with the tie "
+             "rule (smaller column wins; short rows padded -1 / +inf), from a stable sort of the "
+             "padded rows."
+             % (d.get("csr_graph_definition") or "-", gen.get("seconds") or 0,
+                d.get("csr_graph_torch_call", "torch.topk")), "",
+             "| dataset | rows | nnz | max degree | k | algo | spira ms | torch.topk ms | "
+             "torch / spira | floor ms | floor / spira | check | torch padded shape |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|"]
+    notes = []
+    for r in recs:
+        rows = ("%d of %d" % (r["rows"], r["a_rows"])) if r.get("truncated") else "%d" % r["rows"]
+        t = r.get("torch_ms")
+        ms = r.get("ms")
+        lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %d x %d |" % (
+            r["dataset"], rows, r["nnz"], r["max_degree"], r["k"], r.get("resolved_algo", "-"),
+            fmt_ms(ms), fmt_ms(t) if t or not r.get("torch_note") else "not run",
+            "%.2f" % (t / ms) if t and ms else "-", fmt_ms(r.get("floor_ms")),
+            "%.3f" % r["floor_fraction"] if r.get("floor_fraction") is not None else "-",
+            r["check"], r["padded_shape"][0], r["padded_shape"][1]))
+        if r.get("torch_note"):
+            notes.append("- %s, k = %d: torch %s" % (r["dataset"], r["k"], r["torch_note"]))
+        if r.get("check_detail"):
+            notes.append("- %s, k = %d: check %s: %s" % (r["dataset"], r["k"], r["check"],
+                                                          r["check_detail"]))
+    lines.append("")
+    if notes:
+        lines += notes + [""]
+    return lines
+
+
 def main():
     src = sys.argv[1]
     doc_path = sys.argv[2] if len(sys.argv) > 2 else "docs/selection.md"
@@ -45,6 +88,7 @@ def main():
         rows = [r for r in res if r["group"] == group]
         if rows:
             lines += ["#### " + title, ""] + table(rows) + [""]
+    lines += csr_graph_section(d)
     hit = [r for r in res if r["group"] == "hitrate"]
     if hit:
         lines += ["#### Approximate early stop (`max_iter`): hit rate, as RTop-K's Table 2", "",
