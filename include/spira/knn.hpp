@@ -97,14 +97,25 @@ template <class ValueT, class IndexT>
 /// How a k-NN graph becomes a sparse matrix (scikit-learn's kneighbors_graph modes).
 enum class knn_graph_mode { distance, connectivity };
 
-/// The graph as an n_q x n_index CSR with k entries per row, columns sorted, values the distances
-/// (mode distance) or 1 (connectivity) - the layout of sklearn.neighbors.kneighbors_graph.
-[[nodiscard]] csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g,
-                                                           std::int64_t index_rows,
-                                                           knn_graph_mode mode);
+/// The order of a row's entries in to_csr_graph.
+enum class knn_graph_order {
+  nearest_first,  ///< the row of the k-NN result as it is (sklearn.neighbors.kneighbors_graph)
+  by_column       ///< increasing column index (a canonical CSR, see spira::csr_check)
+};
+
+/// The graph as an n_q x n_index CSR with k entries per row, values the distances (mode distance)
+/// or 1 (connectivity). The default order, nearest first, is the layout of
+/// sklearn.neighbors.kneighbors_graph (and what NearestNeighbors(metric="precomputed") expects of
+/// a sparse input); by_column gives a canonical CSR. Throws spira::invalid_argument naming the row
+/// when a neighbour index lies outside [0, index_rows).
+[[nodiscard]] csr_matrix<float, std::int64_t> to_csr_graph(
+  const knn_result& g, std::int64_t index_rows, knn_graph_mode mode,
+  knn_graph_order order = knn_graph_order::nearest_first);
 
 /// The symmetrised graph max(G, G^T) of a square k-NN graph (an edge kept when either end lists
-/// the other; both directions carry the same value), as used for spectral clustering.
+/// the other; both directions carry the same value), as used for spectral clustering. G may list
+/// a row's entries in any order (either order of to_csr_graph); a column listed twice in one row
+/// is an error. The result is canonical (columns increasing).
 [[nodiscard]] csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> g);
 
 }  // namespace spira

@@ -59,7 +59,7 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
 }
 
 csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t index_rows,
-                                             knn_graph_mode mode)
+                                             knn_graph_mode mode, knn_graph_order order)
 {
   const host_resources res{};
   const std::int64_t n = g.indices.rows();
@@ -74,7 +74,7 @@ csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t i
                       " is outside [0, ", index_rows, ")");
       row[j] = {c, mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f};
     }
-    std::sort(row.begin(), row.end());
+    if (order == knn_graph_order::by_column) { std::sort(row.begin(), row.end()); }
     for (std::int64_t j = 0; j < k; ++j) {
       m.col_idx()[i * k + j] = row[j].first;
       m.values()[i * k + j] = row[j].second;
@@ -83,12 +83,43 @@ csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t i
   return m;
 }
 
-csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> g)
+namespace {
+
+/// g with each row's entries in column order; a column listed twice in a row is an error.
+csr_matrix<float, std::int64_t> rows_by_column(csr_view<float, std::int64_t> g)
 {
   const host_resources res{};
-  detail::expects(g.rows == g.cols, "symmetrize: the graph must be square, got ", g.rows, " x ",
-                  g.cols);
-  validate(res, g, csr_check::canonical, "symmetrize: graph");
+  std::vector<offset_t> ptr(g.row_ptr, g.row_ptr + g.rows + 1);
+  std::vector<std::int64_t> cols(static_cast<std::size_t>(g.nnz));
+  std::vector<float> vals(static_cast<std::size_t>(g.nnz));
+  std::vector<std::pair<std::int64_t, float>> row;
+  for (std::int64_t i = 0; i < g.rows; ++i) {
+    row.clear();
+    for (offset_t e = g.row_ptr[i]; e < g.row_ptr[i + 1]; ++e) {
+      row.emplace_back(g.col_idx[e], g.values[e]);
+    }
+    std::sort(row.begin(), row.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (std::size_t j = 0; j < row.size(); ++j) {
+      detail::expects(j == 0 || row[j - 1].first != row[j].first, "symmetrize: graph row ", i,
+                      " lists column ", row[j].first, " twice");
+      cols[static_cast<std::size_t>(g.row_ptr[i]) + j] = row[j].first;
+      vals[static_cast<std::size_t>(g.row_ptr[i]) + j] = row[j].second;
+    }
+  }
+  return make_csr<float, std::int64_t>(res, g.rows, g.cols, ptr, cols, vals, csr_check::canonical);
+}
+
+}  // namespace
+
+csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> input)
+{
+  const host_resources res{};
+  detail::expects(input.rows == input.cols, "symmetrize: the graph must be square, got ",
+                  input.rows, " x ", input.cols);
+  validate(res, input, csr_check::valid, "symmetrize: graph");
+  const auto sorted = rows_by_column(input);
+  const auto g = sorted.view();
   const auto t = transpose(res, g);
   // Union of the sparsity patterns of G and G^T, max of the values where both are present.
   std::vector<offset_t> ptr(static_cast<std::size_t>(g.rows) + 1, 0);

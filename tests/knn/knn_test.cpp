@@ -549,27 +549,45 @@ TEST(knn_graph_conversions, csr_graph_and_symmetrized_graph)
   const std::int64_t k = 4;
   const auto g = knn_self(res, data.view(), {.k = k, .metric = metric::manhattan});
   for (const auto mode : {knn_graph_mode::distance, knn_graph_mode::connectivity}) {
-    const auto m = to_csr_graph(g, 40, mode);
-    ASSERT_EQ(m.rows(), 40);
-    ASSERT_EQ(m.cols(), 40);
-    ASSERT_EQ(m.nnz(), 40 * k);
-    for (std::int64_t i = 0; i < 40; ++i) {
-      std::map<std::int64_t, float> want;
-      for (std::int64_t j = 0; j < k; ++j) {
-        want[g.indices.view()(i, j)] =
-          mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f;
+    for (const auto order : {knn_graph_order::nearest_first, knn_graph_order::by_column}) {
+      const auto m = to_csr_graph(g, 40, mode, order);
+      ASSERT_EQ(m.rows(), 40);
+      ASSERT_EQ(m.cols(), 40);
+      ASSERT_EQ(m.nnz(), 40 * k);
+      for (std::int64_t i = 0; i < 40; ++i) {
+        ASSERT_EQ(m.row_ptr()[i + 1] - m.row_ptr()[i], k) << "row " << i;
+        std::vector<std::pair<std::int64_t, float>> want;
+        for (std::int64_t j = 0; j < k; ++j) {
+          want.emplace_back(g.indices.view()(i, j),
+                            mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f);
+        }
+        // scikit-learn's kneighbors_graph keeps the kneighbors order (nearest first).
+        if (order == knn_graph_order::by_column) { std::sort(want.begin(), want.end()); }
+        std::vector<std::pair<std::int64_t, float>> got;
+        for (offset_t e = m.row_ptr()[i]; e < m.row_ptr()[i + 1]; ++e) {
+          got.emplace_back(m.col_idx()[e], m.values()[e]);
+        }
+        EXPECT_EQ(got, want) << "row " << i;
       }
-      std::map<std::int64_t, float> got;
-      ASSERT_EQ(m.row_ptr()[i + 1] - m.row_ptr()[i], k) << "row " << i;
-      for (offset_t e = m.row_ptr()[i]; e < m.row_ptr()[i + 1]; ++e) {
-        if (e > m.row_ptr()[i]) { EXPECT_LT(m.col_idx()[e - 1], m.col_idx()[e]) << "row " << i; }
-        got[m.col_idx()[e]] = m.values()[e];
-      }
-      EXPECT_EQ(got, want) << "row " << i;
     }
   }
-  const auto gd = to_csr_graph(g, 40, knn_graph_mode::distance);
+  // symmetrize takes either order and gives the same canonical graph.
+  const auto gd = to_csr_graph(g, 40, knn_graph_mode::distance, knn_graph_order::by_column);
   const auto sym = symmetrize(gd.view());
+  {
+    const auto near = to_csr_graph(g, 40, knn_graph_mode::distance);
+    const auto sym2 = symmetrize(near.view());
+    ASSERT_EQ(sym2.nnz(), sym.nnz());
+    for (offset_t e = 0; e < sym.nnz(); ++e) {
+      ASSERT_EQ(sym2.col_idx()[e], sym.col_idx()[e]);
+      ASSERT_EQ(sym2.values()[e], sym.values()[e]);
+    }
+    for (std::int64_t i = 0; i < 40; ++i) {
+      for (offset_t e = sym.row_ptr()[i] + 1; e < sym.row_ptr()[i + 1]; ++e) {
+        ASSERT_LT(sym.col_idx()[e - 1], sym.col_idx()[e]) << "row " << i;
+      }
+    }
+  }
   // dense: present[i][j] and value of G; S(i, j) = max over the present ones of G(i, j), G(j, i)
   std::vector<std::vector<double>> v(40, std::vector<double>(40, 0.0));
   std::vector<std::vector<bool>> present(40, std::vector<bool>(40, false));
@@ -602,6 +620,18 @@ TEST(knn_graph_conversions, csr_graph_and_symmetrized_graph)
   EXPECT_THROW((void)to_csr_graph(bad, 5, knn_graph_mode::distance), invalid_argument);
   const auto wide = to_csr_graph(g, 41, knn_graph_mode::distance);
   EXPECT_THROW((void)symmetrize(wide.view()), invalid_argument);
+  // A column listed twice in a row is refused, naming the row.
+  const std::vector<offset_t> ptr{0, 2, 3};
+  const std::vector<std::int64_t> cols{1, 1, 0};
+  const std::vector<float> vals{0.5f, 0.25f, 0.5f};
+  const auto twice = make_csr<float, std::int64_t>(res, 2, 2, ptr, cols, vals, csr_check::valid);
+  try {
+    (void)symmetrize(twice.view());
+    ADD_FAILURE() << "a repeated column was accepted";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("row 0 lists column 1 twice"), std::string::npos)
+      << e.what();
+  }
 }
 
 }  // namespace
