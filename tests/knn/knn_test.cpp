@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -465,6 +466,34 @@ TYPED_TEST(knn, memory_budget_smaller_than_the_distance_matrix)
   EXPECT_THROW((void)(knn_self(res, index.view(),
                                 {.k = 400, .metric = metric::cosine, .memory_budget = 4096})),
                out_of_memory);
+}
+
+/// With the default budget (one query tile would hold every query), a progress callback still gets
+/// reports along the way: query tiles are cut to about a twentieth of the queries (256 rows at
+/// least).
+TYPED_TEST(knn, progress_reports_along_the_way)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto index = random_matrix(3000, 60, 9, 83);
+  knn_params params{.k = 10, .metric = metric::cosine};
+  params.algo = knn_algo::tiled;
+  const auto quiet = knn_self(res, index.view(), params);
+  std::vector<std::int64_t> done;
+  params.progress = [&](std::int64_t finished, std::int64_t total) {
+    EXPECT_EQ(total, 3000);
+    done.push_back(finished);
+  };
+  const auto reported = knn_self(res, index.view(), params);
+  EXPECT_GE(done.size(), 10u);
+  EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
+    << "progress must increase strictly";
+  EXPECT_EQ(done.back(), 3000);
+  for (std::int64_t r = 0; r < 3000; ++r) {
+    for (std::int64_t c = 0; c < params.k; ++c) {
+      ASSERT_EQ(quiet.indices.view()(r, c), reported.indices.view()(r, c)) << r << "," << c;
+    }
+  }
 }
 
 /// Rows [begin, end) of m as a canonical CSR of its own.

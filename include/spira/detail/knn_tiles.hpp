@@ -70,6 +70,11 @@ struct knn_tiling {
   std::int64_t index;    ///< index rows per tile
 };
 
+/// With a progress callback, query tiles are cut so that about this many reports come...
+inline constexpr std::int64_t knn_progress_steps = 20;
+/// ...but never below this many query rows per tile.
+inline constexpr std::int64_t knn_progress_min_rows = 256;
+
 /// Tiles such that the distance tile (queries x index values of `value_bytes`), its top-k and the
 /// running top-k lists fit `budget`. Prefers whole index rows per query tile; splits the index when
 /// k or the index is too large for that. Overrides in params win.
@@ -96,6 +101,12 @@ inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int6
     expects<out_of_memory>(tq >= 1, "knn_graph: memory budget of ", budget,
                                    " bytes is too small for one query against ", ti,
                                    " index rows; raise knn_params::memory_budget");
+    if (params.progress) {
+      // Progress is reported per query tile: about knn_progress_steps reports, tiles of at least
+      // knn_progress_min_rows rows.
+      const std::int64_t step = (n_q + knn_progress_steps - 1) / knn_progress_steps;
+      tq = std::min(tq, std::max(step, knn_progress_min_rows));
+    }
   }
   return {std::min(tq, std::max<std::int64_t>(n_q, 1)), ti};
 }
