@@ -438,6 +438,39 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
   }
 }
 
+/// exclude_self where a query's own index tile holds its k + 1 best (self included): the tile must
+/// give k + 1 candidates so that k remain once self is dropped. One index tile (the default budget)
+/// and tile-aligned clusters of 20 rows, each a scaled copy of one base row (distinct distances
+/// within a cluster, far from the other clusters).
+TYPED_TEST(knn, exclude_self_when_the_best_lie_in_the_own_tile)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto base = random_csr<float, std::int32_t>(
+    {.rows = 10, .cols = 40, .mean_degree = 15, .empty_row_fraction = 0, .seed = 73});
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<float> vals;
+  const std::int64_t n = 200;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t s = i / 20;
+    for (offset_t e = base.row_ptr()[s]; e < base.row_ptr()[s + 1]; ++e) {
+      cols.push_back(base.col_idx()[e]);
+      vals.push_back(base.values()[e] * (1.0f + 0.01f * float(i % 20)));
+    }
+    ptr.push_back(offset_t(cols.size()));
+  }
+  const auto index =
+    make_csr<float, std::int32_t>(host_resources{}, n, 40, ptr, cols, vals, csr_check::canonical);
+  for (const metric m : {metric::manhattan, metric::euclidean, metric::chebyshev}) {
+    check_knn(res, index, nullptr, {.k = 10, .metric = m, .exclude_self = true},
+              "clusters of 20, one index tile");
+    check_knn(res, index, nullptr,
+              {.k = 19, .metric = m, .exclude_self = true, .query_tile = 37, .index_tile = 20},
+              "clusters of 20, tile-aligned index tiles of 20");
+  }
+}
+
 /// A memory budget far below the whole distance matrix: the planner tiles, the result is exact,
 /// and progress reports the query rows in order up to all of them; a budget too small for the top-k
 /// lists fails clearly.
