@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
+
+#include <unistd.h>
 
 namespace spira::cli {
 
@@ -60,6 +63,25 @@ std::string arguments::required(const std::string& name) const
   auto v = value(name);
   if (!v) { throw usage_error("missing required option '--" + name + "'"); }
   return *v;
+}
+
+std::string arguments::output_path(const std::string& name) const
+{
+  const std::string path = required(name);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw usage_error("option '--" + name + "': '" + path + "' is a directory");
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
+  if (!fs::is_directory(dir, ec)) {
+    throw usage_error("option '--" + name + "': the directory of '" + path + "' does not exist");
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    throw usage_error("option '--" + name + "': cannot write to the directory of '" + path + "'");
+  }
+  return path;
 }
 
 std::optional<long long> arguments::integer(const std::string& name, long long lo,

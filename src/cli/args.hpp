@@ -38,6 +38,9 @@ class arguments {
   [[nodiscard]] std::optional<long long> integer(const std::string& name, long long lo,
                                                  long long hi) const;
   [[nodiscard]] std::optional<double> real(const std::string& name) const;
+  /// The value of the required output option `name`, checked before any work is done: not a
+  /// directory, and its directory exists and is writable (usage_error naming the path otherwise).
+  [[nodiscard]] std::string output_path(const std::string& name) const;
 
  private:
   std::vector<std::string> positional_;

@@ -84,7 +84,7 @@ int run_distance(int argc, char** argv)
     }
     params.p = *p;
   }
-  const std::string out_path = args.required("output");
+  const std::string out_path = args.output_path("output");
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "distance");
   if (auto s = args.value("strategy")) {
     if (be != backend::cuda) {

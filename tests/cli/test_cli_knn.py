@@ -1,4 +1,5 @@
 """spira knn against a brute-force oracle (scipy cdist + a full sort with the tie rule)."""
+import os
 import unittest
 
 import numpy as np
@@ -130,6 +131,11 @@ class KnnTest(CliTestCase):
         self.assert_fails_clearly("knn", self.src, "-k", 5, "--metric", "cosine", "-o", out,
                                   "--backend", "host", "--strategy", "dense",
                                   mentions=["--strategy"])
+        missing = os.path.join(self.path("no-such-dir"), "g.npz")
+        self.assert_fails_clearly("knn", self.src, "-k", 5, "--metric", "cosine", "-o", missing,
+                                  mentions=["--output", "no-such-dir"])
+        self.assert_fails_clearly("knn", self.src, "-k", 5, "--metric", "cosine", "-o",
+                                  os.path.dirname(out), mentions=["--output", "directory"])
         narrow = self.path("narrow.mtx")
         scipy.io.mmwrite(narrow, self.x[:5, :100])
         self.assert_fails_clearly("knn", self.src, "--query", narrow, "-k", 5, "--metric",
