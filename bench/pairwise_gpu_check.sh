@@ -73,8 +73,9 @@ for tool in memcheck racecheck; do
   done
 done
 if [ "$bench" = 1 ] && [ -d "$data" ]; then
-  timeout $(( $(left) )) "$root/bench/pairwise_gpu.sh" "$build" "$data" \
-    "$out/pairwise_gpu.jsonl" quick 2> "$out/bench.err"
+  PYTHONUNBUFFERED=1 python3 "$root/bench/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" \
+    --data "$data" --deadline $(( $(left) - 5 )) --quick --out "$out/pairwise_gpu.jsonl" \
+    2> "$out/bench.err"
   echo "== bench: exit $? at $(( $(date +%s) - t0 )) s"
 fi
 echo "== done at $(( $(date +%s) - t0 )) s"
