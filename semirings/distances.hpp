@@ -25,10 +25,11 @@ SPIRA_HD constexpr T abs(T x)
 {
   return x < T(0) ? -x : x;
 }
+/// max(x, +0) for numbers; NaN stays NaN (NaN input must not become a distance of 0).
 template <class T>
 SPIRA_HD constexpr T clamp_nonnegative(T x)
 {
-  return x > T(0) ? x : T(0);
+  return x > T(0) ? x : (x == x ? T(0) : x);
 }
 template <class T>
 SPIRA_HD constexpr T nonzero(T x)

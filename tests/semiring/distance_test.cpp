@@ -254,6 +254,25 @@ TYPED_TEST(distance_typed, constant_rows_and_explicit_zeros_follow_the_documente
   }
 }
 
+TYPED_TEST(distance_typed, nan_input_is_not_hidden_by_the_clamp_of_expanded_forms)
+{
+  // The expanded forms clamp rounding below zero to 0; a NaN must stay NaN, not become a distance
+  // of 0 that would make the row everyone's nearest neighbour.
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  const V nan = std::numeric_limits<V>::quiet_NaN();
+  const auto a = make_csr<V, I>(host_resources{}, 2, 3, std::vector<offset_t>{0, 2, 4},
+                                std::vector<I>{0, 2, 0, 1}, std::vector<V>{1, nan, 2, 3},
+                                csr_check::canonical);
+  for (const metric m : {metric::sqeuclidean, metric::euclidean, metric::minkowski}) {
+    const auto out = run(m, a, a, 3.0);
+    EXPECT_TRUE(std::isnan(out[0][0])) << to_string(m);
+    EXPECT_TRUE(std::isnan(out[0][1])) << to_string(m);
+    EXPECT_TRUE(std::isnan(out[1][0])) << to_string(m);
+    EXPECT_EQ(out[1][1], 0.0) << to_string(m);
+  }
+}
+
 // ---- argument validation -----------------------------------------------------------------------
 
 template <class Fn>
