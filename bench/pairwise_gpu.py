@@ -85,7 +85,9 @@ def discover(data):
         full = os.path.join(data, folder)
         if folder in KNOWN_FOLDERS or not os.path.isdir(full):
             continue
-        files = sorted(f for f in os.listdir(full) if f.endswith(MATRIX_SUFFIXES))
+        # The first file of the most specific kind: Matrix Market, then npz, svmlight, edge lists.
+        names = sorted(os.listdir(full))
+        files = [f for suffix in MATRIX_SUFFIXES for f in names if f.endswith(suffix)]
         if not files:
             log(f"pairwise_gpu.py: {full} holds no matrix file; left out")
             continue

@@ -66,7 +66,7 @@ if [ "$test" = 1 ]; then
 fi
 if [ "$dry" = 1 ]; then
   python3 "$root/bench/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" --data "$data" \
-    --dry-run "${driver[@]}"
+    --deadline "$(( $(left) - 10 ))" --dry-run "${driver[@]}"
   exit $?
 fi
 b=$(( $(left) - 10 ))
