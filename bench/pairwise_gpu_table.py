@@ -197,6 +197,10 @@ def render(records, src, plot_name):
              f"Targets: at least {TARGET_VS_RAFT:.0f}× faster than RAFT; never slower than cuSPARSE "
              "where it works, no failure where it fails.",
              "",
+             "Re-run: `bench/pairwise_gpu.sh` on the device (with `.carry`: data, GoogleTest, zlib; "
+             "`--dry-run` lists the cases and their sizes), copy `$OUT/pairwise_gpu.jsonl` to "
+             "`bench/results/`, then `bench/pairwise_gpu_table.py bench/results/FILE.jsonl`.",
+             "",
              "| dataset | metric | A × B | automatic | best forced | cuSPARSE | host | GPU / host | "
              "RAFT 25.10 | RAFT / automatic | 10× RAFT | ≤ cuSPARSE |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
