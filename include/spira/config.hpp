@@ -14,6 +14,15 @@
 #define SPIRA_DEVICE
 #endif
 
+/// An OpenMP directive that disappears where OpenMP is off (e.g. a host function of a public header
+/// compiled by nvcc without -fopenmp runs serially there, without unknown-pragma warnings):
+/// SPIRA_OMP(omp parallel for schedule(static)).
+#if defined(_OPENMP)
+#define SPIRA_OMP(...) _Pragma(#__VA_ARGS__)
+#else
+#define SPIRA_OMP(...)
+#endif
+
 #define SPIRA_VERSION_MAJOR 0
 #define SPIRA_VERSION_MINOR 1
 #define SPIRA_VERSION_PATCH 0

@@ -80,7 +80,7 @@ std::vector<typename Norms::template values<T>> row_norms(const host_resources& 
   using values = typename Norms::template values<T>;
   std::vector<values> out(static_cast<std::size_t>(a.rows));
   if constexpr (Norms::size > 0) {
-#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
     for (std::int64_t i = 0; i < a.rows; ++i) {
       values acc = Norms::template identity<T>();
       for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
@@ -101,7 +101,7 @@ csr_matrix<V, I> prepared_copy(const host_resources& res, csr_view<V, I> a, cons
   csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
-#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       m.values()[k] = V(d.template prepare<T>(T(a.values[k]), scale[i][0]));
@@ -162,7 +162,7 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
   if constexpr (!traits::annihilating) {
     auto corrections = [&](csr_view<V, I> m, bool left) {
       std::vector<acc_t> c(static_cast<std::size_t>(m.rows));
-#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
       for (std::int64_t i = 0; i < m.rows; ++i) {
         acc_t s = identity_terms<add, T, nt>();
         for (offset_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
@@ -178,7 +178,7 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
     cb = corrections(b, false);
     // ⊗(0, b) for every entry of the CSC of B, so the intersection pass evaluates ⊗ once per product.
     bt_zero.resize(static_cast<std::size_t>(bt.nnz));
-#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
     for (std::int64_t q = 0; q < bt.nnz; ++q) {
       bt_zero[q] = as_terms(d.template multiply<T>(T(0), T(bt.values[q])));
     }
@@ -186,10 +186,10 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
 
   const std::int64_t n = b.rows;
   const acc_t zero = identity_terms<add, T, nt>();
-#pragma omp parallel num_threads(res.num_threads())
+SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<acc_t> acc(static_cast<std::size_t>(n));
-#pragma omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk)
+SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
     for (std::int64_t i = 0; i < a.rows; ++i) {
       std::fill(acc.begin(), acc.end(), zero);
       acc_t* const accp = acc.data();
@@ -278,10 +278,10 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
   // Rows of B in best-first order of ⊗(0, b): column and value, O(nnz(B) log) once.
   std::vector<I> b_cols(static_cast<std::size_t>(b.nnz));
   std::vector<T> b_vals(static_cast<std::size_t>(b.nnz));
-#pragma omp parallel num_threads(res.num_threads())
+SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<std::pair<T, I>> tmp;
-#pragma omp for schedule(dynamic, 64)
+SPIRA_OMP(omp for schedule(dynamic, 64))
     for (std::int64_t j = 0; j < b.rows; ++j) {
       tmp.clear();
       for (offset_t k = b.row_ptr[j]; k < b.row_ptr[j + 1]; ++k) {
@@ -299,13 +299,13 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
   const csr_matrix<V, I> bt_m = transpose(res, b);
   const csr_view<V, I> bt = bt_m.view();
   const std::int64_t n = b.rows;
-#pragma omp parallel num_threads(res.num_threads())
+SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<T> acc(static_cast<std::size_t>(n));
     std::vector<std::int64_t> prefix(static_cast<std::size_t>(n));
     std::vector<std::pair<T, std::int64_t>> order;  // (⊗(a, 0), entry of A) best first
     std::vector<std::uint64_t> in_a(static_cast<std::size_t>((a.cols + 63) / 64), 0);
-#pragma omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk)
+SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
     for (std::int64_t i = 0; i < a.rows; ++i) {
       const offset_t a0 = a.row_ptr[i];
       const offset_t deg = a.row_ptr[i + 1] - a0;
@@ -356,7 +356,7 @@ void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<
   constexpr std::int64_t tb = host_pairwise_policy::merge_tile_b;
   const std::int64_t tiles_a = (a.rows + ta - 1) / ta;
   const std::int64_t tiles_b = (b.rows + tb - 1) / tb;
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) collapse(2)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) collapse(2))
   for (std::int64_t ti = 0; ti < tiles_a; ++ti) {
     for (std::int64_t tj = 0; tj < tiles_b; ++tj) {
       const std::int64_t j_end = std::min(b.rows, (tj + 1) * tb);
@@ -373,6 +373,35 @@ void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<
         }
       }
     }
+  }
+}
+
+/// d(row i, row i) for every row of a canonical host CSR matrix, computed in T like the engine
+/// and stored as V: the union of a row with itself is the row, so the value is the ⊕ over its
+/// stored columns of ⊗(x, x), finalized with the row's norms (and ⊗ on the prepared row where D
+/// has a prepare step).
+template <class D, class T, class V, class I>
+std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const D& d)
+{
+  using traits = distance_traits<D, T>;
+  const auto norms = row_norms<typename traits::norms, T>(res, m);
+  auto run = [&](csr_view<V, I> pm) {
+    std::vector<V> out(static_cast<std::size_t>(pm.rows));
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
+    for (std::int64_t i = 0; i < pm.rows; ++i) {
+      const offset_t b = pm.row_ptr[i];
+      const offset_t len = pm.row_ptr[i + 1] - b;
+      const auto acc = merge_rows<D, T>(d, pm.col_idx + b, pm.values + b, len, pm.col_idx + b,
+                                        pm.values + b, len);
+      out[static_cast<std::size_t>(i)] = V(finalize_pair<D, T>(d, acc, norms[i], norms[i], pm.cols));
+    }
+    return out;
+  };
+  if constexpr (traits::has_prepare) {
+    const csr_matrix<V, I> pm = prepared_copy<D, T>(res, m, d);
+    return run(pm.view());
+  } else {
+    return run(m);
   }
 }
 
@@ -466,7 +495,7 @@ void mxv(const host_resources& res, csr_view<V, I> a, std::span<const V> x, std:
     }
   }
 
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256))
   for (std::int64_t i = 0; i < a.rows; ++i) {
     const I* cols = a.col_idx + a.row_ptr[i];
     const V* vals = a.values + a.row_ptr[i];
@@ -518,7 +547,7 @@ void reduce_rows(const host_resources& res, csr_view<V, I> a, std::span<V> out, 
   detail::expects<dimension_mismatch>(std::int64_t(out.size()) == a.rows,
                                       "spira::reduce_rows: out has ", out.size(),
                                       " entries but A has ", a.rows, " rows");
-#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
   for (std::int64_t i = 0; i < a.rows; ++i) {
     T acc = M::template identity<T>();
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
@@ -538,7 +567,7 @@ csr_matrix<V, I> apply(const host_resources& res, csr_view<V, I> a, const Op& op
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
   V* out = m.values();
-#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
   for (std::int64_t k = 0; k < a.nnz; ++k) { out[k] = V(op(a.values[k])); }
   return m;
 }
@@ -548,7 +577,7 @@ template <class Op, class V>
 void apply(const host_resources& res, dense_view<V> x, const Op& op)
 {
   detail::require_host_space(x.space, "spira::apply", "X");
-#pragma omp parallel for num_threads(res.num_threads()) schedule(static)
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
   for (std::int64_t i = 0; i < x.rows; ++i) {
     V* row = x.row(i);
     for (std::int64_t j = 0; j < x.cols; ++j) { row[j] = V(op(row[j])); }

@@ -5,7 +5,10 @@
 #include <spira/convert.hpp>
 #include <spira/detail/knn_tiles.hpp>
 #include <spira/knn.hpp>
+#include <spira/ops.hpp>
 #include <spira/select_k.hpp>
+
+#include "semirings/distances.hpp"
 
 #if defined(SPIRA_HAS_CUDA)
 #include "knn_cuda.hpp"
@@ -18,12 +21,32 @@
 
 namespace spira {
 
+namespace {
+
+/// d(i, i) of the built-in metric for every row of the index (host, the engine's arithmetic).
+template <class V, class I>
+std::vector<V> metric_self_distances(csr_view<V, I> index, const knn_params& params)
+{
+  return visit_metric(params.metric, params.p, [&](const auto& d) {
+    return detail::self_distances<std::decay_t<decltype(d)>, detail::host_compute_t>(
+      host_resources{}, index, d);
+  });
+}
+
+}  // namespace
+
 template <class V, class I>
 knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      std::type_identity_t<std::optional<csr_view<V, I>>> queries,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
+  if (!queries && !params.exclude_self) {
+    return detail::knn_self_first(
+      index.rows, params, is_similarity(params.metric),
+      [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, p); },
+      [&] { return metric_self_distances(index, params); });
+  }
   const distance_params dp{.metric = params.metric, .p = params.p};
   return detail::knn_tiled_host(res, index, q, params, is_similarity(params.metric),
                                 [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
@@ -37,6 +60,12 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
+  if (!queries && !params.exclude_self) {
+    return detail::knn_self_first(
+      index.rows, params, is_similarity(params.metric),
+      [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, p); },
+      [&] { return metric_self_distances(index, params); });
+  }
   // Half of the free device memory by default: the index tiles (O(nnz)) and the workspaces of the
   // distance engine and of select_k live beside the tiles.
   const std::size_t budget =

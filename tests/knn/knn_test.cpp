@@ -124,11 +124,16 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
   const bool largest = is_similarity(m);
   const bool host = std::is_same_v<R, host_resources>;
   const std::vector<std::int64_t> copy_of = first_copies(index);
+  // The index queried against itself without exclude_self: the point itself comes before every
+  // other index at its distance.
+  const bool self_first = queries == nullptr && !params.exclude_self;
+  std::int64_t query_row = -1;  // the row being checked
+  auto rank_index = [&](std::int64_t i) { return self_first && i == query_row ? -1 : i; };
   // a is better than b (float64 values, then the index)
   auto better = [&](double va, std::int64_t ia, double vb, std::int64_t ib) {
     if (std::isnan(va) != std::isnan(vb)) { return std::isnan(vb); }
     if (!std::isnan(va) && va != vb) { return largest ? va > vb : va < vb; }
-    return ia < ib;
+    return rank_index(ia) < rank_index(ib);
   };
   auto near = [&](double got_d, double want_d) {
     const double g = accumulated(m, params.p, got_d), w = accumulated(m, params.p, want_d);
@@ -144,6 +149,7 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
 
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   for (std::int64_t r = 0; r < q.rows() && failures <= 8; ++r) {
+    query_row = r;
     const std::vector<double>& d = want[std::size_t(r)];
     order.resize(std::size_t(n));
     std::iota(order.begin(), order.end(), 0);
@@ -165,7 +171,8 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
       if (j > 0) {
         const float prev = gd[j - 1];
         const bool out_of_order = largest ? gd[j] > prev : gd[j] < prev;
-        if (out_of_order || (std::is_same_v<V, float> && gd[j] == prev && gi[j - 1] > idx)) {
+        if (out_of_order ||
+            (std::is_same_v<V, float> && gd[j] == prev && rank_index(gi[j - 1]) > rank_index(idx))) {
           fail(r, j, "order: (" + std::to_string(prev) + ", " + std::to_string(gi[j - 1]) +
                        ") before (" + std::to_string(gd[j]) + ", " + std::to_string(idx) + ")");
         }
@@ -180,7 +187,7 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
                      " but the oracle puts it at " + std::to_string(d[idx]));
       }
       // 5. bit-identical copies: a smaller-index copy comes first (host)
-      if (host && copy_of[idx] != idx) {
+      if (host && copy_of[idx] != idx && rank_index(idx) >= 0) {
         for (std::int64_t c = copy_of[idx]; c < idx; ++c) {
           if (copy_of[c] == copy_of[idx] && !(params.exclude_self && c == r) &&
               !reported.contains(c)) {
@@ -381,8 +388,8 @@ TYPED_TEST(knn, inner_product_keeps_the_largest_across_index_tiles)
 }
 
 /// Index rows repeated (each row has 1 or 2 bit-identical copies): exclude_self removes only the
-/// query's own index, so the other copies stay at distance 0; without it the copies (self
-/// included) come first, in index order.
+/// query's own index, so the other copies stay at distance 0; without it the point itself comes
+/// first, then its other copies in index order.
 TYPED_TEST(knn, exclude_self_with_duplicate_rows)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
@@ -419,9 +426,11 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
                                {.k = 3, .metric = m, .exclude_self = exclude, .query_tile = 13,
                                 .index_tile = 40});
       for (std::int64_t i = 0; i < n; ++i) {
+        // Without exclude_self the point itself comes first, then its other copies by index.
         std::vector<std::int64_t> copies;
+        if (!exclude) { copies.push_back(i); }
         for (std::int64_t c = i % 60; c < n; c += 60) {
-          if (!(exclude && c == i)) { copies.push_back(c); }
+          if (c != i) { copies.push_back(c); }
         }
         const std::size_t shown = std::min<std::size_t>(copies.size(), 3);
         std::vector<std::int64_t> first(g.indices.view().row(i), g.indices.view().row(i) + shown);
@@ -435,6 +444,45 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
         }
       }
     }
+  }
+}
+
+/// Without exclude_self a point is its own first neighbour even when more than k exact copies of
+/// it tie at distance 0 (the copies of a smaller index would otherwise fill the list).
+TYPED_TEST(knn, a_point_is_its_own_first_neighbour_among_many_copies)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto base = random_csr<float, std::int32_t>(
+    {.rows = 60, .cols = 30, .mean_degree = 10, .empty_row_fraction = 0, .seed = 75});
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<float> vals;
+  const std::int64_t n = 80;  // rows 60 .. 79 repeat row 5: 21 copies of it
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t s = i < 60 ? i : 5;
+    for (offset_t e = base.row_ptr()[s]; e < base.row_ptr()[s + 1]; ++e) {
+      cols.push_back(base.col_idx()[e]);
+      vals.push_back(base.values()[e]);
+    }
+    ptr.push_back(offset_t(cols.size()));
+  }
+  const auto index =
+    make_csr<float, std::int32_t>(host_resources{}, n, 30, ptr, cols, vals, csr_check::canonical);
+  for (const metric m : {metric::euclidean, metric::manhattan, metric::cosine, metric::chebyshev,
+                         metric::jensenshannon, metric::hamming}) {
+    const auto g = knn_self(res, index.view(), {.k = 15, .metric = m});
+    for (std::int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(g.indices.view()(i, 0), i) << to_string(m) << ", row " << i;
+      EXPECT_EQ(g.distances.view()(i, 0), 0.0f) << to_string(m) << ", row " << i;
+    }
+  }
+  for (const metric m : all_metrics()) {
+    check_knn(res, index, nullptr, {.k = 15, .metric = m, .p = exponent_of(m)},
+              "21 copies of one row, self first");
+    check_knn(res, index, nullptr,
+              {.k = 15, .metric = m, .p = exponent_of(m), .query_tile = 7, .index_tile = 9},
+              "21 copies of one row, self first, small tiles");
   }
 }
 

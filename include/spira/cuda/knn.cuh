@@ -27,6 +27,7 @@
 #include <selection/keys.hpp>
 #include <spira/cuda/pairwise.cuh>
 #include <spira/detail/knn_tiles.hpp>
+#include <spira/ops.hpp>
 #include <spira/knn.hpp>
 
 #include <bit>
@@ -321,6 +322,12 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
   const bool largest = order == select_order::largest;
+  if (!queries && !params.exclude_self) {
+    return detail::knn_self_first(
+      index.rows, params, largest,
+      [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, d, order, p); },
+      [&] { return detail::self_distances<D, detail::host_compute_t>(host_resources{}, index, d); });
+  }
   const std::size_t budget =
     params.memory_budget > 0 ? params.memory_budget : cuda_free_memory(res) / 2;
   if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||

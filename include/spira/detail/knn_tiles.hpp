@@ -41,6 +41,49 @@ bool knn_better(V va, std::int64_t ia, V vb, std::int64_t ib, bool largest)
   return ia < ib;
 }
 
+/// The index queried against itself without exclude_self: each point comes before every other
+/// index at the same distance (then the smaller index first), so a point is its own first
+/// neighbour whenever no other index is strictly nearer, even among exact duplicates.
+/// `run(p)` computes the graph with exclude_self (k' = min(k, n - 1) neighbours besides the point
+/// itself); `self_distance()` gives d(i, i) for every row (host, in the engine's arithmetic,
+/// spira::detail::self_distances); each point is merged in at its own distance.
+template <class Run, class SelfDistance>
+knn_result knn_self_first(std::int64_t n, const knn_params& params, bool largest, Run&& run,
+                          SelfDistance&& self_distance)
+{
+  const host_resources res{};
+  const std::int64_t k = params.k;
+  knn_params others_params = params;
+  others_params.exclude_self = true;
+  others_params.k = std::min(k, n - 1);
+  std::optional<knn_result> others;
+  if (others_params.k > 0) { others.emplace(run(others_params)); }
+  const auto self = self_distance();
+  const std::int64_t ko = others_params.k;
+  knn_result out{dense_matrix<std::int64_t>(res, n, k), dense_matrix<float>(res, n, k)};
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float ds = static_cast<float>(self[static_cast<std::size_t>(i)]);
+    const std::int64_t* oi = ko > 0 ? others->indices.view().row(i) : nullptr;
+    const float* od = ko > 0 ? others->distances.view().row(i) : nullptr;
+    std::int64_t* ri = out.indices.view().row(i);
+    float* rd = out.distances.view().row(i);
+    std::int64_t j = 0;  // next of the others
+    bool placed = false;
+    for (std::int64_t c = 0; c < k; ++c) {
+      // The point itself (index -1 for the tie rule: before every other at its distance).
+      if (!placed && (j >= ko || knn_better(ds, std::int64_t{-1}, od[j], oi[j], largest))) {
+        ri[c] = i;
+        rd[c] = ds;
+        placed = true;
+      } else {
+        ri[c] = oi[j];
+        rd[c] = od[j++];
+      }
+    }
+  }
+  return out;
+}
+
 /// Checks the arguments shared by both backends; returns the query matrix.
 template <class V, class I>
 csr_view<V, I> check_knn_args(csr_view<V, I> index, std::optional<csr_view<V, I>> queries,
@@ -222,14 +265,35 @@ knn_result knn_tiled_cuda(const cuda_resources& res, csr_view<V, I> index, csr_v
                           const knn_params& params, bool largest, std::size_t budget,
                           TileDistances&& tile_distances)
 {
-  const knn_tiling t = plan_knn_tiles(budget, q.rows, index.rows, params.k, sizeof(V), params);
+  // The index on the device counts against the budget: when it takes at most half, all its tiles
+  // stay on the device (copied once) and the distance tiles get the rest; otherwise one index tile
+  // at a time is copied when used (again for every query tile: slower, but within the budget).
+  const std::size_t index_bytes =
+    std::size_t(index.nnz) * (sizeof(V) + sizeof(I)) + std::size_t(index.rows + 1) * sizeof(offset_t);
+  const bool resident = index_bytes <= budget / 2;
+  const std::size_t tile_budget = resident ? budget - index_bytes : budget / 2;
+  const knn_tiling t = plan_knn_tiles(tile_budget, q.rows, index.rows, params.k, sizeof(V), params);
   const select_order order = largest ? select_order::largest : select_order::smallest;
-  std::vector<csr_matrix<V, I>> index_tiles;
+  std::vector<csr_matrix<V, I>> index_tiles;  // every tile (resident), or the one held
+  std::int64_t held = -1;                     // the first row of the tile held (not resident)
   std::vector<offset_t> ptr;
-  for (std::int64_t i0 = 0; i0 < index.rows; i0 += t.index) {
-    index_tiles.push_back(
-      to_device(res, row_slice(index, i0, std::min(index.rows, i0 + t.index), ptr)));
+  const auto slice_to_device = [&](std::int64_t i0) {
+    return to_device(res, row_slice(index, i0, std::min(index.rows, i0 + t.index), ptr));
+  };
+  if (resident) {
+    for (std::int64_t i0 = 0; i0 < index.rows; i0 += t.index) {
+      index_tiles.push_back(slice_to_device(i0));
+    }
   }
+  const auto index_tile = [&](std::int64_t i0) -> csr_view<V, I> {
+    if (resident) { return index_tiles[static_cast<std::size_t>(i0 / t.index)].view(); }
+    if (held != i0) {
+      index_tiles.clear();  // free the previous tile first
+      index_tiles.push_back(slice_to_device(i0));
+      held = i0;
+    }
+    return index_tiles.front().view();
+  };
   csr_matrix<V, I> query_tile;
   std::int64_t query_tile_start = -1;
   return run_knn_tiles(index, q, params, largest, t, host_resources{}.num_threads(),
@@ -241,8 +305,7 @@ knn_result knn_tiled_cuda(const cuda_resources& res, csr_view<V, I> index, csr_v
                          }
                          const std::int64_t nq = q1 - q0;
                          dense_matrix<V> d(res, nq, i1 - i0);
-                         tile_distances(query_tile.view(), index_tiles[i0 / t.index].view(),
-                                        d.view());
+                         tile_distances(query_tile.view(), index_tile(i0), d.view());
                          dense_matrix<V> dv(res, nq, kt);
                          dense_matrix<std::int64_t> di(res, nq, kt);
                          select_k<V, std::int64_t>(res, dense_view<const V>(d.view()), kt, order,
