@@ -387,6 +387,26 @@ TYPED_TEST(knn, inner_product_keeps_the_largest_across_index_tiles)
   }
 }
 
+/// n rows over the columns of `base`: row i is base row source(i), its values scaled by scale(i).
+template <class Source, class Scale>
+csr_matrix<float, std::int32_t> rows_from_base(const csr_matrix<float, std::int32_t>& base,
+                                                std::int64_t n, Source source, Scale scale)
+{
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<float> vals;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t s = source(i);
+    for (offset_t e = base.row_ptr()[s]; e < base.row_ptr()[s + 1]; ++e) {
+      cols.push_back(base.col_idx()[e]);
+      vals.push_back(base.values()[e] * scale(i));
+    }
+    ptr.push_back(offset_t(cols.size()));
+  }
+  return make_csr<float, std::int32_t>(host_resources{}, n, base.cols(), ptr, cols, vals,
+                                       csr_check::canonical);
+}
+
 /// Index rows repeated (each row has 1 or 2 bit-identical copies): exclude_self removes only the
 /// query's own index, so the other copies stay at distance 0; without it the point itself comes
 /// first, then its other copies in index order.
@@ -398,20 +418,9 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
   // (not even cosine's, which is 0 for proportional rows).
   const auto base = random_csr<float, std::int32_t>(
     {.rows = 60, .cols = 30, .mean_degree = 12, .empty_row_fraction = 0, .seed = 71});
-  std::vector<offset_t> ptr{0};
-  std::vector<std::int32_t> cols;
-  std::vector<float> vals;
   const std::int64_t n = 150;  // row i is base row i % 60: rows < 30 of base appear 3 times
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t s = i % 60;
-    for (offset_t e = base.row_ptr()[s]; e < base.row_ptr()[s + 1]; ++e) {
-      cols.push_back(base.col_idx()[e]);
-      vals.push_back(base.values()[e]);
-    }
-    ptr.push_back(offset_t(cols.size()));
-  }
-  const auto index =
-    make_csr<float, std::int32_t>(host_resources{}, n, 30, ptr, cols, vals, csr_check::canonical);
+  const auto index = rows_from_base(
+    base, n, [](std::int64_t i) { return i % 60; }, [](std::int64_t) { return 1.0f; });
   for (const metric m : all_metrics()) {
     check_knn(res, index, nullptr,
               {.k = 6, .metric = m, .p = exponent_of(m), .exclude_self = true, .query_tile = 13,
@@ -455,20 +464,10 @@ TYPED_TEST(knn, a_point_is_its_own_first_neighbour_among_many_copies)
   TypeParam res{};
   const auto base = random_csr<float, std::int32_t>(
     {.rows = 60, .cols = 30, .mean_degree = 10, .empty_row_fraction = 0, .seed = 75});
-  std::vector<offset_t> ptr{0};
-  std::vector<std::int32_t> cols;
-  std::vector<float> vals;
   const std::int64_t n = 80;  // rows 60 .. 79 repeat row 5: 21 copies of it
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t s = i < 60 ? i : 5;
-    for (offset_t e = base.row_ptr()[s]; e < base.row_ptr()[s + 1]; ++e) {
-      cols.push_back(base.col_idx()[e]);
-      vals.push_back(base.values()[e]);
-    }
-    ptr.push_back(offset_t(cols.size()));
-  }
-  const auto index =
-    make_csr<float, std::int32_t>(host_resources{}, n, 30, ptr, cols, vals, csr_check::canonical);
+  const auto index = rows_from_base(
+    base, n, [](std::int64_t i) { return i < 60 ? i : std::int64_t{5}; },
+    [](std::int64_t) { return 1.0f; });
   for (const metric m : {metric::euclidean, metric::manhattan, metric::cosine, metric::chebyshev,
                          metric::jensenshannon, metric::hamming}) {
     const auto g = knn_self(res, index.view(), {.k = 15, .metric = m});
@@ -496,20 +495,10 @@ TYPED_TEST(knn, exclude_self_when_the_best_lie_in_the_own_tile)
   TypeParam res{};
   const auto base = random_csr<float, std::int32_t>(
     {.rows = 10, .cols = 40, .mean_degree = 15, .empty_row_fraction = 0, .seed = 73});
-  std::vector<offset_t> ptr{0};
-  std::vector<std::int32_t> cols;
-  std::vector<float> vals;
   const std::int64_t n = 200;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t s = i / 20;
-    for (offset_t e = base.row_ptr()[s]; e < base.row_ptr()[s + 1]; ++e) {
-      cols.push_back(base.col_idx()[e]);
-      vals.push_back(base.values()[e] * (1.0f + 0.01f * float(i % 20)));
-    }
-    ptr.push_back(offset_t(cols.size()));
-  }
-  const auto index =
-    make_csr<float, std::int32_t>(host_resources{}, n, 40, ptr, cols, vals, csr_check::canonical);
+  const auto index = rows_from_base(
+    base, n, [](std::int64_t i) { return i / 20; },
+    [](std::int64_t i) { return 1.0f + 0.01f * float(i % 20); });
   for (const metric m : {metric::manhattan, metric::euclidean, metric::chebyshev}) {
     check_knn(res, index, nullptr, {.k = 10, .metric = m, .exclude_self = true},
               "clusters of 20, one index tile");
