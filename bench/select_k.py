@@ -92,20 +92,28 @@ def torch_topk_ms(rows, n, k, dist, reps=30):
             xs.append(128.0 + torch.rand(rows, n, device="cuda", generator=g) / 64.0)
         else:
             xs.append(torch.rand(rows, n, device="cuda", generator=g))
-    for i in range(3):
-        torch.topk(xs[i % copies], k, dim=1, largest=True, sorted=False)
+    ms = median_event_ms(lambda i: torch.topk(xs[i % copies], k, dim=1, largest=True, sorted=False),
+                         reps)
+    del xs
+    torch.cuda.empty_cache()
+    return ms
+
+
+def median_event_ms(call, reps, warmup=3):
+    """Median over `reps` calls of call(i) timed with CUDA events, after `warmup` calls."""
+    import torch
+    for i in range(warmup):
+        call(i)
     torch.cuda.synchronize()
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
     times = []
     for i in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
         a.record()
-        torch.topk(xs[i % copies], k, dim=1, largest=True, sorted=False)
+        call(i)
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b))
-    del xs
-    torch.cuda.empty_cache()
     times.sort()
     return times[len(times) // 2]
 
@@ -243,20 +251,11 @@ def torch_csr_case(pr, width, k, reps=30):
     b.synchronize()
     pad_ms = a.elapsed_time(b)
     xs += [xs[0].clone() for _ in range(copies - 1)]
-    for i in range(3):
-        torch.topk(xs[i % copies], k, dim=1, largest=False, sorted=False)
-    torch.cuda.synchronize()
-    times = []
-    for i in range(reps):
-        a.record()
-        torch.topk(xs[i % copies], k, dim=1, largest=False, sorted=False)
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
+    ms = median_event_ms(lambda i: torch.topk(xs[i % copies], k, dim=1, largest=False, sorted=False),
+                         reps)
     del xs
     torch.cuda.empty_cache()
-    times.sort()
-    return times[len(times) // 2], pad_ms
+    return ms, pad_ms
 
 
 def check_csr_graph(pr, width, outputs):
