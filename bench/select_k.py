@@ -94,7 +94,7 @@ def torch_topk_ms(rows, n, k, dist, reps=30):
             xs.append(torch.rand(rows, n, device="cuda", generator=g))
     ms = median_event_ms(lambda i: torch.topk(xs[i % copies], k, dim=1, largest=True, sorted=False),
                          reps)
-    del xs
+    xs.clear()  # free the copies before empty_cache
     torch.cuda.empty_cache()
     return ms
 
@@ -253,7 +253,7 @@ def torch_csr_case(pr, width, k, reps=30):
     xs += [xs[0].clone() for _ in range(copies - 1)]
     ms = median_event_ms(lambda i: torch.topk(xs[i % copies], k, dim=1, largest=False, sorted=False),
                          reps)
-    del xs
+    xs.clear()  # free the copies before empty_cache
     torch.cuda.empty_cache()
     return ms, pad_ms
 
