@@ -33,6 +33,17 @@ std::vector<V> metric_self_distances(csr_view<V, I> index, const knn_params& par
   });
 }
 
+/// The index queried against itself without exclude_self, on either backend: each point first
+/// among the indices at its distance (detail::knn_self_first).
+template <class R, class V, class I>
+knn_result self_first(const R& res, csr_view<V, I> index, const knn_params& params)
+{
+  return detail::knn_self_first(
+    index.rows, params, is_similarity(params.metric),
+    [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, p); },
+    [&] { return metric_self_distances(index, params); });
+}
+
 }  // namespace
 
 template <class V, class I>
@@ -41,12 +52,7 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
-  if (!queries && !params.exclude_self) {
-    return detail::knn_self_first(
-      index.rows, params, is_similarity(params.metric),
-      [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, p); },
-      [&] { return metric_self_distances(index, params); });
-  }
+  if (!queries && !params.exclude_self) { return self_first(res, index, params); }
   const distance_params dp{.metric = params.metric, .p = params.p};
   return detail::knn_tiled_host(res, index, q, params, is_similarity(params.metric),
                                 [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
@@ -60,12 +66,7 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
-  if (!queries && !params.exclude_self) {
-    return detail::knn_self_first(
-      index.rows, params, is_similarity(params.metric),
-      [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, p); },
-      [&] { return metric_self_distances(index, params); });
-  }
+  if (!queries && !params.exclude_self) { return self_first(res, index, params); }
   // Half of the free device memory by default: the index tiles (O(nnz)) and the workspaces of the
   // distance engine and of select_k live beside the tiles.
   const std::size_t budget =
