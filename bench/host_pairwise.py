@@ -18,9 +18,9 @@ import tempfile
 import time
 
 import numpy as np
-import scipy.io
-import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
+
+from datasets import load_csr
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "..", "shared", "data")
@@ -34,22 +34,6 @@ DATASETS = [  # name, file, transpose (rows = samples)
     ("suitesparse-1138_bus", "suitesparse-1138_bus/1138_bus.mtx", False),
 ]
 METRICS = ["cosine", "manhattan"]
-
-
-def load(path, transpose):
-    """The same matrix the C++ side reads, for scikit-learn (float32 CSR)."""
-    if path.endswith(".txt.gz"):
-        edges = np.loadtxt(path, dtype=np.int64, comments="#")
-        n = int(edges.max()) + 1
-        m = sp.coo_matrix((np.ones(len(edges), np.float32), (edges[:, 0], edges[:, 1])), shape=(n, n))
-    else:
-        m = scipy.io.mmread(path)
-    m = sp.csr_matrix(m, dtype=np.float32)
-    if transpose:
-        m = m.T.tocsr()
-    m.sum_duplicates()
-    m.sort_indices()
-    return m
 
 
 def main():
@@ -67,7 +51,7 @@ def main():
         if not os.path.exists(path):
             print(f"skip {name}: {path} not found", file=sys.stderr)
             continue
-        x = load(path, transpose)
+        x = load_csr(path, transpose)
         r = min(x.shape[0], args.max_rows)
         for metric in METRICS:
             with tempfile.TemporaryDirectory() as tmp:

@@ -32,16 +32,9 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from datasets import DATASETS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATASETS = [  # label, file under the data folder, transpose (rows = samples)
-    ("uci-bow-kos", "uci-bow-kos/docword.kos.mtx.gz", False),
-    ("movielens-latest-small", "movielens-latest-small/ratings.mtx.gz", False),
-    ("pbmc3k-cells", "pbmc3k/matrix.mtx.gz", True),
-    ("20newsgroups", "20newsgroups/tfidf.mtx.gz", False),
-    ("sec-edgar-names", "sec-edgar-names/char3gram_tfidf.mtx.gz", False),
-    ("snap-email-enron", "snap-email-enron/email-Enron.txt.gz", False),
-    ("suitesparse-1138_bus", "suitesparse-1138_bus/1138_bus.mtx", False),
-]
 # Table 2 shapes with the rows kept (the first rows of the full distribution; columns and degree law
 # of the full set). sec-edgar at its full 663K rows; the others capped for the GPU lease.
 SYNTHETIC_GPU = "sec-edgar:663000,nytimes-bow:100000,movielens-large:50000,scrna:20000"

@@ -30,44 +30,19 @@ import time
 
 try:
     import numpy as np
-    import scipy.io
     import scipy.sparse as sp
+
+    from datasets import DATASETS, load_csr
 except Exception as e:  # the caller retries with another interpreter
     sys.stderr.write("select_k_graphs: cannot import numpy/scipy: %s\n" % e)
     sys.exit(3)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATASETS = [  # label, file under the data folder, transpose (rows = samples)
-    ("uci-bow-kos", "uci-bow-kos/docword.kos.mtx.gz", False),
-    ("movielens-latest-small", "movielens-latest-small/ratings.mtx.gz", False),
-    ("pbmc3k-cells", "pbmc3k/matrix.mtx.gz", True),
-    ("20newsgroups", "20newsgroups/tfidf.mtx.gz", False),
-    ("sec-edgar-names", "sec-edgar-names/char3gram_tfidf.mtx.gz", False),
-    ("snap-email-enron", "snap-email-enron/email-Enron.txt.gz", False),
-    ("suitesparse-1138_bus", "suitesparse-1138_bus/1138_bus.mtx", False),
-]
 DEFINITION = (
     "cosine distance between every pair of rows of the dataset that share a stored column (the "
     "stored pattern of A A^T, diagonal included), one CSR row per row of A, float32 values, int32 "
     "columns; where the graph would exceed %d entries, the first R rows of A only")
 FORMAT_VERSION = 1
-
-
-def load(path, transpose):
-    """The dataset as a canonical float32 CSR (duplicates summed, columns sorted)."""
-    if path.endswith(".txt.gz"):
-        edges = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)
-        n = int(edges.max()) + 1 if len(edges) else 0
-        m = sp.coo_matrix((np.ones(len(edges), np.float32), (edges[:, 0], edges[:, 1])),
-                          shape=(n, n))
-    else:
-        m = scipy.io.mmread(path)
-    m = sp.csr_matrix(m, dtype=np.float32)
-    if transpose:
-        m = m.T.tocsr()
-    m.sum_duplicates()
-    m.sort_indices()
-    return m
 
 
 # Operands of the block products, set before the worker pool forks (read-only in the workers).
@@ -171,7 +146,7 @@ def _load_task(job):
     """(matrix, None) or (None, error text): a failing dataset does not stop the others."""
     path, transpose = job
     try:
-        return load(path, transpose), None
+        return load_csr(path, transpose), None
     except Exception as e:
         return None, "%s: %s" % (type(e).__name__, e)
 

@@ -1,0 +1,37 @@
+"""The shared datasets as the benchmarks read them (one list, one loader).
+
+Each entry of DATASETS is (label, file under the data folder, transpose): transpose means the
+file's columns are the samples (pbmc3k stores genes x cells). load_csr returns the matrix the C++
+side reads: float32 CSR with duplicates summed and columns sorted.
+"""
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+DATASETS = [
+    ("uci-bow-kos", "uci-bow-kos/docword.kos.mtx.gz", False),
+    ("movielens-latest-small", "movielens-latest-small/ratings.mtx.gz", False),
+    ("pbmc3k-cells", "pbmc3k/matrix.mtx.gz", True),
+    ("20newsgroups", "20newsgroups/tfidf.mtx.gz", False),
+    ("sec-edgar-names", "sec-edgar-names/char3gram_tfidf.mtx.gz", False),
+    ("snap-email-enron", "snap-email-enron/email-Enron.txt.gz", False),
+    ("suitesparse-1138_bus", "suitesparse-1138_bus/1138_bus.mtx", False),
+]
+
+
+def load_csr(path, transpose):
+    """The dataset at `path` as a canonical float32 CSR (an edge list .txt.gz becomes the 0/1
+    adjacency matrix of its largest node id + 1 nodes)."""
+    if path.endswith(".txt.gz"):
+        edges = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)
+        n = int(edges.max()) + 1 if len(edges) else 0
+        m = sp.coo_matrix((np.ones(len(edges), np.float32), (edges[:, 0], edges[:, 1])),
+                          shape=(n, n))
+    else:
+        m = scipy.io.mmread(path)
+    m = sp.csr_matrix(m, dtype=np.float32)
+    if transpose:
+        m = m.T.tocsr()
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
