@@ -2,10 +2,13 @@
 #pragma once
 
 #include <spira/cuda/error.cuh>
+#include <spira/memory.hpp>
+#include <spira/resources.hpp>
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace spira::bench {
@@ -47,6 +50,22 @@ double median_ms(F&& f, int reps)
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+/// Measures the device-to-device copy bandwidth (1 GiB, median of 20) and prints it as one JSON
+/// line {"kind": "copy", "bytes", "ms", "gbps"} (bytes read + written per second): the memory
+/// floor of the benchmarks' tables divides by it.
+inline void print_copy_bandwidth()
+{
+  const std::size_t bytes = std::size_t(1) << 30;
+  spira::cuda_resources res{};
+  spira::buffer<char> a(res, bytes), b(res, bytes);
+  SPIRA_CUDA_TRY(cudaMemset(a.data(), 1, bytes));
+  const double ms = median_ms(
+    [&](int) { SPIRA_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice)); },
+    20);
+  std::printf("{\"kind\": \"copy\", \"bytes\": %zu, \"ms\": %.6f, \"gbps\": %.2f}\n", bytes, ms,
+              2.0 * double(bytes) / (ms * 1e6));
 }
 
 }  // namespace spira::bench

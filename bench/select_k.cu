@@ -61,6 +61,7 @@ __global__ void fill_kernel(float* out, std::int64_t n, std::uint64_t seed, int 
 }
 
 using spira::bench::median_ms;
+using spira::bench::print_copy_bandwidth;
 
 spira::select_algo parse_algo(const std::string& s)
 {
@@ -86,19 +87,6 @@ const char* resolved_name(spira::select_algo algo, std::int64_t rows, std::int64
                         : spira::choose_select_algo(rows, len, k, spira::select_dtype::f32);
   }
   return algo == spira::select_algo::binary_search ? "binary_search" : "radix";
-}
-
-void run_copy()
-{
-  const std::size_t bytes = std::size_t(1) << 30;
-  spira::cuda_resources res{};
-  spira::buffer<char> a(res, bytes), b(res, bytes);
-  SPIRA_CUDA_TRY(cudaMemset(a.data(), 1, bytes));
-  const double ms = median_ms(
-    [&](int) { SPIRA_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice)); },
-    20);
-  std::printf("{\"kind\": \"copy\", \"bytes\": %zu, \"ms\": %.6f, \"gbps\": %.2f}\n", bytes, ms,
-              2.0 * double(bytes) / (ms * 1e6));
 }
 
 void run_case(std::int64_t rows, std::int64_t len, std::int64_t k, const std::string& algo_name,
@@ -324,7 +312,7 @@ int main(int argc, char** argv)
     if (!(is >> first)) { continue; }
     try {
       if (first == "copy") {
-        run_copy();
+        print_copy_bandwidth();
       } else if (first == "csr") {
         long long k = 0;
         std::string algo, in_path, out_path;

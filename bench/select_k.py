@@ -37,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 
+from gpu_info import torch_device_and_version
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPH_KS = (15, 100)
 TORCH_PAD_LIMIT = 8 << 30  # bytes of the padded float32 matrix torch.topk gets
@@ -453,14 +455,7 @@ def main():
         csr_records = [r for r in records if r["kind"] == "select_k_csr"]
         csr_graphs = csr_graph_results(manifest, csr_records, gbps, use_torch, errors)
 
-    device = ""
-    torch_version = ""
-    try:
-        import torch
-        device = torch.cuda.get_device_name()
-        torch_version = torch.__version__
-    except Exception:
-        pass
+    device, torch_version = torch_device_and_version()
     doc = {
         "date": datetime.date.today().isoformat(),
         "device": device,

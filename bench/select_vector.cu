@@ -70,6 +70,7 @@ __global__ void iota_kernel(int* out, std::int64_t n)
 unsigned blocks_of(std::int64_t n) { return static_cast<unsigned>((n + 255) / 256); }
 
 using spira::bench::median_ms;
+using spira::bench::print_copy_bandwidth;
 
 int parse_dist(const std::string& s) { return s == "normal" ? 1 : s == "adversarial" ? 2 : 0; }
 
@@ -99,19 +100,6 @@ struct inputs {
 };
 
 inputs g_in;
-
-void run_copy()
-{
-  const std::size_t bytes = std::size_t(1) << 30;
-  spira::cuda_resources res{};
-  spira::buffer<char> a(res, bytes), b(res, bytes);
-  SPIRA_CUDA_TRY(cudaMemset(a.data(), 1, bytes));
-  const double ms = median_ms(
-    [&](int) { SPIRA_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice)); },
-    20);
-  std::printf("{\"kind\": \"copy\", \"bytes\": %zu, \"ms\": %.6f, \"gbps\": %.2f}\n", bytes, ms,
-              2.0 * double(bytes) / (ms * 1e6));
-}
 
 const char* name_of(spira::select_algo a)
 {
@@ -209,7 +197,7 @@ int main()
     if (!(is >> first)) { continue; }
     try {
       if (first == "copy") {
-        run_copy();
+        print_copy_bandwidth();
       } else if (first == "sort") {
         long long n = 0;
         std::string dist = "uniform";

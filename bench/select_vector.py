@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 
+from gpu_info import torch_device_and_version
+
 DISTS = ("uniform", "normal", "adversarial")
 
 
@@ -131,13 +133,7 @@ def main():
         r["ratio_to_cub_sort"] = r["cub_sort_ms"] / r["ms"] if r["cub_sort_ms"] else None
         results.append(r)
 
-    device = torch_version = ""
-    try:
-        import torch
-        device = torch.cuda.get_device_name()
-        torch_version = torch.__version__
-    except Exception:
-        pass
+    device, torch_version = torch_device_and_version()
     doc = {
         "date": datetime.date.today().isoformat(),
         "device": device,

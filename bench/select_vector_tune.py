@@ -22,6 +22,8 @@ import os
 import subprocess
 import sys
 
+from gpu_info import torch_device_and_version
+
 
 def solve3(m, v):
     """Solves the 3x3 system m x = v (Cramer's rule)."""
@@ -111,12 +113,7 @@ def main():
         c["rule_alpha"] = a
         c["rule_ms"] = t
         c["rule_over_best"] = t / c["best_ms"] if t else None
-    device = ""
-    try:
-        import torch
-        device = torch.cuda.get_device_name()
-    except Exception:
-        pass
+    device, _ = torch_device_and_version()
     doc = {"date": datetime.date.today().isoformat(), "device": device, "dtype": "float32",
            "dist": "uniform", "order": "largest", "beta": 2, "C": C, "C_interval": [good[0], good[-1]],
            "rule_over_best_geomean": best, "C_model": C_model, "cases": cases,
