@@ -7,11 +7,14 @@
 #include <spira/resources.hpp>
 #include <spira/select_k.hpp>
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace spira::test {
@@ -97,5 +100,36 @@ struct result {
   std::vector<T> values;
   std::vector<IndexT> indices;
 };
+
+/// The oracle's rows x k output for the dense rows of `in` (n elements each, leading dimension ld).
+template <class T, class IndexT>
+result<T, IndexT> expected_rows(const std::vector<T>& in, std::int64_t rows, std::int64_t n,
+                                std::int64_t ld, std::int64_t k, select_order order, bool sorted)
+{
+  result<T, IndexT> e;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<T> row(in.begin() + r * ld, in.begin() + r * ld + n);
+    auto o = oracle_select(row, {}, k, order == select_order::largest, sorted);
+    e.values.insert(e.values.end(), o.values.begin(), o.values.end());
+    for (auto i : o.indices) { e.indices.push_back(static_cast<IndexT>(i)); }
+  }
+  return e;
+}
+
+/// Byte equality of two rows x k outputs, the first difference named by row and slot.
+template <class T, class IndexT>
+void expect_equal(const result<T, IndexT>& got, const result<T, IndexT>& want, std::int64_t k,
+                  const std::string& what)
+{
+  ASSERT_EQ(got.values.size(), want.values.size()) << what;
+  ASSERT_EQ(got.indices.size(), want.indices.size()) << what;
+  for (std::size_t j = 0; j < want.values.size(); ++j) {
+    ASSERT_EQ(got.indices[j], want.indices[j])
+      << what << ": index at row " << j / k << ", slot " << j % k;
+    ASSERT_TRUE(same_bits(got.values[j], want.values[j]))
+      << what << ": value at row " << j / k << ", slot " << j % k << ": got "
+      << as_double(got.values[j]) << ", want " << as_double(want.values[j]);
+  }
+}
 
 }  // namespace spira::test

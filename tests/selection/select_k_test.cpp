@@ -42,36 +42,6 @@ result<T, IndexT> run_dense(const Resources& res, const std::vector<T>& in, std:
   return {to_host_vector(d_v), to_host_vector(d_i)};
 }
 
-/// Expected output of the whole matrix from the oracle.
-template <class T, class IndexT>
-result<T, IndexT> expected_dense(const std::vector<T>& in, std::int64_t rows, std::int64_t n,
-                                 std::int64_t k, select_order order, bool sorted)
-{
-  result<T, IndexT> e;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    std::vector<T> row(in.begin() + r * n, in.begin() + (r + 1) * n);
-    auto o = oracle_select(row, {}, k, order == select_order::largest, sorted);
-    e.values.insert(e.values.end(), o.values.begin(), o.values.end());
-    for (auto i : o.indices) { e.indices.push_back(static_cast<IndexT>(i)); }
-  }
-  return e;
-}
-
-template <class T, class IndexT>
-void expect_equal(const result<T, IndexT>& got, const result<T, IndexT>& want, std::int64_t k,
-                  const std::string& what)
-{
-  ASSERT_EQ(got.values.size(), want.values.size()) << what;
-  ASSERT_EQ(got.indices.size(), want.indices.size()) << what;
-  for (std::size_t j = 0; j < want.values.size(); ++j) {
-    ASSERT_EQ(got.indices[j], want.indices[j])
-      << what << ": index at row " << j / k << ", slot " << j % k;
-    ASSERT_TRUE(same_bits(got.values[j], want.values[j]))
-      << what << ": value at row " << j / k << ", slot " << j % k << ": got "
-      << as_double(got.values[j]) << ", want " << as_double(want.values[j]);
-  }
-}
-
 /// The algorithms to exercise on `Resources` for rows of length n.
 template <class Resources>
 std::vector<select_algo> algos_for(std::int64_t n)
@@ -101,7 +71,7 @@ void check_all(const Resources& res, const std::vector<T>& in, std::int64_t rows
 {
   for (auto order : {select_order::smallest, select_order::largest}) {
     for (bool sorted : {false, true}) {
-      const auto want = expected_dense<T, IndexT>(in, rows, n, k, order, sorted);
+      const auto want = expected_rows<T, IndexT>(in, rows, n, n, k, order, sorted);
       for (auto algo : algos_for<Resources>(n)) {
         select_params params;
         params.algo = algo;
@@ -321,7 +291,7 @@ TYPED_TEST(select_k_test, strided_views_and_repeatability)
                                     select_params{.algo = algo, .sorted = true});
       const auto v = to_host_vector(d_v);
       const auto i = to_host_vector(d_i);
-      const auto want = expected_dense<float, std::int32_t>(packed, rows, n, k,
+      const auto want = expected_rows<float, std::int32_t>(packed, rows, n, n, k,
                                                             select_order::largest, true);
       for (std::int64_t r = 0; r < rows; ++r) {
         for (std::int64_t j = 0; j < k; ++j) {
@@ -368,7 +338,7 @@ TYPED_TEST(select_k_test, max_iter_is_exact_when_converged_and_matches_host)
         }
         if (it >= 64) {  // 32-bit keys: 32 bisection steps always converge
           const auto want =
-            expected_dense<float, std::int32_t>(in, rows, n, k, select_order::largest, false);
+            expected_rows<float, std::int32_t>(in, rows, n, n, k, select_order::largest, false);
           EXPECT_EQ(got.indices, want.indices);
         }
       }

@@ -86,34 +86,6 @@ result<T, IndexT> run(const Resources& res, const std::vector<T>& in, std::int64
   return {to_host_vector(d_v), to_host_vector(d_i)};
 }
 
-template <class T, class IndexT>
-result<T, IndexT> expected(const std::vector<T>& in, std::int64_t rows, std::int64_t n,
-                           std::int64_t ld, std::int64_t k, select_order order, bool sorted)
-{
-  result<T, IndexT> e;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    std::vector<T> row(in.begin() + r * ld, in.begin() + r * ld + n);
-    auto o = oracle_select(row, {}, k, order == select_order::largest, sorted);
-    e.values.insert(e.values.end(), o.values.begin(), o.values.end());
-    for (auto i : o.indices) { e.indices.push_back(static_cast<IndexT>(i)); }
-  }
-  return e;
-}
-
-template <class T, class IndexT>
-void expect_equal(const result<T, IndexT>& got, const result<T, IndexT>& want, std::int64_t k,
-                  const std::string& what)
-{
-  ASSERT_EQ(got.indices.size(), want.indices.size()) << what;
-  for (std::size_t j = 0; j < want.indices.size(); ++j) {
-    ASSERT_EQ(got.indices[j], want.indices[j])
-      << what << ": index at row " << j / k << ", slot " << j % k;
-    ASSERT_TRUE(same_bits(got.values[j], want.values[j]))
-      << what << ": value at row " << j / k << ", slot " << j % k << ": got "
-      << as_double(got.values[j]) << ", want " << as_double(want.values[j]);
-  }
-}
-
 std::string label(dist d, std::int64_t n, std::int64_t k, select_order order, bool sorted)
 {
   return std::string(dist_name(d)) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
@@ -136,7 +108,7 @@ void check_distributions(const Resources& res, std::int64_t n, std::uint64_t see
         const bool sorted = k == 32;
         select_params params{.algo = select_algo::delegate, .sorted = sorted};
         const auto got = run<T, IndexT>(res, in, 1, n, n, k, order, params);
-        expect_equal(got, expected<T, IndexT>(in, 1, n, n, k, order, sorted), k,
+        expect_equal(got, expected_rows<T, IndexT>(in, 1, n, n, k, order, sorted), k,
                      label(d, n, k, order, sorted));
         if (::testing::Test::HasFatalFailure()) { return; }
       }
@@ -170,7 +142,7 @@ TYPED_TEST(select_vector_test, row_of_2_pow_24)
   for (dist d : {dist::uniform, dist::customized}) {
     const auto in = make_row<float>(d, n, 41);
     // One oracle sort per row: the best 4096 in rank order; a smaller k takes a prefix of it.
-    const auto ranked = expected<float, std::int64_t>(in, 1, n, n, 4096, select_order::largest, true);
+    const auto ranked = expected_rows<float, std::int64_t>(in, 1, n, n, 4096, select_order::largest, true);
     for (std::int64_t k : {std::int64_t{32}, std::int64_t{4096}}) {
       std::vector<std::pair<std::int64_t, float>> top;
       for (std::int64_t j = 0; j < k; ++j) { top.emplace_back(ranked.indices[j], ranked.values[j]); }
@@ -203,7 +175,7 @@ TYPED_TEST(select_vector_test, strided_rows)
         const auto got = run<float, std::int32_t>(res, in, rows, n, ld, k, select_order::smallest,
                                                   params);
         expect_equal(got,
-                     expected<float, std::int32_t>(in, rows, n, ld, k, select_order::smallest,
+                     expected_rows<float, std::int32_t>(in, rows, n, ld, k, select_order::smallest,
                                                    sorted),
                      k, label(dist::normal, n, k, select_order::smallest, sorted));
       }
@@ -243,7 +215,7 @@ TYPED_TEST(select_vector_test, every_subrange_length)
                              std::int64_t{20000}}) {
         for (bool largest : {true, false}) {
           const auto order = largest ? select_order::largest : select_order::smallest;
-          const auto want = expected<float, std::int64_t>(in, 1, n, n, k, order, false);
+          const auto want = expected_rows<float, std::int64_t>(in, 1, n, n, k, order, false);
           for (std::int64_t alpha : {32, 64, 128, 256, 512, 1024, 8192, 65536}) {
             buffer<float> d_v(res, k, "values");
             buffer<std::int64_t> d_i(res, k, "indices");
@@ -279,7 +251,7 @@ TYPED_TEST(select_vector_test, small_rows)
       const auto in = make_row<double>(d, n, 81 + static_cast<std::uint64_t>(d));
       buffer<double> d_in = on(res, in);
       for (std::int64_t k : {std::int64_t{1}, std::int64_t{64}, std::int64_t{3000}}) {
-        const auto want = expected<double, std::int32_t>(in, 1, n, n, k, select_order::largest, true);
+        const auto want = expected_rows<double, std::int32_t>(in, 1, n, n, k, select_order::largest, true);
         for (std::int64_t alpha : {32, 256, 512, 4096}) {
           buffer<double> d_v(res, k, "values");
           buffer<std::int32_t> d_i(res, k, "indices");
