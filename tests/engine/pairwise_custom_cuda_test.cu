@@ -37,6 +37,25 @@ struct max_squared_difference {
   }
 };
 
+/// max_squared_difference in float64 over the dense copies (the union of stored columns).
+matrix max_square_difference_oracle(const dense_copy& da, const dense_copy& db)
+{
+  matrix want(da.rows, std::vector<double>(db.rows));
+  for (std::int64_t i = 0; i < da.rows; ++i) {
+    for (std::int64_t j = 0; j < db.rows; ++j) {
+      double acc = -inf;
+      for (std::int64_t c = 0; c < da.cols; ++c) {
+        if (da.stored[i][c] || db.stored[j][c]) {
+          const double t = da.value[i][c] - db.value[j][c];
+          acc = std::max(acc, t * t);
+        }
+      }
+      want[i][j] = acc;
+    }
+  }
+  return want;
+}
+
 /// The value of larger magnitude (ties: the larger value); identity 0. A monoid of kind custom:
 /// the GPU engine updates it with a compare-and-swap loop.
 struct absmax_monoid {
@@ -211,19 +230,7 @@ TYPED_TEST(pairwise_custom_cuda, user_semirings_match_the_oracle)
     const auto da = densify(a), db = densify(b);
     const std::string at = " cols=" + std::to_string(cols);
 
-    matrix want(da.rows, std::vector<double>(db.rows));
-    for (std::int64_t i = 0; i < da.rows; ++i) {
-      for (std::int64_t j = 0; j < db.rows; ++j) {
-        double acc = -inf;
-        for (std::int64_t c = 0; c < da.cols; ++c) {
-          if (da.stored[i][c] || db.stored[j][c]) {
-            const double t = da.value[i][c] - db.value[j][c];
-            acc = std::max(acc, t * t);
-          }
-        }
-        want[i][j] = acc;
-      }
-    }
+    const matrix want = max_square_difference_oracle(da, db);
     // max-kind NAMM: the hybrid two-pass union, and the intersection with per-pair fix-ups.
     check(a, b, max_squared_difference{}, want, "max_squared_difference" + at,
           {automatic, intersection, hybrid});
@@ -293,19 +300,7 @@ TYPED_TEST(pairwise_custom_cuda, selection_fix_up_scans_every_pair)
             std::max(2 * a.nnz(), cuda_pairwise_policy::selection_fallback_min_capacity));
   for (const auto* other : {&a, &b}) {
     const auto da = densify(a), db = densify(*other);
-    matrix want(da.rows, std::vector<double>(db.rows));
-    for (std::int64_t i = 0; i < da.rows; ++i) {
-      for (std::int64_t j = 0; j < db.rows; ++j) {
-        double acc = -inf;
-        for (std::int64_t c = 0; c < da.cols; ++c) {
-          if (da.stored[i][c] || db.stored[j][c]) {
-            const double t = da.value[i][c] - db.value[j][c];
-            acc = std::max(acc, t * t);
-          }
-        }
-        want[i][j] = acc;
-      }
-    }
+    const matrix want = max_square_difference_oracle(da, db);
     check(a, *other, max_squared_difference{}, want,
           other == &a ? "all pairs scanned, A = B" : "all pairs scanned, A != B",
           {automatic, intersection, hybrid});
