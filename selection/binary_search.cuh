@@ -1,11 +1,20 @@
 // spira selection: the binary_search algorithm (RTop-K, warp per row).
 //
 // One warp owns one row and keeps it in registers as order-preserving keys (selection/keys.hpp),
-// lane l holding positions l, l + 32, l + 64, ... . The warp bisects the key range [min, max] of
+// lane l holding positions l, l + 32, l + 64, ... . The warp searches the key range [min, max] of
 // the row: each step counts the keys <= mid (every lane counts its own registers, the warp sums
-// with one reduction) and keeps the half that contains the k-th key. Because the bisection runs
-// on integer keys it is exact after at most key_bits steps, and it stops early as soon as a
-// midpoint splits the row into exactly k and n - k elements (RTop-K's Algorithm 1 early exit).
+// with one reduction) and keeps the part of [lo, hi] that contains the k-th key. Because the
+// search runs on integer keys it is exact, and it stops early as soon as a midpoint splits the row
+// into exactly k and n - k elements (RTop-K's Algorithm 1 early exit).
+//
+// Pivot choice. The exact search places mid by interpolation: with `want` of the `count` keys in
+// [lo, hi] still to take, mid = lo + (hi - lo) * want / count, i.e. where the k-th key would sit if
+// the keys were spread evenly over [lo, hi]. On smooth data this needs a few steps instead of the
+// ~log2(range / gap) of plain bisection. Safeguard: when two steps in a row fail to halve the
+// interval the next step bisects, so the interval at least halves every three steps and the worst
+// case stays within 3 x key_bits steps. The approximate max_iter mode (RTop-K's Algorithm 2)
+// bisects at every step, because its output depends on the path and the host backend replays
+// exactly that path (selection/keys.hpp, bisection_step).
 //
 // Borderline handling (the tie rule): when the bisection converges to the k-th key K, the row
 // takes every key < K and then the first k - count(< K) keys equal to K by increasing position.
@@ -21,6 +30,7 @@
 #include "selection/warp.cuh"
 
 #include <cstdint>
+#include <limits>
 
 namespace spira::selection {
 
@@ -33,6 +43,28 @@ struct binary_search_policy {
   static_assert(max_items * warp::size == select_binary_search_max_length);
 };
 
+/// The interpolation pivot in [lo, hi - 1] (lo < hi): where the `want`-th of the `count` keys in
+/// [lo, hi] would lie if they were spread evenly (0 < want < count). Float arithmetic suffices (it
+/// only guides the search; the counts decide); the conversions saturate.
+template <class Key>
+__device__ __forceinline__ Key interpolation_mid(Key lo, Key hi, std::int64_t want,
+                                                 std::int64_t count)
+{
+  const Key width = hi - lo;
+  if constexpr (sizeof(Key) == 8) {
+    const unsigned long long off =
+      __double2ull_rz(static_cast<double>(width) *
+                      (static_cast<double>(want) / static_cast<double>(count)));
+    return lo + (off < width ? Key(off) : Key(width - 1));
+  } else {
+    const unsigned off = __float2uint_rz(static_cast<float>(width) *
+                                         (static_cast<float>(want) / static_cast<float>(count)));
+    return lo + (off < width ? Key(off) : Key(width - 1));
+  }
+}
+
+/// max_iter <= 0: exact search (interpolation with the bisection safeguard); max_iter > 0: at most
+/// that many bisection steps (approximate, RTop-K's Algorithm 2).
 template <class T, class IndexT, int Items>
 __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::size)
   binary_search_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
@@ -62,21 +94,37 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
     }
   }
 
-  // ---- search: bisection on [lo, hi] ---------------------------------------------------------
+  // ---- search on [lo, hi] --------------------------------------------------------------------
+  // Keys past the row end are traits::worst and mid < hi <= the row's largest key, so they are
+  // never counted: the count loop needs no bounds test.
   std::int64_t below = 0;  // keys < lo
   std::int64_t need = n;   // taken from [lo, hi] in position order
   if (n > k) {
     lo = warp::reduce_min(lo);
     hi = warp::reduce_max(hi);
-    for (int it = 0; lo < hi && it < max_iter; ++it) {
-      const key_type mid = bisection_mid(lo, hi);
+    const bool interpolate = max_iter <= 0;
+    const int steps = interpolate ? std::numeric_limits<int>::max() : max_iter;
+    std::int64_t at_most_hi = n;  // keys <= hi
+    key_type checkpoint = hi - lo;
+    int misses = 0;  // steps since the interval last halved against checkpoint
+    for (int it = 0; lo < hi && it < steps; ++it) {
+      const key_type mid = interpolate && misses < 2
+                             ? interpolation_mid(lo, hi, k - below, at_most_hi - below)
+                             : bisection_mid(lo, hi);
       unsigned c = 0;
 #pragma unroll
       for (int j = 0; j < Items; ++j) {
-        c += (j * warp::size + lane < n && key[j] <= mid) ? 1u : 0u;
+        c += key[j] <= mid ? 1u : 0u;
       }
       c = __reduce_add_sync(warp::full_mask, c);
       if (bisection_step(lo, hi, below, mid, std::int64_t(c), k)) { break; }
+      if (std::int64_t(c) > k) { at_most_hi = c; }
+      if (key_type(hi - lo) <= checkpoint / 2) {
+        checkpoint = hi - lo;
+        misses = 0;
+      } else {
+        ++misses;
+      }
     }
     need = k - below;
   } else {

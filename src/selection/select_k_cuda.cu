@@ -59,10 +59,9 @@ void launch_binary_search(const cuda_resources& res, row_source<T, IndexT> src,
 {
   const std::int64_t blocks = blocks_for(src.rows, binary_search_policy::warps_per_block);
   check_grid(blocks, "binary_search");
-  const int max_iter = p.max_iter > 0 ? p.max_iter : std::numeric_limits<int>::max();
   binary_search_kernel<T, IndexT, Items>
     <<<static_cast<unsigned>(blocks), binary_search_policy::warps_per_block * warp::size, 0,
-       stream_of(res)>>>(src, dst, p.k, p.largest, max_iter);
+       stream_of(res)>>>(src, dst, p.k, p.largest, p.max_iter);
   SPIRA_CHECK_LAUNCH();
 }
 
