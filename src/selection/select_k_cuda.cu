@@ -4,6 +4,7 @@
 #include "selection/binary_search.cuh"
 #include "selection/dispatch.hpp"
 #include "selection/radix.cuh"
+#include "selection/radix_cluster.cuh"
 
 #include <spira/cuda/error.cuh>
 
@@ -13,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <limits>
 
@@ -87,10 +89,88 @@ void run_binary_search(const cuda_resources& res, row_source<T, IndexT> src,
 
 // ---- radix ---------------------------------------------------------------------------------------
 
+/// Whether radix_cluster_kernel<T, IndexT> can run on `device`: a device and a binary of sm_90 or
+/// newer, and a cluster of the largest size schedulable with the kernel's shared memory. Checked
+/// once per device and instantiation (the attribute it sets is per device).
+template <class T, class IndexT>
+bool radix_cluster_usable(int device, cudaStream_t stream)
+{
+  constexpr int max_devices = 64;
+  static std::atomic<signed char> known[max_devices];  // 0: not checked, 1: usable, -1: not
+  if (device < 0 || device >= max_devices) { return false; }
+  const signed char seen = known[device].load(std::memory_order_acquire);
+  if (seen != 0) { return seen > 0; }
+  const auto kernel = radix_cluster_kernel<T, IndexT>;
+  bool usable = false;
+  int major = 0;
+  SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  cudaFuncAttributes attr{};
+  SPIRA_CUDA_TRY(cudaFuncGetAttributes(&attr, kernel));
+  if (major >= 9 && attr.binaryVersion >= 90) {
+    SPIRA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        radix_cluster_policy::dynamic_smem));
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(radix_cluster_policy::max_cluster);
+    cfg.blockDim = dim3(radix_cluster_policy::block_threads);
+    cfg.dynamicSmemBytes = radix_cluster_policy::dynamic_smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = radix_cluster_policy::max_cluster;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cfg.attrs = &cluster;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    SPIRA_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+    usable = clusters > 0;
+  }
+  known[device].store(usable ? 1 : -1, std::memory_order_release);
+  return usable;
+}
+
+/// The cluster form (selection/radix_cluster.cuh) for rows that fit a cluster's shared memory:
+/// one launch, no workspace. Returns false (nothing launched) where it does not apply.
+template <class T, class IndexT>
+bool run_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
+                       row_sink<T, IndexT> dst, const problem& p)
+{
+  using key_type = typename key_traits<T>::key_type;
+  constexpr std::int64_t cap = radix_cluster_policy::capacity<key_type>;
+  if (p.max_length > radix_cluster_max_length<T>() || src.rows == 0) { return false; }
+  const int csize = static_cast<int>(std::max<std::int64_t>(1, (p.max_length + cap - 1) / cap));
+  if (src.rows > std::numeric_limits<int>::max() / csize) { return false; }
+  // Shared memory for the longest chunk only, so that short rows leave room for more blocks.
+  constexpr int threads = radix_cluster_policy::block_threads;
+  const std::int64_t chunk = (p.max_length + csize - 1) / csize;
+  const int chunk_capacity =
+    static_cast<int>(std::max<std::int64_t>(1, (chunk + threads - 1) / threads)) * threads;
+  if (!radix_cluster_usable<T, IndexT>(res.device, stream_of(res))) { return false; }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(src.rows * csize));
+  cfg.blockDim = dim3(radix_cluster_policy::block_threads);
+  cfg.dynamicSmemBytes = 2 * static_cast<std::size_t>(chunk_capacity) * sizeof(key_type);
+  cfg.stream = stream_of(res);
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(csize);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  cfg.attrs = &cluster;
+  cfg.numAttrs = 1;
+  SPIRA_CUDA_TRY(
+    cudaLaunchKernelEx(&cfg, radix_cluster_kernel<T, IndexT>, src, dst, p.k, p.largest,
+                       chunk_capacity));
+  SPIRA_CHECK_LAUNCH();
+  return true;
+}
+
 template <class T, class IndexT>
 void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
                const problem& p)
 {
+  // Rows that fit a cluster's shared memory: the one-launch cluster form.
+  if (run_radix_cluster(res, src, dst, p)) { return; }
   using key_type = typename key_traits<T>::key_type;
   const cudaStream_t stream = stream_of(res);
   int sms = 0;

@@ -261,6 +261,29 @@ TYPED_TEST(select_k_test, special_and_adversarial)
   }
 }
 
+TYPED_TEST(select_k_test, special_and_adversarial_long_rows)
+{
+  // Rows spread over several blocks of the radix select (on CUDA: clusters of 3, 5 and 8 blocks
+  // for 40,000 and 131,072 elements, and the multi-pass form for double rows of 131,072).
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  for (const std::string kind : {"all_equal", "inf_nan_mix", "mostly_inf", "narrow_uniform",
+                                 "peaked", "zipf", "two_values"}) {
+    for (std::int64_t n : {40000, 131072}) {
+      const std::int64_t rows = 3;
+      const auto f = special_rows<float>(kind, rows, n, 13 + n);
+      const auto d = special_rows<double>(kind, rows, n, 14 + n);
+      const auto h = special_rows<half>(kind, rows, n, 15 + n);
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{50}, n / 2 + 1}) {
+        check_all<float, std::int32_t>(res, f, rows, n, k, kind);
+        check_all<double, std::int64_t>(res, d, rows, n, k, kind);
+        check_all<half, std::int64_t>(res, h, rows, n, k, kind);
+        if (::testing::Test::HasFatalFailure()) { return; }
+      }
+    }
+  }
+}
+
 // ---- determinism, leading dimensions, approximate mode ------------------------------------------
 
 TYPED_TEST(select_k_test, strided_views_and_repeatability)
