@@ -106,7 +106,9 @@ bool radix_cluster_usable(int device, cudaStream_t stream)
   SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   cudaFuncAttributes attr{};
   SPIRA_CUDA_TRY(cudaFuncGetAttributes(&attr, kernel));
-  if (major >= 9 && attr.binaryVersion >= 90) {
+  // ptxVersion, not only binaryVersion: a binary with PTX for an older architecture only is
+  // JIT-compiled to sm_90 code (binaryVersion 90) whose kernel body is the __trap() branch.
+  if (major >= 9 && attr.binaryVersion >= 90 && attr.ptxVersion >= 90) {
     SPIRA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         radix_cluster_policy::dynamic_smem));
     cudaLaunchConfig_t cfg{};
@@ -140,7 +142,8 @@ bool run_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
   if (p.max_length > radix_cluster_max_length<T>() || src.rows == 0) { return false; }
   const int csize = static_cast<int>(std::max<std::int64_t>(1, (p.max_length + cap - 1) / cap));
   if (src.rows > std::numeric_limits<int>::max() / csize) { return false; }
-  // Shared memory for the longest chunk only, so that short rows leave room for more blocks.
+  // Shared memory for the longest chunk only. (A block of 1024 threads at 64 registers takes a
+  // whole register file, so this does not add blocks per multiprocessor; it only asks less.)
   constexpr int threads = radix_cluster_policy::block_threads;
   const std::int64_t chunk = (p.max_length + csize - 1) / csize;
   const int chunk_capacity =

@@ -6,7 +6,9 @@
 
 #include <spira/select_k.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -462,6 +464,79 @@ TYPED_TEST(select_k_test, ragged_csr_rows)
       }
     }
   }
+}
+
+/// Ragged rows around the radix cluster form's block capacity (16,384 keys of 32 bits, 8,192 of 64):
+/// rows shorter than the cluster (empty trailing blocks), chunks of unequal length, empty rows, and
+/// k larger than some rows (padding), with NaN, infinities, signed zeros and many ties.
+template <class V, class Resources>
+void check_ragged_long(const Resources& res, const std::vector<std::int64_t>& degrees,
+                       const std::vector<std::int64_t>& ks)
+{
+  using I = std::int32_t;
+  const std::int64_t rows = static_cast<std::int64_t>(degrees.size());
+  std::int64_t longest = 0;
+  for (auto d : degrees) { longest = std::max(longest, d); }
+  const std::int64_t cols = 2 * longest + 2;
+  std::mt19937_64 gen(91 + longest);
+  std::uniform_int_distribution<int> u(0, 49);
+  std::vector<offset_t> ptr{0};
+  std::vector<I> col;
+  std::vector<V> val;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t j = 0; j < degrees[r]; ++j) {
+      col.push_back(static_cast<I>(2 * j + (r & 1)));
+      const double x = j % 1009 == 0  ? std::numeric_limits<double>::quiet_NaN()
+                       : j % 613 == 0 ? std::numeric_limits<double>::infinity()
+                       : j % 401 == 0 ? -std::numeric_limits<double>::infinity()
+                       : j % 7 == 0   ? -0.0
+                                      : u(gen) / 4.0 - 6.0;
+      val.push_back(static_cast<V>(x));
+    }
+    ptr.push_back(static_cast<offset_t>(col.size()));
+  }
+  const auto h = make_csr<V, I>(host_resources{}, rows, cols, ptr, col, val);
+  const auto hv = h.view();
+  const auto d = csr_on(res, h);
+  for (std::int64_t k : ks) {
+    for (auto order : {select_order::smallest, select_order::largest}) {
+      for (bool sorted : {false, true}) {
+        for (auto algo : algos_for<Resources>(longest)) {
+          const select_params params{.algo = algo, .sorted = sorted};
+          dense_matrix<V> v(res, rows, k);
+          dense_matrix<I> i(res, rows, k);
+          select_k(res, d.view(), k, order, v.view(), i.view(), params);
+          const auto got_v = to_host_vector(v.storage());
+          const auto got_i = to_host_vector(i.storage());
+          for (std::int64_t r = 0; r < rows; ++r) {
+            std::vector<V> row(hv.values + hv.row_ptr[r], hv.values + hv.row_ptr[r + 1]);
+            std::vector<std::int64_t> cs(hv.col_idx + hv.row_ptr[r], hv.col_idx + hv.row_ptr[r + 1]);
+            const auto want = oracle_select(row, cs, k, order == select_order::largest, sorted);
+            for (std::int64_t j = 0; j < k; ++j) {
+              ASSERT_EQ(got_i[r * k + j], want.indices[j])
+                << type_name<V>() << " row " << r << " (" << degrees[r] << " elements) slot " << j
+                << " k=" << k << (sorted ? " sorted " : " unsorted ") << algo_name(algo);
+              ASSERT_TRUE(same_bits(got_v[r * k + j], want.values[j]))
+                << type_name<V>() << " row " << r << " slot " << j << " k=" << k;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TYPED_TEST(select_k_test, ragged_csr_long_rows)
+{
+  // On CUDA: clusters of 7 blocks (float) and 8 blocks (double) where most rows fill only some of
+  // the blocks, or none.
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  check_ragged_long<float>(res, {0, 1, 3, 7, 100000, 16385, 40000, 5, 16384, 2},
+                           {1, 3, 6, 50, 20000, 110000});
+  if (::testing::Test::HasFatalFailure()) { return; }
+  check_ragged_long<double>(res, {2, 0, 8193, 9, 60000, 8192, 20001, 1},
+                            {1, 4, 9, 1000, 30000, 65000});
 }
 
 // ---- argument validation --------------------------------------------------------------------------
