@@ -10,9 +10,9 @@
 // Pivot choice. The exact search places mid by interpolation: with `want` of the `count` keys in
 // [lo, hi] still to take, mid = lo + (hi - lo) * want / count, i.e. where the k-th key would sit if
 // the keys were spread evenly over [lo, hi]. On smooth data this needs a few steps instead of the
-// ~log2(range / gap) of plain bisection. Safeguard: when two steps in a row fail to halve the
-// interval the next step bisects, so the interval at least halves every three steps and the worst
-// case stays within 3 x key_bits steps. The approximate max_iter mode (RTop-K's Algorithm 2)
+// ~log2(range / gap) of plain bisection. Safeguard: after a step that fails to halve the interval
+// the next step bisects, so the interval at least halves every two steps and the worst case stays
+// within 2 x key_bits steps. The approximate max_iter mode (RTop-K's Algorithm 2)
 // bisects at every step, because its output depends on the path and the host backend replays
 // exactly that path (selection/keys.hpp, bisection_step).
 //
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
     key_type checkpoint = hi - lo;
     int misses = 0;  // steps since the interval last halved against checkpoint
     for (int it = 0; lo < hi && it < steps; ++it) {
-      const key_type mid = interpolate && misses < 2
+      const key_type mid = interpolate && misses == 0
                              ? interpolation_mid(lo, hi, k - below, at_most_hi - below)
                              : bisection_mid(lo, hi);
       unsigned c = 0;

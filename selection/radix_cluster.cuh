@@ -158,6 +158,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   const std::int64_t begin = std::min<std::int64_t>(n, rank * chunk);
   const int len = static_cast<int>(std::min<std::int64_t>(n, begin + chunk) - begin);
   const T* in = src.values + first + begin;
+  const int used = chunk_capacity / threads;  // item slots per thread that can hold elements
 
   // ---- 1. load the chunk as keys; the row's extremes --------------------------------------------
   if (tid == 0) {
@@ -169,6 +170,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   key_type hi = 0;
 #pragma unroll
   for (int j = 0; j < items; ++j) {
+    if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
     const int i = j * threads + tid;
     if (i < len) {
       const key_type key = traits::to_key(in[i], largest);
@@ -227,6 +229,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
         if (pass == 0) {  // every key shares the common prefix
 #pragma unroll
           for (int j = 0; j < items; ++j) {
+            if (j >= used) { break; }
             const int i = j * threads + tid;
             const key_type key = i < len ? keys[i] : key_type(0);
             detail_cluster::count_digit(h, static_cast<unsigned>(key >> shift) & digit_mask,
@@ -235,6 +238,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
         } else if (pass == 1) {  // the survivors of the first digit go to the candidate buffer
 #pragma unroll
           for (int j = 0; j < items; ++j) {
+            if (j >= used) { break; }
             const int i = j * threads + tid;
             const key_type key = i < len ? keys[i] : key_type(0);
             const bool match = i < len && (key >> top) == (prefix >> top);
@@ -317,6 +321,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   const unsigned below_me = warp::lanes_below();
 #pragma unroll
   for (int j = 0; j < items; ++j) {
+    if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
     const int i = j * threads + tid;
     const key_type key = i < len ? keys[i] : key_type(0);
     const unsigned less = __ballot_sync(warp::full_mask, i < len && key < K);
@@ -328,11 +333,11 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   __syncthreads();
   {
     // Tiles in (item, warp) order are in position order: position j * threads + warp * 32 + lane.
-    const unsigned v = tid < tiles ? tile_rank[tid] : 0u;
+    const unsigned v = tid < used * policy::warps ? tile_rank[tid] : 0u;
     unsigned exclusive = 0;
     unsigned total = 0;
     block_scan(scan_tmp).ExclusiveSum(v, exclusive, total);
-    if (tid < tiles) { tile_rank[tid] = exclusive; }
+    if (tid < used * policy::warps) { tile_rank[tid] = exclusive; }
     if (tid == 0) { block_total = total; }
   }
   __syncthreads();
@@ -352,6 +357,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   IndexT* out_i = dst.indices + row * dst.ld_indices;
 #pragma unroll
   for (int j = 0; j < items; ++j) {
+    if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
     const int i = j * threads + tid;
     const key_type key = i < len ? keys[i] : key_type(0);
     const bool is_less = i < len && key < K;
