@@ -395,6 +395,36 @@ __host__ __device__ inline std::int64_t delegate_piece(std::int64_t alpha)
   return alpha < delegate_policy::piece ? alpha : delegate_policy::piece;
 }
 
+/// The piece of a full sub-range that the calling warp owns (a warp per piece, pieces of a
+/// sub-range consecutive): positions [first, last) of sub-range s, the i-th full one.
+struct delegate_full_piece {
+  std::int64_t w;       ///< the warp's global number
+  std::int64_t pieces;  ///< pieces per sub-range
+  std::int64_t i;       ///< index into full_list
+  std::int64_t s;       ///< the sub-range
+  std::int64_t first, last;
+  bool valid;           ///< false: the warp has no piece (warp-uniform)
+};
+
+__device__ inline delegate_full_piece delegate_full_piece_of(const delegate_layout& l,
+                                                             const std::int64_t* full_list,
+                                                             const unsigned long long* full_count)
+{
+  delegate_full_piece f{};
+  f.w = std::int64_t(blockIdx.x) * (delegate_policy::block_threads / warp::size) +
+        threadIdx.x / warp::size;
+  const std::int64_t piece = delegate_piece(l.alpha);
+  f.pieces = l.alpha / piece;
+  f.i = f.w / f.pieces;
+  f.valid = f.i < static_cast<std::int64_t>(*full_count);
+  if (!f.valid) { return f; }
+  f.s = full_list[f.i];
+  const std::int64_t end = f.s * l.alpha + l.length(f.s);
+  f.first = f.s * l.alpha + (f.w % f.pieces) * piece;
+  f.last = f.first + piece < end ? f.first + piece : end;
+  return f;
+}
+
 /// A warp per piece of a full sub-range: its elements <= t, into piece_counts and (summed, an
 /// integer atomic: order independent) into the sub-range's count.
 template <class T>
@@ -405,17 +435,11 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
                              std::int64_t* counts, std::int64_t* piece_counts)
 {
   constexpr int U = delegate_policy::unroll;
-  const std::int64_t w = std::int64_t(blockIdx.x) * (delegate_policy::block_threads / warp::size) +
-                         threadIdx.x / warp::size;
-  const std::int64_t piece = delegate_piece(l.alpha);
-  const std::int64_t pieces = l.alpha / piece;
-  const std::int64_t i = w / pieces;
-  if (i >= static_cast<std::int64_t>(*full_count)) { return; }  // warp-uniform
+  const delegate_full_piece f = delegate_full_piece_of(l, full_list, full_count);
+  if (!f.valid) { return; }  // warp-uniform
   const auto th = *t;
-  const std::int64_t s = full_list[i];
-  const std::int64_t end = s * l.alpha + l.length(s);
-  const std::int64_t first = s * l.alpha + (w % pieces) * piece;
-  const std::int64_t last = first + piece < end ? first + piece : end;
+  const std::int64_t first = f.first;
+  const std::int64_t last = f.last;
   const int lane = warp::lane_id();
   unsigned c = 0;
   for (std::int64_t base = first; base < last; base += std::int64_t(warp::size) * U) {
@@ -435,9 +459,10 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
   }
   c = __reduce_add_sync(warp::full_mask, c);
   if (lane == 0) {
-    piece_counts[w] = c;
+    piece_counts[f.w] = c;
     if (c != 0) {
-      atomicAdd(reinterpret_cast<unsigned long long*>(counts + s), static_cast<unsigned long long>(c));
+      atomicAdd(reinterpret_cast<unsigned long long*>(counts + f.s),
+                static_cast<unsigned long long>(c));
     }
   }
 }
@@ -481,24 +506,20 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
                              T* c_val, IndexT* c_pos)
 {
   constexpr int U = delegate_policy::unroll;
-  const std::int64_t w = std::int64_t(blockIdx.x) * (delegate_policy::block_threads / warp::size) +
-                         threadIdx.x / warp::size;
-  const std::int64_t piece = delegate_piece(l.alpha);
-  const std::int64_t pieces = l.alpha / piece;
-  const std::int64_t i = w / pieces;
-  if (i >= static_cast<std::int64_t>(*full_count)) { return; }  // warp-uniform
+  const delegate_full_piece f = delegate_full_piece_of(l, full_list, full_count);
+  if (!f.valid) { return; }  // warp-uniform
   const auto th = *t;
-  const std::int64_t s = full_list[i];
-  const std::int64_t end = s * l.alpha + l.length(s);
-  const std::int64_t first = s * l.alpha + (w % pieces) * piece;
-  const std::int64_t last = first + piece < end ? first + piece : end;
+  const std::int64_t first = f.first;
+  const std::int64_t last = f.last;
   const int lane = warp::lane_id();
-  std::int64_t before = 0;
-  for (std::int64_t q = i * pieces + lane; q < w; q += warp::size) { before += piece_counts[q]; }
+  std::int64_t before = 0;  // the counts of the sub-range's earlier pieces
+  for (std::int64_t q = f.i * f.pieces + lane; q < f.w; q += warp::size) {
+    before += piece_counts[q];
+  }
   for (int d = warp::size / 2; d > 0; d /= 2) {
     before += __shfl_xor_sync(warp::full_mask, before, d);
   }
-  std::int64_t out = offsets[s] + before;
+  std::int64_t out = offsets[f.s] + before;
   for (std::int64_t base = first; base < last; base += std::int64_t(warp::size) * U) {
     T v[U];
 #pragma unroll
