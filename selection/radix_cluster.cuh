@@ -40,6 +40,7 @@
 #include <cooperative_groups.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace spira::selection {
 
@@ -86,23 +87,17 @@ __device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool
   }
 }
 
-template <class Key>
-__device__ __forceinline__ void atomic_min(Key* p, Key v)
+/// atomicMin (Max = false) or atomicMax (Max = true) on a key (std::uint64_t is not the
+/// unsigned long long of the atomics' overloads).
+template <bool Max, class Key>
+__device__ __forceinline__ void atomic_bound(Key* p, Key v)
 {
-  if constexpr (sizeof(Key) == 8) {
-    atomicMin(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+  using word = std::conditional_t<sizeof(Key) == 8, unsigned long long, unsigned>;
+  auto* q = reinterpret_cast<word*>(p);
+  if constexpr (Max) {
+    atomicMax(q, static_cast<word>(v));
   } else {
-    atomicMin(p, v);
-  }
-}
-
-template <class Key>
-__device__ __forceinline__ void atomic_max(Key* p, Key v)
-{
-  if constexpr (sizeof(Key) == 8) {
-    atomicMax(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-  } else {
-    atomicMax(p, v);
+    atomicMin(q, static_cast<word>(v));
   }
 }
 
@@ -182,8 +177,8 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   lo = warp::reduce_min(lo);
   hi = warp::reduce_max(hi);
   if (lane == 0) {
-    detail_cluster::atomic_min(&block_lo, lo);
-    detail_cluster::atomic_max(&block_hi, hi);
+    detail_cluster::atomic_bound<false>(&block_lo, lo);
+    detail_cluster::atomic_bound<true>(&block_hi, hi);
   }
   __syncthreads();
   cluster.sync();
