@@ -5,6 +5,7 @@
 #include "selection/dispatch.hpp"
 #include "selection/radix.cuh"
 #include "selection/radix_cluster.cuh"
+#include "selection/workspace.hpp"
 
 #include <spira/cuda/error.cuh>
 
@@ -196,22 +197,24 @@ void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T,
                   "select_k(cuda_resources): too many rows");
   const std::int64_t tasks = src.rows * layout.chunks;
 
-  buffer<radix_row_state<key_type>> state(res, src.rows, "select_k radix row states");
-  // One zeroed workspace: the rows' histograms, then the count of rows not yet done.
-  buffer<unsigned long long> counters(res, src.rows * radix_policy::bins + 1,
-                                      "select_k radix histograms");
-  buffer<std::int64_t> chunk_count(res, tasks, "select_k radix chunk counts");
-  detail::fill_zero_bytes(counters.data(), memory_space::device,
-                          counters.size() * sizeof(unsigned long long), res);
+  workspace ws;
+  const auto state = ws.reserve<radix_row_state<key_type>>(src.rows, "the radix row states");
+  // Zeroed: the rows' histograms, then the count of rows not yet done.
+  const std::int64_t counter_count = src.rows * radix_policy::bins + 1;
+  const auto counters = ws.reserve<unsigned long long>(counter_count, "the radix histograms");
+  const auto chunk_count = ws.reserve<std::int64_t>(tasks, "the radix chunk counts");
+  ws.allocate(res, "select_k radix workspace");
+  detail::fill_zero_bytes(ws[counters], memory_space::device,
+                          counter_count * sizeof(unsigned long long), res);
   radix_args<T, IndexT> args{src,
                              dst,
                              p.k,
                              layout,
                              p.largest,
-                             state.data(),
-                             counters.data(),
-                             chunk_count.data(),
-                             counters.data() + src.rows * radix_policy::bins};
+                             ws[state],
+                             ws[counters],
+                             ws[chunk_count],
+                             ws[counters] + src.rows * radix_policy::bins};
   int resident = 0;
   SPIRA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     &resident, radix_select_kernel<T, IndexT>, radix_policy::block_threads, 0));
@@ -304,34 +307,38 @@ void select_rows(const cuda_resources& res, row_source<T, IndexT> src, row_sink<
   detail::expects(p.k <= std::numeric_limits<int>::max(),
                   "select_k(cuda_resources): sorted output needs k < 2^31, got ", p.k);
   const std::int64_t total = src.rows * p.k;
-  buffer<T> values(res, total, "select_k unsorted values");
-  buffer<IndexT> indices(res, total, "select_k unsorted indices");
-  run_selection(res, src, row_sink<T, IndexT>{values.data(), indices.data(), p.k, p.k}, p);
+  std::size_t temp_bytes = 0;
+  SPIRA_CUDA_TRY(cub::DeviceSegmentedSort::StableSortPairs(
+    nullptr, temp_bytes, static_cast<const key_type*>(nullptr), static_cast<key_type*>(nullptr),
+    static_cast<const int*>(nullptr), static_cast<int*>(nullptr), total, src.rows,
+    static_cast<std::int64_t*>(nullptr), static_cast<std::int64_t*>(nullptr), stream));
+  workspace ws;
+  const auto values = ws.reserve<T>(total, "the unsorted values");
+  const auto indices = ws.reserve<IndexT>(total, "the unsorted indices");
+  const auto keys = ws.reserve<key_type>(total, "the sort keys");
+  const auto keys_sorted = ws.reserve<key_type>(total, "the sorted keys");
+  const auto slots = ws.reserve<int>(total, "the sort slots");
+  const auto slots_sorted = ws.reserve<int>(total, "the sorted slots");
+  const auto seg_begin = ws.reserve<std::int64_t>(src.rows, "the segment starts");
+  const auto seg_end = ws.reserve<std::int64_t>(src.rows, "the segment ends");
+  const auto temp = ws.reserve<unsigned char>(static_cast<std::int64_t>(temp_bytes),
+                                              "the sort workspace");
+  ws.allocate(res, "select_k sorting workspace");
+  run_selection(res, src, row_sink<T, IndexT>{ws[values], ws[indices], p.k, p.k}, p);
 
-  buffer<key_type> keys(res, total, "select_k sort keys");
-  buffer<key_type> keys_sorted(res, total, "select_k sorted keys");
-  buffer<int> slots(res, total, "select_k sort slots");
-  buffer<int> slots_sorted(res, total, "select_k sorted slots");
-  buffer<std::int64_t> seg_begin(res, src.rows, "select_k segment starts");
-  buffer<std::int64_t> seg_end(res, src.rows, "select_k segment ends");
   const std::int64_t blocks = blocks_for(total, 256);
   check_grid(blocks, "sorting");
   sort_prepare_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
-    src, values.data(), p.k, p.largest, keys.data(), slots.data(), seg_begin.data(), seg_end.data());
+    src, ws[values], p.k, p.largest, ws[keys], ws[slots], ws[seg_begin], ws[seg_end]);
   SPIRA_CHECK_LAUNCH();
   // Padding slots are not in any segment: pre-fill the sorted slots with the identity.
-  SPIRA_CUDA_TRY(cudaMemcpyAsync(slots_sorted.data(), slots.data(), total * sizeof(int),
+  SPIRA_CUDA_TRY(cudaMemcpyAsync(ws[slots_sorted], ws[slots], total * sizeof(int),
                                  cudaMemcpyDeviceToDevice, stream));
-  std::size_t temp_bytes = 0;
   SPIRA_CUDA_TRY(cub::DeviceSegmentedSort::StableSortPairs(
-    nullptr, temp_bytes, keys.data(), keys_sorted.data(), slots.data(), slots_sorted.data(), total,
-    src.rows, seg_begin.data(), seg_end.data(), stream));
-  buffer<unsigned char> temp(res, std::max<std::size_t>(temp_bytes, 1), "select_k sort workspace");
-  SPIRA_CUDA_TRY(cub::DeviceSegmentedSort::StableSortPairs(
-    temp.data(), temp_bytes, keys.data(), keys_sorted.data(), slots.data(), slots_sorted.data(),
-    total, src.rows, seg_begin.data(), seg_end.data(), stream));
+    ws[temp], temp_bytes, ws[keys], ws[keys_sorted], ws[slots], ws[slots_sorted], total, src.rows,
+    ws[seg_begin], ws[seg_end], stream));
   sort_gather_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
-    src.rows, p.k, values.data(), indices.data(), slots_sorted.data(), dst);
+    src.rows, p.k, ws[values], ws[indices], ws[slots_sorted], dst);
   SPIRA_CHECK_LAUNCH();
   // The temporaries are freed stream-ordered; the caller's next use of dst is ordered after us.
 }

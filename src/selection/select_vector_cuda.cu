@@ -10,6 +10,7 @@
 // top-k, or a plain copy when there are exactly k candidates (Rule 3 leaves nothing to select).
 #include "selection/delegate.cuh"
 #include "selection/dispatch.hpp"
+#include "selection/workspace.hpp"
 
 #include <spira/cuda/error.cuh>
 
@@ -103,26 +104,29 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
     return;
   }
 
-  buffer<T> d_val(res, d_len, "select_k delegate values");
-  buffer<IndexT> d_pos(res, d_len, "select_k delegate positions");
-  buffer<offset_t> d_ptr(res, 2, "select_k delegate row pointer");
-  buffer<offset_t> c_ptr(res, 2, "select_k candidate row pointer");
-  buffer<T> sel_val(res, k, "select_k first top-k values");
-  buffer<IndexT> sel_pos(res, k, "select_k first top-k positions");
-  buffer<delegate_threshold<key_type>> t(res, 1, "select_k delegate threshold");
-  buffer<std::int64_t> counts(res, l.m, "select_k candidate counts");
-  buffer<std::int64_t> offsets(res, l.m + 1, "select_k candidate offsets");
   const std::int64_t full_max = k / beta + 1;
-  buffer<std::int64_t> full_list(res, full_max, "select_k full sub-ranges");
-  buffer<unsigned long long> full_count(res, 1, "select_k full sub-range count");
   const std::int64_t pieces = l.alpha / delegate_piece(l.alpha);
-  buffer<std::int64_t> piece_counts(res, full_max * pieces, "select_k full sub-range pieces");
   std::size_t scan_bytes = 0;
-  SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, counts.data(),
-                                               offsets.data() + 1, l.m, stream));
-  buffer<unsigned char> scan_tmp(res, std::max<std::size_t>(scan_bytes, 1),
-                                 "select_k candidate scan workspace");
-  set_row_ptr(d_ptr.data(), d_len, stream);
+  SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes,
+                                               static_cast<std::int64_t*>(nullptr),
+                                               static_cast<std::int64_t*>(nullptr), l.m, stream));
+  workspace ws;
+  const auto d_val = ws.reserve<T>(d_len, "the delegate values");
+  const auto d_pos = ws.reserve<IndexT>(d_len, "the delegate positions");
+  const auto d_ptr = ws.reserve<offset_t>(2, "the delegate row pointer");
+  const auto c_ptr = ws.reserve<offset_t>(2, "the candidate row pointer");
+  const auto sel_val = ws.reserve<T>(k, "the first top-k values");
+  const auto sel_pos = ws.reserve<IndexT>(k, "the first top-k positions");
+  const auto t = ws.reserve<delegate_threshold<key_type>>(1, "the delegate threshold");
+  const auto counts = ws.reserve<std::int64_t>(l.m, "the candidate counts");
+  const auto offsets = ws.reserve<std::int64_t>(l.m + 1, "the candidate offsets");
+  const auto full_list = ws.reserve<std::int64_t>(full_max, "the full sub-ranges");
+  const auto full_count = ws.reserve<unsigned long long>(1, "the full sub-range count");
+  const auto piece_counts = ws.reserve<std::int64_t>(full_max * pieces, "the full sub-range pieces");
+  const auto scan_tmp = ws.reserve<unsigned char>(static_cast<std::int64_t>(scan_bytes),
+                                                  "the candidate scan workspace");
+  ws.allocate(res, "select_k delegate workspace");
+  set_row_ptr(ws[d_ptr], d_len, stream);
 
   problem first = radix;
   first.max_length = d_len;
@@ -138,63 +142,67 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
       const std::int64_t per_block = delegate_policy::strided_block_threads;  // a sub-range a lane
       delegate_strided_kernel<<<grid_for(l.m, per_block, "the delegates"),
                                 delegate_policy::strided_block_threads, 0, stream>>>(
-        in, l, p.largest, d_val.data(), d_pos.data());
+        in, l, p.largest, ws[d_val], ws[d_pos]);
     } else {
       const unsigned blocks =
         grid_for(l.m, delegate_policy::block_threads / warp::size, "the delegates");
       if (reinterpret_cast<std::uintptr_t>(in) % 16 == 0) {
         delegate_warp_kernel<T, IndexT, true><<<blocks, delegate_policy::block_threads, 0, stream>>>(
-          in, l, p.largest, d_val.data(), d_pos.data());
+          in, l, p.largest, ws[d_val], ws[d_pos]);
       } else {
         delegate_warp_kernel<T, IndexT, false><<<blocks, delegate_policy::block_threads, 0, stream>>>(
-          in, l, p.largest, d_val.data(), d_pos.data());
+          in, l, p.largest, ws[d_val], ws[d_pos]);
       }
     }
     SPIRA_CHECK_LAUNCH();
     // 2. First top-k on the delegate vector, and its worst element t.
-    select_rows(res, vector_row<T, IndexT>(d_val.data(), d_pos.data(), d_ptr.data()),
-                row_sink<T, IndexT>{sel_val.data(), sel_pos.data(), k, k}, first);
+    select_rows(res, vector_row<T, IndexT>(ws[d_val], ws[d_pos], ws[d_ptr]),
+                row_sink<T, IndexT>{ws[sel_val], ws[sel_pos], k, k}, first);
     delegate_threshold_kernel<T, IndexT, 1024>
-      <<<1, 1024, 0, stream>>>(sel_val.data(), sel_pos.data(), k, p.largest, t.data());
+      <<<1, 1024, 0, stream>>>(ws[sel_val], ws[sel_pos], k, p.largest, ws[t]);
     SPIRA_CHECK_LAUNCH();
     // 3. Candidates per sub-range (Rules 2 and 3) and their offsets.
-    detail::fill_zero_bytes(full_count.data(), memory_space::device, sizeof(unsigned long long),
+    detail::fill_zero_bytes(ws[full_count], memory_space::device, sizeof(unsigned long long),
                             res);
-    detail::fill_zero_bytes(offsets.data(), memory_space::device, sizeof(std::int64_t), res);
+    detail::fill_zero_bytes(ws[offsets], memory_space::device, sizeof(std::int64_t), res);
     delegate_classify_kernel<<<sub_blocks, 256, 0, stream>>>(
-      d_val.data(), d_pos.data(), l, p.largest, t.data(), counts.data(), full_list.data(),
-      full_count.data());
+      ws[d_val], ws[d_pos], l, p.largest, ws[t], ws[counts], ws[full_list],
+      ws[full_count]);
     SPIRA_CHECK_LAUNCH();
     delegate_full_count_kernel<<<full_blocks, delegate_policy::block_threads, 0, stream>>>(
-      in, l, p.largest, t.data(), full_list.data(), full_count.data(), counts.data(),
-      piece_counts.data());
+      in, l, p.largest, ws[t], ws[full_list], ws[full_count], ws[counts],
+      ws[piece_counts]);
     SPIRA_CHECK_LAUNCH();
-    SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(scan_tmp.data(), scan_bytes, counts.data(),
-                                                 offsets.data() + 1, l.m, stream));
+    SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(ws[scan_tmp], scan_bytes, ws[counts],
+                                                 ws[offsets] + 1, l.m, stream));
     std::int64_t c_len = 0;
-    copy(&c_len, memory_space::host, offsets.data() + l.m, memory_space::device, 1, res);
+    copy(&c_len, memory_space::host, ws[offsets] + l.m, memory_space::device, 1, res);
     // 4. The candidates, in position order.
-    buffer<T> c_val(res, c_len, "select_k candidate values");
-    buffer<IndexT> c_pos(res, c_len, "select_k candidate positions");
+    workspace cws;
+    const auto c_val_slot = cws.reserve<T>(c_len, "the candidate values");
+    const auto c_pos_slot = cws.reserve<IndexT>(c_len, "the candidate positions");
+    cws.allocate(res, "select_k delegate candidates");
+    T* const c_val = cws[c_val_slot];
+    IndexT* const c_pos = cws[c_pos_slot];
     delegate_write_delegates_kernel<<<sub_blocks, 256, 0, stream>>>(
-      d_val.data(), d_pos.data(), l, p.largest, t.data(), offsets.data(), c_val.data(),
-      c_pos.data());
+      ws[d_val], ws[d_pos], l, p.largest, ws[t], ws[offsets], c_val,
+      c_pos);
     SPIRA_CHECK_LAUNCH();
     delegate_write_full_kernel<<<full_blocks, delegate_policy::block_threads, 0, stream>>>(
-      in, l, p.largest, t.data(), full_list.data(), full_count.data(), offsets.data(),
-      piece_counts.data(), c_val.data(), c_pos.data());
+      in, l, p.largest, ws[t], ws[full_list], ws[full_count], ws[offsets],
+      ws[piece_counts], c_val, c_pos);
     SPIRA_CHECK_LAUNCH();
     // 5. Second top-k (or, with exactly k candidates, the candidates themselves).
     T* out_v = dst.values + r * dst.ld_values;
     IndexT* out_i = dst.indices + r * dst.ld_indices;
     if (c_len == k && !p.sorted) {
-      copy(out_v, memory_space::device, c_val.data(), memory_space::device, k, res);
-      copy(out_i, memory_space::device, c_pos.data(), memory_space::device, k, res);
+      copy(out_v, memory_space::device, c_val, memory_space::device, k, res);
+      copy(out_i, memory_space::device, c_pos, memory_space::device, k, res);
     } else {
-      set_row_ptr(c_ptr.data(), c_len, stream);
+      set_row_ptr(ws[c_ptr], c_len, stream);
       problem second = radix;
       second.max_length = c_len;
-      select_rows(res, vector_row<T, IndexT>(c_val.data(), c_pos.data(), c_ptr.data()),
+      select_rows(res, vector_row<T, IndexT>(c_val, c_pos, ws[c_ptr]),
                   row_sink<T, IndexT>{out_v, out_i, dst.ld_values, dst.ld_indices}, second);
     }
   }
