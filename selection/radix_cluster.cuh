@@ -72,21 +72,6 @@ constexpr std::int64_t radix_cluster_max_length()
 
 namespace detail_cluster {
 
-/// Adds one to bin `digit` for every lane with `active` set: all lanes of the warp call it. When
-/// the active lanes agree on the bin, one atomic adds them all.
-__device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool active)
-{
-  const unsigned act = __ballot_sync(warp::full_mask, active);
-  if (act == 0) { return; }
-  const int leader = __ffs(act) - 1;
-  const unsigned first = __shfl_sync(warp::full_mask, digit, leader);
-  if (__all_sync(warp::full_mask, !active || digit == first)) {
-    if (warp::lane_id() == leader) { atomicAdd(&hist[first], static_cast<unsigned>(__popc(act))); }
-  } else if (active) {
-    atomicAdd(&hist[digit], 1u);
-  }
-}
-
 /// atomicMin (Max = false) or atomicMax (Max = true) on a key (std::uint64_t is not the
 /// unsigned long long of the atomics' overloads).
 template <bool Max, class Key>
@@ -227,7 +212,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
             if (j >= used) { break; }
             const int i = j * threads + tid;
             const key_type key = i < len ? keys[i] : key_type(0);
-            detail_cluster::count_digit(h, static_cast<unsigned>(key >> shift) & digit_mask,
+            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask,
                                         i < len);
           }
         } else if (pass == 1) {  // the survivors of the first digit go to the candidate buffer
@@ -237,7 +222,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
             const int i = j * threads + tid;
             const key_type key = i < len ? keys[i] : key_type(0);
             const bool match = i < len && (key >> top) == (prefix >> top);
-            detail_cluster::count_digit(h, static_cast<unsigned>(key >> shift) & digit_mask,
+            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask,
                                         match);
             const unsigned m = __ballot_sync(warp::full_mask, match);
             unsigned base = 0;
@@ -251,7 +236,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
             const int i = b + tid;
             const key_type key = i < count ? cand[i] : key_type(0);
             const bool match = i < count && (key >> top) == (prefix >> top);
-            detail_cluster::count_digit(h, static_cast<unsigned>(key >> shift) & digit_mask,
+            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask,
                                         match);
           }
         }
