@@ -13,6 +13,7 @@
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
 
+#include <cstddef>
 #include <span>
 #include <string_view>
 
@@ -83,6 +84,16 @@ struct distance_params {
   double p = 2.0;
   /// CUDA engine only (see pairwise_strategy); every strategy computes the same distances.
   pairwise_strategy strategy = pairwise_strategy::automatic;
+  /// CUDA engine only: a cap, in bytes, on its tiled temporaries: the hybrid strategy's
+  /// accumulator tile (distances with several accumulator terms, e.g. braycurtis) and the dense
+  /// strategy's densified tiles of A and B. 0 = the policy's defaults (512 MiB and 1 GiB,
+  /// spira::cuda_pairwise_policy); otherwise the smaller of the default and the cap. The
+  /// O(nnz + rows) workspace (CSC of B, norms, row parts) is not counted. A cap below one tile's
+  /// minimum (one row of the accumulator tile: rows(B) x terms x sizeof(ValueT); one densified row
+  /// of A and one of B: 2 x cols x sizeof(ValueT)) throws spira::invalid_argument naming
+  /// params.workspace_bytes when that strategy is forced; `automatic` then takes `intersection`
+  /// instead of `dense`. See docs/cuda-engine.md (Memory). The host engine ignores it.
+  std::size_t workspace_bytes = 0;
 };
 
 /// out(i, j) = distance(row i of A, row j of B) for the built-in metric `params.metric`.

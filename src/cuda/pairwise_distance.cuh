@@ -39,7 +39,10 @@ void pairwise_distance(const cuda_resources& res, csr_view<V, I> a, csr_view<V, 
 {
   check_metric_args(res, a, b, params, "spira::pairwise_distance");
   visit_metric(params.metric, params.p,
-               [&](const auto& d) { pairwise(res, a, b, out, d, params.strategy); });
+               [&](const auto& d) {
+                 detail::pairwise_cuda(res, a, b, out, d, params.strategy, params.workspace_bytes,
+                                       "params.workspace_bytes");
+               });
 }
 
 }  // namespace spira

@@ -104,13 +104,13 @@ struct mean_huber {
 
 template <class D, class V, class I>
 matrix run_cuda(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, const D& d,
-                pairwise_strategy s)
+                pairwise_strategy s, std::size_t workspace_bytes = 0)
 {
   const cuda_resources res{};
   const auto da = to_device(res, a.view());
   const auto db = to_device(res, b.view());
   dense_matrix<V> out(res, a.rows(), b.rows());
-  pairwise(res, da.view(), db.view(), out.view(), d, s);
+  pairwise(res, da.view(), db.view(), out.view(), d, s, workspace_bytes);
   synchronize(res);
   std::vector<V> host(std::size_t(a.rows() * b.rows()));
   copy(host.data(), memory_space::host, out.data(), memory_space::device, host.size(), res);
@@ -257,6 +257,72 @@ TYPED_TEST(pairwise_custom_cuda, user_semirings_match_the_oracle)
     check(a, b, mean_huber{.delta = 0.75}, huber, "mean_huber" + at,
           {automatic, intersection, hybrid});
   }
+}
+
+// The workspace cap of the user entry (the last argument of spira::pairwise, with the meaning of
+// distance_params::workspace_bytes): plus_times with the dense strategy in tiles of one row of A
+// and one of B, and of 6 rows; a cap below that is an invalid argument naming workspace_bytes and
+// the least cap; `automatic` then takes a sparse strategy; a one-term semiring with `hybrid`
+// accumulates in the output and accepts any cap.
+TYPED_TEST(pairwise_custom_cuda, workspace_cap_of_the_user_entry)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  const std::int64_t cols = 40;
+  const auto a = random_csr<V, I>({.rows = 19, .cols = cols, .mean_degree = 8, .signed_values = true,
+                                   .seed = 11});
+  const auto b = random_csr<V, I>({.rows = 14, .cols = cols, .mean_degree = 6, .signed_values = true,
+                                   .seed = 12});
+  const auto da = densify(a), db = densify(b);
+  const matrix want = oracle::semiring_product(
+    da, db, [](double x, double y) { return x + y; }, [](double x, double y) { return x * y; }, 0);
+  const std::size_t row_bytes = std::size_t(cols) * sizeof(V);
+  using semirings::plus_times;
+  for (const std::size_t cap : {2 * row_bytes, 6 * row_bytes}) {
+    expect_near<V>(run_cuda(a, b, plus_times{}, dense, cap), want,
+                   "plus_times dense workspace_bytes = " + std::to_string(cap));
+  }
+  std::string msg = "no exception";
+  try {
+    (void)run_cuda(a, b, plus_times{}, dense, 2 * row_bytes - 1);
+  } catch (const invalid_argument& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("workspace_bytes = " + std::to_string(2 * row_bytes - 1)), std::string::npos)
+    << msg;
+  EXPECT_EQ(msg.find("params."), std::string::npos) << msg;
+  EXPECT_NE(msg.find("at least " + std::to_string(2 * row_bytes)), std::string::npos) << msg;
+  expect_near<V>(run_cuda(a, b, plus_times{}, automatic, 2 * row_bytes - 1), want,
+                 "plus_times automatic under a cap too small for dense");
+  expect_near<V>(run_cuda(a, b, plus_times{}, hybrid, 1), want,
+                 "plus_times hybrid workspace_bytes = 1");
+}
+
+// workspace_minimum and the choice of `automatic` under a cap: host-side, no GPU needed. The
+// least cap is one densified row of A and one of B for `dense`, one row of the accumulator tile
+// (rows(B) x terms x sizeof(V)) for `hybrid` with several terms, nothing otherwise.
+TEST(workspace_minimum, follows_the_tiles_and_steers_automatic_away_from_dense)
+{
+  using V = float;
+  using I = std::int32_t;
+  using semirings::plus_times;
+  const auto a = random_csr<V, I>({.rows = 19, .cols = 40, .mean_degree = 8, .seed = 11});
+  const auto b = random_csr<V, I>({.rows = 14, .cols = 40, .mean_degree = 6, .seed = 12});
+  const std::size_t dense_least = 2 * 40 * sizeof(V);
+  EXPECT_EQ(workspace_minimum<plus_times>(a.view(), b.view(), dense), dense_least);
+  EXPECT_EQ(workspace_minimum<plus_times>(a.view(), b.view(), hybrid), 0u);
+  EXPECT_EQ(workspace_minimum<plus_times>(a.view(), b.view(), intersection), 0u);
+  EXPECT_EQ(workspace_minimum<distances::braycurtis>(a.view(), b.view(), hybrid),
+            std::size_t(14) * 2 * sizeof(V));
+  EXPECT_EQ(workspace_minimum<distances::braycurtis>(a.view(), b.view(), intersection), 0u);
+  // Densities of about 20% and 15%: `automatic` takes `dense` unless the cap is too small for it.
+  EXPECT_EQ(resolve_strategy<plus_times>(a.view(), b.view(), automatic), dense);
+  EXPECT_EQ(resolve_strategy<plus_times>(a.view(), b.view(), automatic, dense_least), dense);
+  EXPECT_EQ(resolve_strategy<plus_times>(a.view(), b.view(), automatic, dense_least - 1),
+            intersection);
+  // A forced strategy stays forced (pairwise then rejects the cap).
+  EXPECT_EQ(resolve_strategy<plus_times>(a.view(), b.view(), dense, dense_least - 1), dense);
 }
 
 /// Rows that all store columns 0..3 with the largest values (100 or 100.5) and 16 other columns

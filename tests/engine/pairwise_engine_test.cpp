@@ -25,11 +25,11 @@ namespace {
 
 using matrix = std::vector<std::vector<double>>;
 
-/// out = pairwise_distance(A, B) on the backend, the output poisoned with NaN first; `pad` extra
-/// columns of leading dimension must stay untouched (checked here).
+/// out = pairwise_distance(A, B, params) on the backend, the output poisoned with NaN first; `pad`
+/// extra columns of leading dimension must stay untouched (checked here).
 template <class R, class V, class I>
-matrix run_on(const R& res, metric m, const csr_matrix<V, I>& a, const csr_matrix<V, I>& b,
-              double p, pairwise_strategy s, std::int64_t pad = 0)
+matrix run_on(const R& res, const csr_matrix<V, I>& a, const csr_matrix<V, I>& b,
+              const distance_params& params, std::int64_t pad = 0)
 {
   const std::int64_t ld = b.rows() + pad;
   const std::size_t count = std::size_t(a.rows() * ld);
@@ -44,7 +44,7 @@ matrix run_on(const R& res, metric m, const csr_matrix<V, I>& a, const csr_matri
   if constexpr (std::is_same_v<R, cuda_resources>) { cres = res; }
   copy(out.data(), space, host.data(), memory_space::host, count, cres);
   const dense_view<V> view{a.rows(), b.rows(), ld, out.data(), space};
-  pairwise_distance(res, da.view(), db.view(), view, {.metric = m, .p = p, .strategy = s});
+  pairwise_distance(res, da.view(), db.view(), view, params);
   if constexpr (std::is_same_v<R, cuda_resources>) { synchronize(res); }
   copy(host.data(), memory_space::host, out.data(), space, count, cres);
   matrix r(std::size_t(a.rows()), std::vector<double>(std::size_t(b.rows())));
@@ -55,6 +55,13 @@ matrix run_on(const R& res, metric m, const csr_matrix<V, I>& a, const csr_matri
     }
   }
   return r;
+}
+
+template <class R, class V, class I>
+matrix run_on(const R& res, metric m, const csr_matrix<V, I>& a, const csr_matrix<V, I>& b,
+              double p, pairwise_strategy s, std::int64_t pad = 0)
+{
+  return run_on(res, a, b, {.metric = m, .p = p, .strategy = s}, pad);
 }
 
 /// Float results accumulate in float on the GPU (in double on the host): a relative tolerance
@@ -304,6 +311,148 @@ TYPED_TEST(pairwise_engine, padded_output_keeps_its_padding)
       expect_near<V>(run_on(res, m, a, b, 2.0, s, 5), oracle::pairwise(m, da, db),
                      std::string(to_string(m)) + " " + to_string(s) + " padded", m);
     }
+  }
+}
+
+// ---- tiling: more output columns than one shared-memory tile, workspace caps ----------------------
+
+// More rows of B than one shared-memory tile of the intersection kernel holds (6,912 float or
+// 3,456 double accumulators): 15,000 rows take 3 tiles (float accumulators: cosine, chebyshev in
+// float) to 5 (double accumulators: manhattan, jensenshannon, everything in double), so blocks
+// start at j0 > 0 (a binary search into each column of B's CSC) and stop their column walk at the
+// tile's end. cosine (annihilating), manhattan (sum NAMM with corrections), jensenshannon (prepared
+// rows) and chebyshev (max NAMM with the per-pair fix-up); every strategy on CUDA.
+TYPED_TEST(pairwise_engine, more_rows_of_b_than_one_shared_memory_tile)
+{
+  SPIRA_ENGINE_TYPES;
+  // About 280 entries per column of B: every tile of every row of A meets several of them. Short
+  // rows keep the hybrid strategy's rows(A) x nnz(B) small for the sanitizer runs.
+  const auto a = random_csr<V, I>({.rows = 40, .cols = 500, .mean_degree = 8, .seed = 61});
+  const auto b = random_csr<V, I>({.rows = 15000, .cols = 500, .mean_degree = 8, .seed = 62});
+  const auto da = densify(a), db = densify(b);
+  for (const metric m :
+       {metric::cosine, metric::manhattan, metric::jensenshannon, metric::chebyshev}) {
+    const matrix want = oracle::pairwise(m, da, db);
+    for (const pairwise_strategy s : strategies_of<R>()) {
+      if (!supports_strategy(m, s)) { continue; }
+      expect_near<V>(run_on(res, m, a, b, 2.0, s), want,
+                     std::string("rows(B) = 15,000 ") + to_string(m) + " " + to_string(s), m);
+    }
+  }
+}
+
+// The hybrid strategy's accumulator tile (a distance with several terms: braycurtis accumulates
+// |a - b| and |a + b|) under a workspace cap of exactly one row (rows(B) x 2 x sizeof(V) bytes),
+// of 3.5 rows (a cap that does not divide into rows) and of 16 rows: each tile of rows of A runs
+// both passes and its finalize, the last tile is short. A != B and A against itself. One-term
+// distances accumulate in the output, so any cap (1 byte here) is accepted and changes nothing.
+// The host engine ignores strategy and cap.
+TYPED_TEST(pairwise_engine, hybrid_accumulator_in_several_tiles_under_a_workspace_cap)
+{
+  SPIRA_ENGINE_TYPES;
+  const auto a = random_csr<V, I>({.rows = 37, .cols = 61, .mean_degree = 7, .seed = 81});
+  const auto b = random_csr<V, I>({.rows = 23, .cols = 61, .mean_degree = 5, .seed = 82});
+  for (const auto* other : {&b, &a}) {
+    const std::string pair = other == &a ? "A = B" : "A != B";
+    const auto da = densify(a), db = densify(*other);
+    const std::size_t row_bytes = std::size_t(other->rows()) * 2 * sizeof(V);
+    const matrix want = oracle::pairwise(metric::braycurtis, da, db);
+    for (const std::size_t cap : {row_bytes, 3 * row_bytes + row_bytes / 2, 16 * row_bytes}) {
+      expect_near<V>(run_on(res, a, *other,
+                            {.metric = metric::braycurtis,
+                             .strategy = pairwise_strategy::hybrid,
+                             .workspace_bytes = cap}),
+                     want, "braycurtis hybrid " + pair + " workspace_bytes = " +
+                             std::to_string(cap), metric::braycurtis);
+    }
+    for (const metric m : {metric::manhattan, metric::chebyshev, metric::cosine}) {
+      expect_near<V>(run_on(res, a, *other,
+                            {.metric = m, .strategy = pairwise_strategy::hybrid,
+                             .workspace_bytes = 1}),
+                     oracle::pairwise(m, da, db),
+                     std::string(to_string(m)) + " hybrid " + pair + " workspace_bytes = 1", m);
+    }
+  }
+}
+
+// The dense strategy's densified tiles under a workspace cap of one row of A and one of B (the
+// smallest tile, 2 x cols x sizeof(V) bytes), of 5 rows plus 3 bytes and of 20 rows: the GEMMs
+// run over many tile pairs with short last tiles. Then a short A (3 rows), whose single tile is
+// densified once for all tiles of B. Every metric the dense strategy evaluates; the host engine
+// ignores strategy and cap.
+TYPED_TEST(pairwise_engine, dense_strategy_in_several_tiles_under_a_workspace_cap)
+{
+  SPIRA_ENGINE_TYPES;
+  const std::int64_t cols = 61;
+  const auto a = random_csr<V, I>({.rows = 37, .cols = cols, .mean_degree = 7, .seed = 91});
+  const auto short_a = random_csr<V, I>({.rows = 3, .cols = cols, .mean_degree = 9,
+                                         .empty_row_fraction = 0, .seed = 93});
+  const auto b = random_csr<V, I>({.rows = 23, .cols = cols, .mean_degree = 5, .seed = 92});
+  const std::size_t row_bytes = std::size_t(cols) * sizeof(V);
+  const auto db = densify(b);
+  for (const auto* left : {&a, &short_a}) {
+    const auto dl = densify(*left);
+    for (const metric m : all_metrics()) {
+      if (!supports_strategy(m, pairwise_strategy::dense)) { continue; }
+      const matrix want = oracle::pairwise(m, dl, db);
+      for (const std::size_t cap : {2 * row_bytes, 5 * row_bytes + 3, 20 * row_bytes}) {
+        expect_near<V>(run_on(res, *left, b,
+                              {.metric = m, .strategy = pairwise_strategy::dense,
+                               .workspace_bytes = cap}),
+                       want, std::string(to_string(m)) + " dense rows(A) = " +
+                               std::to_string(left->rows()) + " workspace_bytes = " +
+                               std::to_string(cap), m);
+      }
+    }
+  }
+}
+
+// A workspace cap below one tile of the strategy it bounds is an invalid argument on CUDA that
+// names params.workspace_bytes and the least cap that works: one row of the hybrid accumulator
+// tile (braycurtis: rows(B) x 2 terms x sizeof(V)), one densified row of A and one of B
+// (2 x cols x sizeof(V)). `automatic` passes over `dense` when the cap cannot hold its smallest
+// tiles (and takes the intersection strategy). The host engine ignores the cap: the same calls
+// succeed there.
+TYPED_TEST(pairwise_engine, a_workspace_cap_below_one_tile_is_an_invalid_argument)
+{
+  SPIRA_ENGINE_TYPES;
+  const std::int64_t cols = 61;
+  // Densities of about 10%: `automatic` takes `dense` for dot-product metrics without a cap.
+  const auto a = random_csr<V, I>({.rows = 37, .cols = cols, .mean_degree = 7, .seed = 95});
+  const auto b = random_csr<V, I>({.rows = 23, .cols = cols, .mean_degree = 5, .seed = 96});
+  const auto da = densify(a), db = densify(b);
+  const std::size_t hybrid_least = std::size_t(b.rows()) * 2 * sizeof(V);
+  const std::size_t dense_least = 2 * std::size_t(cols) * sizeof(V);
+  const std::vector<std::tuple<metric, pairwise_strategy, std::size_t>> cases{
+    {metric::braycurtis, pairwise_strategy::hybrid, hybrid_least},
+    {metric::cosine, pairwise_strategy::dense, dense_least},
+    {metric::hellinger, pairwise_strategy::dense, dense_least}};
+  for (const auto& [m, s, least] : cases) {
+    const distance_params params{.metric = m, .strategy = s, .workspace_bytes = least - 1};
+    const std::string what = std::string(to_string(m)) + " " + to_string(s) +
+                             " workspace_bytes = " + std::to_string(least - 1);
+    if constexpr (std::is_same_v<R, cuda_resources>) {
+      std::string msg = "no exception";
+      try {
+        (void)run_on(res, a, b, params);
+      } catch (const invalid_argument& e) {
+        msg = e.what();
+      }
+      EXPECT_NE(msg.find("params.workspace_bytes = " + std::to_string(least - 1)),
+                std::string::npos) << what << ": " << msg;
+      EXPECT_NE(msg.find("at least " + std::to_string(least)), std::string::npos)
+        << what << ": " << msg;
+      EXPECT_NE(msg.find(std::string(to_string(s)) + " strategy"), std::string::npos)
+        << what << ": " << msg;
+    } else {
+      expect_near<V>(run_on(res, a, b, params), oracle::pairwise(m, da, db),
+                     what + " (host engine: cap ignored)", m);
+    }
+  }
+  for (const metric m : {metric::cosine, metric::euclidean, metric::dice}) {
+    expect_near<V>(run_on(res, a, b, {.metric = m, .workspace_bytes = dense_least - 1}),
+                   oracle::pairwise(m, da, db),
+                   std::string(to_string(m)) + " automatic under a cap too small for dense", m);
   }
 }
 

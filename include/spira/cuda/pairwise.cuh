@@ -7,6 +7,8 @@
 //   struct my_namm { ... };                                // as for the host engine (spira/ops.hpp)
 //   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{});
 //   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{}, spira::pairwise_strategy::hybrid);
+//   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{}, spira::pairwise_strategy::dense,
+//                   std::size_t(64) << 20);  // densified tiles of at most 64 MiB
 //
 // The built-in metrics are compiled into the library (spira::pairwise_distance with
 // cuda_resources, spira/distance.hpp) and need no CUDA compiler in the user's build.
@@ -48,10 +50,13 @@
 //   automatic     choose_strategy() below, from the shapes, the densities and D's traits, and
 //                 for min / max NAMMs from two statistics measured on the device.
 //
-// Memory: the output, plus O(nnz(A) + nnz(B) + rows) workspace, plus an accumulator tile of at
-// most cuda_pairwise_policy::workspace_bytes when a distance has several accumulator terms, plus
-// dense tiles of at most cuda_pairwise_policy::dense_tile_bytes for `dense`. Every output index
-// is 64-bit: outputs beyond 2^31 elements are fine.
+// Memory: the output, plus O(nnz(A) + nnz(B) + rows) workspace, plus for `hybrid` an accumulator
+// tile of at most cuda_pairwise_policy::workspace_bytes when a distance has several accumulator
+// terms, plus for `dense` densified tiles of at most cuda_pairwise_policy::dense_tile_bytes. The
+// last argument of spira::pairwise (distance_params::workspace_bytes for the built-in metrics)
+// caps both tiles: 0 keeps the defaults, a cap takes min(default, cap), and a cap below one
+// minimal tile (workspace_minimum) throws spira::invalid_argument. Every output index is 64-bit:
+// outputs beyond 2^31 elements are fine.
 #pragma once
 
 #include <semirings/distances.hpp>
@@ -117,10 +122,14 @@ struct cuda_pairwise_policy_sm90 {
   // shared by several strategies
   /// Threads per block of the per-row (warp-per-row) and element-wise helper kernels.
   static constexpr int row_threads = 256;
-  /// Largest accumulator tile (bytes) when the output cannot be its own accumulator.
+  /// Largest accumulator tile (bytes) of the hybrid strategy when the output cannot be its own
+  /// accumulator (distances with several terms). A caller's cap (the workspace_bytes argument of
+  /// spira::pairwise) lowers it. Exceeded only by one row of a B so wide that a single row of the
+  /// tile is larger, when no cap is given.
   static constexpr std::size_t workspace_bytes = std::size_t(512) << 20;
   // dense
-  /// Largest pair of densified tiles of A and B (bytes) for the dense strategy.
+  /// Largest pair of densified tiles of A and B (bytes) for the dense strategy; a caller's cap
+  /// lowers it.
   static constexpr std::size_t dense_tile_bytes = std::size_t(1) << 30;
   /// `automatic` picks `dense` for dot-product-form distances when both operands have at least
   /// this fraction of nonzeros and the dimension is at most dense_max_dim.
@@ -1578,8 +1587,17 @@ std::size_t hybrid_shared_bytes(std::int64_t cols, int slots)
   return std::size_t(slots) * (sizeof(V) + sizeof(I));
 }
 
+/// The byte budget of a tiled temporary: the policy's default, or the smaller of it and the
+/// caller's cap (0 = no cap).
+inline std::size_t tile_budget(std::size_t policy_default, std::size_t cap)
+{
+  return cap == 0 ? policy_default : std::min(policy_default, cap);
+}
+
+/// The hybrid strategy. `workspace_cap` (0 = none) bounds the accumulator tile of a distance with
+/// several terms; pairwise() has checked that it holds at least one row of the tile.
 template <class D, class V, class I>
-void run_hybrid(pairwise_context<D, V, I>& ctx)
+void run_hybrid(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
 {
   using policy = cuda_pairwise_policy;
   using add = typename D::add_monoid;
@@ -1612,14 +1630,19 @@ void run_hybrid(pairwise_context<D, V, I>& ctx)
   copy(a_ptr_host.data(), memory_space::host, a.row_ptr, memory_space::device,
        a_ptr_host.size(), res);
 
-  // The accumulator: the output itself when it can hold one term in V, else a tile of rows.
+  // The accumulator: the output itself when it can hold one term in V, else a tile of rows of at
+  // most min(policy::workspace_bytes, cap) bytes (at least one row: within a cap, checked by
+  // pairwise()).
   const bool in_place = N == 1;
   std::int64_t tile_rows = a.rows;
   buffer<V> workspace;
   if (!in_place) {
-    const std::int64_t per_row = b.rows * N * std::int64_t(sizeof(V));
+    const std::size_t per_row = std::size_t(b.rows) * N * sizeof(V);
+    const std::size_t budget = tile_budget(policy::workspace_bytes, workspace_cap);
     tile_rows = std::clamp<std::int64_t>(
-      std::int64_t(policy::workspace_bytes) / std::max<std::int64_t>(per_row, 1), 1, a.rows);
+      std::int64_t(std::min<std::size_t>(budget / std::max<std::size_t>(per_row, 1),
+                                         std::size_t(a.rows))),
+      1, a.rows);
     workspace = buffer<V>(res, std::size_t(tile_rows * b.rows * N), "hybrid accumulator tile");
   }
 
@@ -1714,8 +1737,10 @@ void finalize_dense_in_place(pairwise_context<D, V, I>& ctx)
   SPIRA_CHECK_LAUNCH();
 }
 
+/// The dense strategy. `workspace_cap` (0 = none) bounds the densified tiles; pairwise() has
+/// checked that it holds at least one row of A and one of B.
 template <class D, class V, class I>
-void run_dense(pairwise_context<D, V, I>& ctx)
+void run_dense(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
 {
   using policy = cuda_pairwise_policy;
   using form = dot_product_form<D>;
@@ -1723,12 +1748,14 @@ void run_dense(pairwise_context<D, V, I>& ctx)
   const auto& a = ctx.a;
   const auto& b = ctx.b;
   const std::int64_t k = a.cols;
-  // Tiles of ta rows of A and tb rows of B, densified: (ta + tb) * k * sizeof(V) bytes.
-  const std::int64_t budget_rows =
-    std::max<std::int64_t>(std::int64_t(policy::dense_tile_bytes /
-                                        (sizeof(V) * std::size_t(std::max<std::int64_t>(k, 1)))),
-                           2);
-  const std::int64_t tb = std::min(b.rows, budget_rows / 2);
+  // Tiles of ta rows of A and tb rows of B, densified: (ta + tb) * k * sizeof(V) bytes, at most
+  // min(policy::dense_tile_bytes, cap) (but at least one row of each).
+  const std::size_t budget = tile_budget(policy::dense_tile_bytes, workspace_cap);
+  const std::size_t row_bytes = sizeof(V) * std::size_t(std::max<std::int64_t>(k, 1));
+  const std::int64_t budget_rows = std::int64_t(std::clamp<std::size_t>(
+    budget / row_bytes, 2, std::size_t(a.rows) + std::size_t(b.rows)));
+  // B gets the rows A leaves over when A is short, and the other way round.
+  const std::int64_t tb = std::min(b.rows, budget_rows - std::min(a.rows, budget_rows / 2));
   const std::int64_t ta = std::min(a.rows, budget_rows - tb);
   buffer<V> da(res, std::size_t(ta * k), "dense tile of A");
   buffer<V> db(res, std::size_t(tb * k), "dense tile of B");
@@ -1766,17 +1793,68 @@ inline void require_device_space(memory_space s, const char* op, const char* nam
 
 }  // namespace detail
 
-/// The strategy a call with `requested` runs for D on these operands (resolves `automatic`; throws
-/// spira::invalid_argument for a strategy that cannot compute D).
+/// The least workspace cap (spira::pairwise's workspace_bytes, distance_params::workspace_bytes)
+/// with which strategy `s` can run D on these operands: for `hybrid` with a distance of several
+/// accumulator terms, one row of the accumulator tile (rows(B) x terms x sizeof(V) bytes); for
+/// `dense`, one densified row of A and one of B (2 x cols x sizeof(V) bytes); 0 otherwise (the
+/// strategy has no tiled temporary).
 template <class D, class V, class I>
-pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy requested)
+[[nodiscard]] std::size_t workspace_minimum(csr_view<V, I> a, csr_view<V, I> b,
+                                            pairwise_strategy s)
+{
+  constexpr int N = distance_traits<D, V>::num_terms;
+  if (s == pairwise_strategy::hybrid && N > 1) { return std::size_t(b.rows) * N * sizeof(V); }
+  if (s == pairwise_strategy::dense) { return 2 * std::size_t(a.cols) * sizeof(V); }
+  return 0;
+}
+
+namespace detail {
+
+/// Throws spira::invalid_argument, naming `name` (the caller's spelling of the cap), when a
+/// nonzero cap is below workspace_minimum for strategy `s`.
+template <class D, class V, class I>
+void check_workspace_cap(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s,
+                         std::size_t cap, const char* name)
+{
+  if (cap == 0) { return; }
+  const std::size_t least = workspace_minimum<D>(a, b, s);
+  if (cap >= least) { return; }
+  constexpr int N = distance_traits<D, V>::num_terms;
+  if (s == pairwise_strategy::hybrid) {
+    throw invalid_argument(concat(
+      "spira::pairwise(cuda): ", name, " = ", cap, " is too small for the hybrid strategy: one "
+      "row of its accumulator tile takes rows(B) x terms x sizeof(value) = ", b.rows, " x ", N,
+      " x ", sizeof(V), " = ", least, " bytes; pass at least ", least,
+      " (or 0 for the defaults)"));
+  }
+  throw invalid_argument(concat(
+    "spira::pairwise(cuda): ", name, " = ", cap, " is too small for the dense strategy: one "
+    "densified row of A and one of B take 2 x cols x sizeof(value) = 2 x ", a.cols, " x ",
+    sizeof(V), " = ", least, " bytes; pass at least ", least, " (or 0 for the defaults)"));
+}
+
+}  // namespace detail
+
+/// The strategy a call with `requested` runs for D on these operands (resolves `automatic`; throws
+/// spira::invalid_argument for a strategy that cannot compute D). `automatic` passes over `dense`
+/// when a nonzero `workspace_bytes` cannot hold its smallest tiles (workspace_minimum).
+template <class D, class V, class I>
+pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy requested,
+                                   std::size_t workspace_bytes = 0)
 {
   using traits = distance_traits<D, V>;
   pairwise_problem prob{a.rows, b.rows, a.cols, a.nnz, b.nnz, traits::annihilating,
                         traits::invertible_add, dot_product_form<D>::value};
   prob.selection = detail::selection_namm_v<D, V>;
-  const pairwise_strategy s = requested == pairwise_strategy::automatic ? choose_strategy(prob)
-                                                                         : requested;
+  pairwise_strategy s = requested;
+  if (requested == pairwise_strategy::automatic) {
+    s = choose_strategy(prob);
+    if (s == pairwise_strategy::dense && workspace_bytes > 0 &&
+        workspace_bytes < workspace_minimum<D>(a, b, s)) {
+      prob.dot_product = false;  // the next choice for the same problem
+      s = choose_strategy(prob);
+    }
+  }
   if (s == pairwise_strategy::intersection) {
     detail::expects(traits::annihilating || traits::invertible_add ||
                       detail::selection_namm_v<D, V>,
@@ -1794,13 +1872,14 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
 
 #if defined(__CUDACC__)
 
-/// out(i, j) = finalize(⊕_c ⊗(A[i,c], B[j,c]), norms(A_i), norms(B_j), A.cols) on the GPU, with
-/// the semantics of the host spira::pairwise (spira/ops.hpp). A and B: canonical CSR in device
-/// memory of res.device with the same number of columns; out: rows(A) x rows(B) in device memory.
-/// Queued on res.stream; returns without synchronising except for small host reads of sizes.
+namespace detail {
+
+/// spira::pairwise on the GPU; `cap_name` is the caller's name of the workspace cap, for messages
+/// ("workspace_bytes", "params.workspace_bytes").
 template <class D, class V, class I>
-void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
-              const D& d = {}, pairwise_strategy strategy = pairwise_strategy::automatic)
+void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                   dense_view<V> out, const D& d, pairwise_strategy strategy,
+                   std::size_t workspace_bytes, const char* cap_name)
 {
   static_assert(semiring<D, V>, "spira::pairwise: D must model spira::semiring (add_monoid, "
                                 "annihilating, multiply<T>(a, b))");
@@ -1816,7 +1895,8 @@ void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, den
                   " is smaller than out.cols = ", out.cols);
   detail::expects(out.data != nullptr || a.rows == 0 || b.rows == 0,
                   "spira::pairwise: out.data is null");
-  const pairwise_strategy s = resolve_strategy<D>(a, b, strategy);
+  const pairwise_strategy s = resolve_strategy<D>(a, b, strategy, workspace_bytes);
+  detail::check_workspace_cap<D>(a, b, s, workspace_bytes, cap_name);
   detail::pairwise_device_scope scope(res.device);
   validate(res, a, csr_check::canonical, "spira::pairwise: A");
   if (!detail::same_matrix(a, b)) { validate(res, b, csr_check::canonical, "spira::pairwise: B"); }
@@ -1843,13 +1923,32 @@ void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, den
         detail::run_intersection(ctx);
       }
       break;
-    case pairwise_strategy::hybrid: detail::run_hybrid(ctx); break;
+    case pairwise_strategy::hybrid: detail::run_hybrid(ctx, workspace_bytes); break;
     case pairwise_strategy::dense:
-      if constexpr (dot_product_form<D>::value) { detail::run_dense(ctx); }
+      if constexpr (dot_product_form<D>::value) { detail::run_dense(ctx, workspace_bytes); }
       break;
     case pairwise_strategy::automatic: break;  // resolved above
   }
   // Workspace buffers are freed stream-ordered as ctx goes out of scope.
+}
+
+}  // namespace detail
+
+/// out(i, j) = finalize(⊕_c ⊗(A[i,c], B[j,c]), norms(A_i), norms(B_j), A.cols) on the GPU, with
+/// the semantics of the host spira::pairwise (spira/ops.hpp). A and B: canonical CSR in device
+/// memory of res.device with the same number of columns; out: rows(A) x rows(B) in device memory.
+/// `strategy` forces a strategy; `workspace_bytes` caps the tiled temporaries (the hybrid
+/// accumulator tile of a distance with several terms, the dense strategy's densified tiles) at
+/// min(policy default, cap), 0 = the defaults, with the meaning of
+/// distance_params::workspace_bytes; a cap below workspace_minimum throws
+/// spira::invalid_argument. Queued on res.stream; returns without synchronising except for small
+/// host reads of sizes.
+template <class D, class V, class I>
+void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
+              const D& d = {}, pairwise_strategy strategy = pairwise_strategy::automatic,
+              std::size_t workspace_bytes = 0)
+{
+  detail::pairwise_cuda(res, a, b, out, d, strategy, workspace_bytes, "workspace_bytes");
 }
 
 #endif  // __CUDACC__
