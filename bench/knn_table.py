@@ -66,6 +66,17 @@ def fmt_ms(v):
     return f"{v:,.0f}" if v >= 100 else f"{v:,.1f}" if v >= 10 else f"{v:,.2f}"
 
 
+# A peer whose neighbours agree with spira's on fewer than this share of the rows' entries returned
+# a wrong graph (spira's own are checked against brute force by the tests and, here, by
+# scikit-learn): its time is shown but not compared.
+WRONG_RECALL = 0.99
+
+
+def wrong(rec):
+    return bool(rec) and rec.get("recall_vs_spira") is not None and \
+        rec["recall_vs_spira"] < WRONG_RECALL
+
+
 def cell(rec):
     """A tool's time, '≈' when projected from a probe, or why there is none."""
     if rec is None:
@@ -78,13 +89,14 @@ def cell(rec):
         return "failed"
     if rec.get("median_ms") is None:
         return "—"
-    return ("≈ " if rec.get("extrapolated") else "") + fmt_ms(rec["median_ms"])
+    return ("wrong result, " if wrong(rec) else "") + ("≈ " if rec.get("extrapolated") else "") + \
+        fmt_ms(rec["median_ms"])
 
 
 def ratio(peer, spira):
     if not peer or not spira or peer.get("median_ms") is None or spira.get("median_ms") is None:
         return "—"
-    if peer.get("error") or spira.get("error") or spira["median_ms"] <= 0:
+    if peer.get("error") or spira.get("error") or spira["median_ms"] <= 0 or wrong(peer):
         return "—"
     return ("≈ " if peer.get("extrapolated") else "") + f"{peer['median_ms'] / spira['median_ms']:,.1f}×"
 
@@ -102,6 +114,10 @@ def notes(rows):
         if r.get("first_error") and not r.get("error"):
             out.append(f"- {r['tool']} on {r['dataset']}, {r['metric']}: {r['first_error']}; "
                        f"ran with blocks of {r.get('block_rows')} rows instead")
+        if wrong(r):
+            out.append(f"- {r['tool']} on {r['dataset']}, {r['metric']}: a wrong graph without an "
+                       f"error (recall {r['recall_vs_spira']:.4f} of spira's neighbours, largest "
+                       f"distance difference {r['max_dist_diff']:.1e}); its time is not compared")
         msg = r.get("error") if not r.get("unsupported") else None
         if msg or r.get("skipped"):
             what = f"{r.get('tool')} on {r.get('dataset')}" + (f", {r['metric']}" if "metric" in r else "")

@@ -208,6 +208,31 @@ TEST(KnnFused, ExcludeSelfKeepsDuplicates)
   }
 }
 
+/// Two runs of the same k-NN problem on CUDA: distances equal up to the last bits of the atomically
+/// summed terms (the order of the shared-memory atomics varies between launches, docs/knn.md),
+/// indices equal except where two neighbours lie within that rounding of each other.
+void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
+{
+  ASSERT_EQ(a.indices.rows(), b.indices.rows());
+  ASSERT_EQ(a.indices.cols(), b.indices.cols());
+  const std::int64_t k = a.indices.cols();
+  for (std::int64_t r = 0; r < a.indices.rows(); ++r) {
+    for (std::int64_t c = 0; c < k; ++c) {
+      const float d = a.distances.view()(r, c);
+      const float tol = 1e-6f * (1.0f + std::abs(d));
+      ASSERT_NEAR(d, b.distances.view()(r, c), tol) << "row " << r << " position " << c;
+      if (a.indices.view()(r, c) != b.indices.view()(r, c)) {
+        const auto near = [&](std::int64_t c2) {
+          return c2 >= 0 && c2 < k && std::abs(a.distances.view()(r, c2) - d) <= tol;
+        };
+        ASSERT_TRUE(c + 1 == k || near(c - 1) || near(c + 1))
+          << "row " << r << " position " << c << ": " << a.indices.view()(r, c) << " vs "
+          << b.indices.view()(r, c) << " without a near tie";
+      }
+    }
+  }
+}
+
 /// With a progress callback the rows run in several launches; the result is the same.
 TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
 {
@@ -231,14 +256,7 @@ TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
   EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
     << "progress must increase strictly";
   EXPECT_EQ(done.back(), o.rows);
-  // The kernel is deterministic: the chunked launches give the same bytes (about a tenth of the
-  // rows are empty, so equal distances abound and the tie rule on indices is exercised).
-  for (std::int64_t r = 0; r < o.rows; ++r) {
-    for (std::int64_t c = 0; c < p.k; ++c) {
-      ASSERT_EQ(whole.indices.view()(r, c), chunked.indices.view()(r, c)) << r << "," << c;
-      ASSERT_EQ(whole.distances.view()(r, c), chunked.distances.view()(r, c)) << r << "," << c;
-    }
-  }
+  expect_same_graph_up_to_rounding(whole, chunked);
 
   // Fewer query rows than one chunk: one launch, one report.
   test::random_options qo = o;
@@ -255,12 +273,7 @@ TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
   EXPECT_EQ(done, std::vector<std::int64_t>{qo.rows});
   p.progress = nullptr;
   const auto few_whole = knn_graph(cuda_resources{}, index.view(), queries.view(), p);
-  for (std::int64_t r = 0; r < qo.rows; ++r) {
-    for (std::int64_t c = 0; c < p.k; ++c) {
-      ASSERT_EQ(few.indices.view()(r, c), few_whole.indices.view()(r, c)) << r << "," << c;
-      ASSERT_EQ(few.distances.view()(r, c), few_whole.distances.view()(r, c)) << r << "," << c;
-    }
-  }
+  expect_same_graph_up_to_rounding(few, few_whole);
 }
 
 TEST(KnnFused, ArgumentErrors)
