@@ -158,6 +158,15 @@ def summary_row(key, case):
             f"{host_speedup} | {fmt_ms(raft)} | {raft_ratio} | {raft_mark} | {cus_mark} |"), raft_mark, cus_mark
 
 
+def note_of(src):
+    """The run's note beside its results (RESULTS.note.md) as paragraph lines, or none."""
+    path = os.path.splitext(src)[0] + ".note.md"
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [f.read().strip(), ""]
+
+
 def render(records, src, plot_name):
     meta, cases, order, failures, skips, plans = collect(records)
     mach = meta.get("machine", {})
@@ -174,6 +183,7 @@ def render(records, src, plot_name):
               "retry plans and the time guard: those columns are empty, and the synthetic shapes "
               "that run did not reach are missing)."),
              "",
+             *note_of(src),
              f"Milliseconds, median of the timed calls after one warm-up (¹: the call took longer than "
              f"the case budget, so the warm-up call is the only measurement), float32 values, int32 "
              f"indices, on {gpu}: the whole call from CSR operands in device memory to the dense "
@@ -219,7 +229,11 @@ def render(records, src, plot_name):
               "pairs cuSPARSE serves.",
               "",
               "Every strategy (ms; — : the strategy does not serve the metric or was not run; skipped "
-              "and deadline entries are listed below):",
+              "and deadline entries are listed below). max diff vs first: the largest absolute "
+              "difference of any strategy's matrix from the first one run (automatic). The float "
+              "dot-product expansions (hybrid, dense, cuSPARSE) of euclidean lose small distances "
+              "between rows of large norm to the rounding of |x|² (docs/cuda-engine.md), e.g. "
+              "suitesparse-1138_bus, whose entries reach the thousands; intersection sums in double.",
               "",
               "| dataset | metric | automatic | intersection | hybrid | dense | cuSPARSE | host | max diff vs first |",
               "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]

@@ -7,14 +7,15 @@
 // search runs on integer keys it is exact, and it stops early as soon as a midpoint splits the row
 // into exactly k and n - k elements (RTop-K's Algorithm 1 early exit).
 //
-// Pivot choice. The exact search places mid by interpolation: with `want` of the `count` keys in
-// [lo, hi] still to take, mid = lo + (hi - lo) * want / count, i.e. where the k-th key would sit if
-// the keys were spread evenly over [lo, hi]. On smooth data this needs a few steps instead of the
-// ~log2(range / gap) of plain bisection. Safeguard: after a step that fails to halve the interval
-// the next step bisects, so the interval at least halves every two steps and the worst case stays
-// within 2 x key_bits steps. The approximate max_iter mode (RTop-K's Algorithm 2)
-// bisects at every step, because its output depends on the path and the host backend replays
-// exactly that path (selection/keys.hpp, bisection_step).
+// Pivot choice. When a batch's longest row exceeds 768 keys (binary_search_policy), the exact
+// search places mid by interpolation: with `want` of the `count` keys in [lo, hi] still to take,
+// mid = lo + (hi - lo) * want / count, i.e. where the k-th key would sit if the keys were spread
+// evenly over [lo, hi]. On smooth data this needs a few steps instead of the ~log2(range / gap) of
+// plain bisection. Safeguard: after a step that fails to halve the interval the next step bisects,
+// so the interval at least halves every two steps and the worst case stays within 2 x key_bits
+// steps. Shorter rows bisect at every step (there a step costs little more than the pivot), and so
+// does the approximate max_iter mode (RTop-K's Algorithm 2), because its output depends on the path
+// and the host backend replays exactly that path (selection/keys.hpp, bisection_step).
 //
 // Borderline handling (the tie rule): when the bisection converges to the k-th key K, the row
 // takes every key < K and then the first k - count(< K) keys equal to K by increasing position.
@@ -40,6 +41,11 @@ struct binary_search_policy {
   /// Most keys per lane. The instantiated kernels hold 4, 8, 16, 24, 32 or 64 keys per lane; a
   /// batch uses the smallest that fits its longest row (src/selection/select_k_cuda.cu).
   static constexpr int max_items = 64;
+  /// The exact search interpolates from this many keys per lane (rows over 768) and bisects below:
+  /// on the H200 (bench/results/select_k-2026-11-21-v2.json, uniform rows) interpolation took 7-14%
+  /// less time for rows of 1,024 and 2,048, about the same for 512 and 768, and 4-27% more for
+  /// 256, where a step costs little more than the pivot's arithmetic.
+  static constexpr int interpolate_from_items = 32;
   static_assert(max_items * warp::size == select_binary_search_max_length);
 };
 
@@ -102,8 +108,9 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
   if (n > k) {
     lo = warp::reduce_min(lo);
     hi = warp::reduce_max(hi);
-    const bool interpolate = max_iter <= 0;
-    const int steps = interpolate ? std::numeric_limits<int>::max() : max_iter;
+    const bool exact = max_iter <= 0;
+    const bool interpolate = exact && Items >= binary_search_policy::interpolate_from_items;
+    const int steps = exact ? std::numeric_limits<int>::max() : max_iter;
     std::int64_t at_most_hi = n;  // keys <= hi
     key_type checkpoint = hi - lo;
     int misses = 0;  // steps since the interval last halved against checkpoint

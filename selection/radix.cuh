@@ -141,11 +141,8 @@ __device__ void radix_histogram_task(const radix_args<T, IndexT>& a, const radix
   const int shift = key_pass ? traits::bits - radix_policy::digit_bits * (pass + 1)
                              : radix_policy::digit_bits * (l.key_digits + l.pos_digits - pass - 1);
   const bool first_digit = pass == 0 || pass == l.key_digits;
-  // A uniform trip count: every lane of a warp takes part in count_in_bin.
-  for (std::int64_t base = task.begin; base < task.end; base += blockDim.x) {
-    const std::int64_t i = base + threadIdx.x;
-    const bool valid = i < task.end;
-    const key_type key = valid ? traits::to_key(in[i], a.largest) : key_type(0);
+  for (std::int64_t i = task.begin + threadIdx.x; i < task.end; i += blockDim.x) {
+    const key_type key = traits::to_key(in[i], a.largest);
     bool match;
     unsigned digit;
     if (key_pass) {
@@ -158,7 +155,7 @@ __device__ void radix_histogram_task(const radix_args<T, IndexT>& a, const radix
                                                 (s.pos >> (shift + radix_policy::digit_bits)));
       digit = static_cast<unsigned>(pos >> shift) & (radix_policy::bins - 1);
     }
-    warp::count_in_bin(mine, digit, valid && match);
+    if (match) { atomicAdd(&mine[digit], 1u); }
   }
   __syncthreads();
   for (int b = threadIdx.x; b < radix_policy::bins; b += blockDim.x) {

@@ -143,6 +143,9 @@ bool run_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
   if (p.max_length > radix_cluster_max_length<T>() || src.rows == 0) { return false; }
   const int csize = static_cast<int>(std::max<std::int64_t>(1, (p.max_length + cap - 1) / cap));
   if (src.rows > std::numeric_limits<int>::max() / csize) { return false; }
+  int sms = 0;
+  SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, res.device));
+  if (src.rows * csize > std::int64_t(sms) * radix_cluster_policy::max_waves) { return false; }
   // Shared memory for the longest chunk only. (A block of 1024 threads at 64 registers takes a
   // whole register file, so this does not add blocks per multiprocessor; it only asks less.)
   constexpr int threads = radix_cluster_policy::block_threads;
