@@ -42,9 +42,10 @@ struct binary_search_policy {
   /// batch uses the smallest that fits its longest row (src/selection/select_k_cuda.cu).
   static constexpr int max_items = 64;
   /// The exact search interpolates from this many keys per lane (rows over 768) and bisects below:
-  /// on the H200 (bench/results/select_k-2026-11-21-v2.json, uniform rows) interpolation took 7-14%
-  /// less time for rows of 1,024 and 2,048, about the same for 512 and 768, and 4-27% more for
-  /// 256, where a step costs little more than the pivot's arithmetic.
+  /// on the H200 (uniform rows; bench/results/select_k-2026-11-21.json bisecting, -v2.json
+  /// interpolating at every length) interpolation took 7-14% less time for rows of 1,024 and
+  /// 2,048, about the same for 512 and 768, and 4-27% more for 256, where a step costs little more
+  /// than the pivot's arithmetic.
   static constexpr int interpolate_from_items = 32;
   static_assert(max_items * warp::size == select_binary_search_max_length);
 };

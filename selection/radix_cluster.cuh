@@ -62,9 +62,9 @@ struct radix_cluster_policy {
   static constexpr int dynamic_smem = 2 * key_bytes;
   /// The cluster form is taken while its blocks (one resident per multiprocessor) fill at most
   /// this many waves. Beyond, the multi-pass form, which packs short rows densely, is faster: on
-  /// the H200 (bench/results/select_k-2026-11-21-v2.json, radix forced) 16,384 rows of 256 to
-  /// 2,048 took 1.4-2.2x longer in the cluster form, while 1,024 x 2,048 (8 waves) and 16 or 64
-  /// rows of 131,072 took 15-60% less.
+  /// the H200 (radix forced; bench/results/select_k-2026-11-21.json without the cluster form,
+  /// -v2.json with it for every batch) 16,384 rows of 256 to 2,048 took 1.4-2.2x longer in the
+  /// cluster form, while 1,024 x 2,048 (8 waves) and 16 or 64 rows of 131,072 took 15-56% less.
   static constexpr int max_waves = 8;
 };
 
