@@ -19,6 +19,7 @@
 //                   indptr and shape of an .npz, so that peers time exactly the same data
 //   --save-graph    PREFIX-METRIC.npz with spira's indices and distances (for recall checks)
 // Prints one JSON object per metric on stdout; a failure is reported in "error", not hidden.
+#include "json_escape.hpp"
 #include "synthetic.hpp"
 
 #include <spira/io.hpp>
@@ -32,6 +33,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+using spira::bench::json_string;
 
 namespace {
 
@@ -47,25 +50,6 @@ std::vector<std::string> split(const std::string& s)
     if (!item.empty()) { out.push_back(item); }
   }
   return out;
-}
-
-/// A JSON string literal (quotes, backslashes and control characters escaped).
-std::string json_string(const std::string& s)
-{
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 template <class R>

@@ -32,6 +32,7 @@
 //                  reported with "skipped": "deadline"
 //   --dry-run      no GPU: print the dataset's statistics and the planned cases with their sizes
 // Prints one JSON object per (metric, strategy) on stdout (JSON: a missing number is null).
+#include "json_escape.hpp"
 #include "pairwise_gpu_cusparse.cuh"
 #include "synthetic.hpp"
 
@@ -51,6 +52,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+using spira::bench::json_string;
 
 namespace {
 
@@ -74,7 +77,7 @@ class json_record {
  public:
   json_record& str(const std::string& key, const std::string& v)
   {
-    return raw(key, "\"" + escape(v) + "\"");
+    return raw(key, json_string(v));
   }
   json_record& num(const std::string& key, double v, int digits = 4)
   {
@@ -102,7 +105,7 @@ class json_record {
   {
     std::string s = "[";
     for (std::size_t k = 0; k < v.size(); ++k) {
-      s += (k ? ", \"" : "\"") + escape(v[k]) + "\"";
+      s += (k ? ", " : "") + json_string(v[k]);
     }
     return raw(key, s + "]");
   }
@@ -118,21 +121,6 @@ class json_record {
   }
 
  private:
-  static std::string escape(const std::string& s)
-  {
-    std::string out;
-    for (const char c : s) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        out += ' ';
-      } else {
-        out += c;
-      }
-    }
-    return out;
-  }
   std::string body_;
 };
 

@@ -18,6 +18,7 @@
 // select_k_bench --check FILE.npz reads FILE as the csr lines do, prints its shape, degrees and
 // checksums as one JSON object and exits without touching the GPU (exit status 1 on a bad file).
 #include "cuda_timing.cuh"
+#include "json_escape.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/io.hpp>
@@ -60,6 +61,7 @@ __global__ void fill_kernel(float* out, std::int64_t n, std::uint64_t seed, int 
   }
 }
 
+using spira::bench::json_escape;
 using spira::bench::median_ms;
 using spira::bench::print_copy_bandwidth;
 
@@ -141,25 +143,6 @@ void run_case(std::int64_t rows, std::int64_t len, std::int64_t k, const std::st
               max_iter, ms, bytes, hit,
               resolved_name(params.algo, rows, len, k, max_iter));
   std::fflush(stdout);
-}
-
-/// s as the body of a JSON string.
-std::string json_escape(const std::string& s)
-{
-  std::string out;
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 using csr_f32 = spira::csr_matrix<float, std::int32_t>;
