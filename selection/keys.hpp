@@ -26,11 +26,12 @@ struct key_traits<float> {
   static constexpr key_type worst = 0xffffffffu;
   SPIRA_HD static key_type to_key(float v, bool largest) noexcept
   {
+    // Branch-free (selects only): the GPU kernels convert every element of their rows.
     std::uint32_t b = __builtin_bit_cast(std::uint32_t, v);
-    if ((b & 0x7fffffffu) > 0x7f800000u) { return worst; }
-    if (b == 0x80000000u) { b = 0; }
-    const std::uint32_t asc = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-    return largest ? ~asc : asc;
+    b = b == 0x80000000u ? 0u : b;  // -0 -> +0
+    const std::uint32_t asc = b ^ ((0u - (b >> 31)) | 0x80000000u);  // negative: ~b, else b | sign
+    const std::uint32_t key = asc ^ (0u - static_cast<std::uint32_t>(largest));
+    return (b & 0x7fffffffu) > 0x7f800000u ? worst : key;
   }
   SPIRA_HD static float padding(bool largest) noexcept
   {
@@ -47,10 +48,10 @@ struct key_traits<double> {
   {
     std::uint64_t b = __builtin_bit_cast(std::uint64_t, v);
     constexpr std::uint64_t sign = std::uint64_t{1} << 63;
-    if ((b & ~sign) > 0x7ff0000000000000ull) { return worst; }
-    if (b == sign) { b = 0; }
-    const std::uint64_t asc = (b & sign) ? ~b : (b | sign);
-    return largest ? ~asc : asc;
+    b = b == sign ? std::uint64_t{0} : b;
+    const std::uint64_t asc = b ^ ((std::uint64_t{0} - (b >> 63)) | sign);
+    const std::uint64_t key = asc ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest));
+    return (b & ~sign) > 0x7ff0000000000000ull ? worst : key;
   }
   SPIRA_HD static double padding(bool largest) noexcept
   {
@@ -67,10 +68,10 @@ struct key_traits<half> {
   SPIRA_HD static key_type to_key(half v, bool largest) noexcept
   {
     std::uint32_t b = v.bits;
-    if ((b & 0x7fffu) > 0x7c00u) { return worst; }
-    if (b == 0x8000u) { b = 0; }
-    const std::uint32_t asc = (b & 0x8000u) ? (~b & 0xffffu) : (b | 0x8000u);
-    return largest ? (asc ^ 0xffffu) : asc;
+    b = b == 0x8000u ? 0u : b;
+    const std::uint32_t asc = b ^ (((0u - (b >> 15)) & 0xffffu) | 0x8000u);
+    const std::uint32_t key = asc ^ ((0u - static_cast<std::uint32_t>(largest)) & 0xffffu);
+    return (b & 0x7fffu) > 0x7c00u ? worst : key;
   }
   SPIRA_HD static half padding(bool largest) noexcept
   {

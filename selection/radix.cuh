@@ -47,7 +47,32 @@ struct radix_policy {
   static constexpr std::int64_t min_chunk = 2048;
   /// ...and rows are split until there are about this many blocks per multiprocessor.
   static constexpr int blocks_per_sm = 4;
+  /// Loads a thread issues before using the first (strided_batched): with one load in flight per
+  /// thread, 1,024 threads per multiprocessor keep only 4 KB in flight, far below what the
+  /// memory system needs to stream.
+  static constexpr int loads_in_flight = 8;
 };
+
+/// Calls f(i, in[i]) for i = begin + threadIdx.x, then + blockDim.x, ... below end, in that
+/// order. While radix_policy::loads_in_flight whole strides remain, their loads are all issued
+/// before the first is used; the rest (and short tasks, where a batch would mostly re-read) go one
+/// stride at a time.
+template <class T, class F>
+__device__ __forceinline__ void strided_batched(const T* in, std::int64_t begin, std::int64_t end,
+                                                F&& f)
+{
+  constexpr int u_max = radix_policy::loads_in_flight;
+  const std::int64_t stride = blockDim.x;
+  std::int64_t i = begin + threadIdx.x;
+  for (; i + (u_max - 1) * stride < end; i += u_max * stride) {
+    T raw[u_max];
+#pragma unroll
+    for (int u = 0; u < u_max; ++u) { raw[u] = in[i + u * stride]; }
+#pragma unroll
+    for (int u = 0; u < u_max; ++u) { f(i + u * stride, raw[u]); }
+  }
+  for (; i < end; i += stride) { f(i, in[i]); }
+}
 
 /// A row's search state: the (key, position) prefix fixed so far and how many elements matching
 /// that prefix still have to be taken. Once `done`, (key, pos) is the row's threshold (K, P).
@@ -141,8 +166,8 @@ __device__ void radix_histogram_task(const radix_args<T, IndexT>& a, const radix
   const int shift = key_pass ? traits::bits - radix_policy::digit_bits * (pass + 1)
                              : radix_policy::digit_bits * (l.key_digits + l.pos_digits - pass - 1);
   const bool first_digit = pass == 0 || pass == l.key_digits;
-  for (std::int64_t i = task.begin + threadIdx.x; i < task.end; i += blockDim.x) {
-    const key_type key = traits::to_key(in[i], a.largest);
+  strided_batched(in, task.begin, task.end, [&](std::int64_t i, T v) {
+    const key_type key = traits::to_key(v, a.largest);
     bool match;
     unsigned digit;
     if (key_pass) {
@@ -156,7 +181,7 @@ __device__ void radix_histogram_task(const radix_args<T, IndexT>& a, const radix
       digit = static_cast<unsigned>(pos >> shift) & (radix_policy::bins - 1);
     }
     if (match) { atomicAdd(&mine[digit], 1u); }
-  }
+  });
   __syncthreads();
   for (int b = threadIdx.x; b < radix_policy::bins; b += blockDim.x) {
     unsigned total = 0;
@@ -246,9 +271,9 @@ __device__ void radix_count_task(const radix_args<T, IndexT>& a, std::int64_t t,
   const auto s = a.state[task.row];
   const T* in = a.src.values + a.src.begin(task.row);
   std::int64_t c = 0;
-  for (std::int64_t i = task.begin + threadIdx.x; i < task.end; i += blockDim.x) {
-    c += radix_selected(s, traits::to_key(in[i], a.largest), static_cast<std::uint64_t>(i)) ? 1 : 0;
-  }
+  strided_batched(in, task.begin, task.end, [&](std::int64_t i, T v) {
+    c += radix_selected(s, traits::to_key(v, a.largest), static_cast<std::uint64_t>(i)) ? 1 : 0;
+  });
   c = Reduce(tmp).Sum(c);
   if (threadIdx.x == 0) { a.chunk_count[t] = c; }
   __syncthreads();  // tmp is reused by the block's next task
@@ -277,20 +302,35 @@ __device__ void radix_write_task(const radix_args<T, IndexT>& a, std::int64_t t,
   before = Reduce(reduce_tmp).Sum(before);
   if (threadIdx.x == 0) { offset = before; }
   __syncthreads();
+  // One block scan per stride of blockDim.x elements, in position order; the loads of
+  // loads_in_flight strides are issued together while that many whole strides remain.
+  constexpr int u_max = radix_policy::loads_in_flight;
+  const std::int64_t stride = blockDim.x;
   std::int64_t written = offset;
-  for (std::int64_t tile = task.begin; tile < task.end; tile += blockDim.x) {
-    const std::int64_t i = tile + threadIdx.x;
-    const bool take = i < task.end && radix_selected(s, traits::to_key(in[i], a.largest),
-                                                     static_cast<std::uint64_t>(i));
+  auto write_stride = [&](std::int64_t i, T v, bool valid) {
+    const bool take =
+      valid && radix_selected(s, traits::to_key(v, a.largest), static_cast<std::uint64_t>(i));
     int rank = 0;
-    int tile_total = 0;
-    Scan(scan_tmp).ExclusiveSum(take ? 1 : 0, rank, tile_total);
+    int stride_total = 0;
+    Scan(scan_tmp).ExclusiveSum(take ? 1 : 0, rank, stride_total);
     if (take) {
-      out_v[written + rank] = in[i];
+      out_v[written + rank] = v;
       out_i[written + rank] = a.src.index_at(first, i);
     }
-    written += tile_total;
-    __syncthreads();  // scan_tmp is reused by the next tile
+    written += stride_total;
+    __syncthreads();  // scan_tmp is reused by the next scan
+  };
+  std::int64_t tile = task.begin;
+  for (; tile + u_max * stride <= task.end; tile += u_max * stride) {  // uniform over the block
+    T raw[u_max];
+#pragma unroll
+    for (int u = 0; u < u_max; ++u) { raw[u] = in[tile + u * stride + threadIdx.x]; }
+#pragma unroll
+    for (int u = 0; u < u_max; ++u) { write_stride(tile + u * stride + threadIdx.x, raw[u], true); }
+  }
+  for (; tile < task.end; tile += stride) {
+    const std::int64_t i = tile + threadIdx.x;
+    write_stride(i, i < task.end ? in[i] : T{}, i < task.end);
   }
   // Padding of rows shorter than k, by the row's first chunk.
   if (chunk == 0) {

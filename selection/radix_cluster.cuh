@@ -154,15 +154,31 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   __syncthreads();
   key_type lo = traits::worst;
   key_type hi = 0;
+  // In groups of load_group elements per thread, every load of a group issued before the first
+  // is used (positions past the chunk re-read its last element): a thread keeps load_group loads
+  // in flight instead of one per memory latency.
+  constexpr int load_group = items < 8 ? items : 8;
+  static_assert(items % load_group == 0);
+  if (len > 0) {  // uniform over the block
 #pragma unroll
-  for (int j = 0; j < items; ++j) {
-    if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
-    const int i = j * threads + tid;
-    if (i < len) {
-      const key_type key = traits::to_key(in[i], largest);
-      keys[i] = key;
-      lo = key < lo ? key : lo;
-      hi = key > hi ? key : hi;
+    for (int g = 0; g < items; g += load_group) {
+      if (g >= used) { break; }  // uniform: slots past the chunk capacity are empty
+      T raw[load_group];
+#pragma unroll
+      for (int j = 0; j < load_group; ++j) {
+        const int i = (g + j) * threads + tid;
+        raw[j] = in[i < len ? i : len - 1];
+      }
+#pragma unroll
+      for (int j = 0; j < load_group; ++j) {
+        const int i = (g + j) * threads + tid;
+        if (i < len) {
+          const key_type key = traits::to_key(raw[j], largest);
+          keys[i] = key;
+          lo = key < lo ? key : lo;
+          hi = key > hi ? key : hi;
+        }
+      }
     }
   }
   lo = warp::reduce_min(lo);

@@ -221,6 +221,10 @@ std::vector<T> special_rows(const std::string& kind, std::int64_t rows, std::int
         y = std::floor(1.0 / std::pow(1.0 - x, 1.0 / 1.1));  // heavy tail, many duplicates
       } else if (kind == "two_values") {
         y = x < 0.5 ? 1.0 : 2.0;
+      } else if (kind == "clustered") {  // most keys packed around the k-th, a few far out (RadiK 4)
+        y = x < 0.8 ? 1.0 + 1e-6 * u(gen) : (x < 0.9 ? 1e3 * u(gen) : -1e3 * u(gen));
+      } else if (kind == "few_distinct") {  // 40 values, each repeated beyond a candidate set
+        y = std::floor(x * 40.0) / 40.0;
       }
       v[r * n + i] = from_double<T>(y);
     }
@@ -247,8 +251,9 @@ TYPED_TEST(select_k_test, special_and_adversarial)
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
   for (const std::string kind : {"all_equal", "inf_nan_mix", "mostly_inf", "mostly_nan",
-                                 "narrow_uniform", "peaked", "zipf", "two_values"}) {
-    for (std::int64_t n : {64, 1500, 4100}) {
+                                 "narrow_uniform", "peaked", "zipf", "two_values", "clustered",
+                                 "few_distinct"}) {
+    for (std::int64_t n : {64, 300, 1500, 4100}) {
       const std::int64_t rows = 11;
       const auto f = special_rows<float>(kind, rows, n, 3 + n);
       const auto d = special_rows<double>(kind, rows, n, 4 + n);
