@@ -190,8 +190,9 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], int 
 
 }  // namespace binary_search_detail
 
-/// max_iter <= 0: exact search (histogram pass, then bisection on the narrowed range); max_iter > 0:
-/// at most that many bisection steps over the whole row (approximate, RTop-K's Algorithm 2).
+/// max_iter <= 0: exact search (histogram pass, then bisection on the narrowed range);
+/// max_iter > 0: at most that many bisection steps over the whole row (approximate, RTop-K's
+/// Algorithm 2).
 template <class T, class IndexT, int Items>
 __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::size,
                                   binary_search_policy::min_blocks_for(
