@@ -196,7 +196,7 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], int 
 template <class T, class IndexT, int Items>
 __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::size,
                                   binary_search_policy::min_blocks_for(
-                                    Items * static_cast<int>(sizeof(typename key_traits<T>::key_type)) / 4))
+                                    Items * int(sizeof(typename key_traits<T>::key_type)) / 4))
   binary_search_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
                        bool largest, int max_iter)
 {
