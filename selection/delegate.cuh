@@ -17,20 +17,16 @@
 //    again (in pieces of at most 1024 elements, a warp each), and only their elements <= t kept;
 //  * the candidates (delegates <= t of the other sub-ranges, elements <= t of the full ones) are
 //    written in position order, at offsets from a prefix sum over sub-ranges (no atomic order),
-//    and the second top-k selects the k best of them. When there are exactly k candidates they are
-//    the answer and the second top-k is skipped.
+//    and the second top-k selects the k best of them (the host sequence in select_vector_cuda.cu
+//    sizes the candidate vector before the count is known and redoes a row that overflows it).
 //
 // Delegate construction reads the row once, coalesced, in one of two forms (section 5.3):
-//  * small sub-ranges (alpha <= delegate_policy::strided_max_subrange): a warp owns 32
-//    consecutive sub-ranges, loads them tile by tile into shared memory (each row of a tile is 32
-//    consecutive elements of one sub-range: one coalesced load; rows padded to 33 words against
-//    bank conflicts) and every lane then scans the whole of one sub-range (strided compute): no
-//    shuffles, and every lane has work;
-//  * larger sub-ranges: a warp per sub-range, lanes reading consecutive 16-byte vectors (when the
-//    row is 16-byte aligned; single elements otherwise), unrolled for memory-level parallelism,
-//    then a butterfly merge of the lanes' best lists with shuffles.
-// The scan is bound by instruction issue as much as by memory: a lane keeps its best list in
-// registers and rejects almost every element with one key comparison (best_list::offer).
+//  * sub-ranges up to delegate_policy::tile_max_subrange: a block loads a tile of whole
+//    sub-ranges into shared memory with 16-byte loads, each thread scans a run of consecutive
+//    elements of it (strided computing), dismissing a whole vector with one value comparison,
+//    and the runs of a sub-range merge by shuffles and shared memory (delegate_tile_kernel);
+//  * longer sub-ranges: a warp per sub-range, lanes reading consecutive 16-byte vectors with the
+//    next ones in flight, then a butterfly merge of the lanes' best lists (delegate_warp_kernel).
 #pragma once
 
 #include "selection/dispatch.hpp"
@@ -38,6 +34,7 @@
 #include "selection/warp.cuh"
 
 #include <cub/block/block_reduce.cuh>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -48,15 +45,27 @@ namespace spira::selection {
 struct delegate_policy {
   /// Delegates per sub-range (Dr. Top-k's beta).
   static constexpr int beta = delegate_beta;
-  /// Threads of the warp-per-sub-range kernels.
+  /// Threads of the warp-per-sub-range and warp-per-piece kernels.
   static constexpr int block_threads = 256;
-  /// Threads of the lane-per-sub-range (strided compute) kernel: 4 warps x 32 x 33 shared words
-  /// of up to 8 bytes stay below the 48 KiB of static shared memory.
-  static constexpr int strided_block_threads = 128;
-  /// Sub-ranges up to this length are handled a lane each (shared-memory tiles).
-  static constexpr std::int64_t strided_max_subrange = 256;
-  /// Loads in flight per lane in the warp-per-sub-range kernels: scalar, and 16-byte vectors.
+  /// Loads in flight per lane in the warp-per-sub-range (scalar) and warp-per-piece kernels.
   static constexpr int unroll = 8;
+  /// Threads of delegate_tile_kernel.
+  static constexpr int tile_threads = 256;
+  /// Consecutive elements a tile-kernel thread scans: a divisor of every sub-range length (>= 32),
+  /// and a tile of at most 32 KiB.
+  template <class T>
+  static constexpr int run = sizeof(T) <= 4 ? 32 : 16;
+  /// Elements of a construction tile.
+  template <class T>
+  static constexpr int tile = tile_threads * run<T>;
+  /// Sub-ranges up to this length are built by delegate_tile_kernel (a tile of whole sub-ranges
+  /// per block), longer ones by delegate_warp_kernel (a warp streaming each sub-range). Measured
+  /// on the H200, n = 2^28 floats, construction alone (docs/selection.md, "delegate"): the tile
+  /// kernel takes 0.53-0.58 ms for alpha = 32 to 512 where the previous lane- and warp-per-sub-
+  /// range kernels took 0.76-0.90 ms; the warp kernel takes 0.55, 0.39 and 0.28 ms for alpha =
+  /// 2048, 8192 and 65536 where the tile kernel takes 0.59, 0.60 and 0.41 ms.
+  static constexpr std::int64_t tile_max_subrange = 1024;
+  /// 16-byte vectors in flight per lane in delegate_warp_kernel.
   static constexpr int vector_unroll = 4;
   /// Full sub-ranges are read again in pieces of this many elements, a warp each.
   static constexpr std::int64_t piece = 1024;
@@ -161,6 +170,107 @@ struct best_list {
   }
 };
 
+/// One entry of a best list while the delegates are built: an element's key and its offset in its
+/// sub-range, ordered by (key, offset), which is the row's total order inside one sub-range. Keys
+/// of up to 32 bits pack with the offset into one 64-bit word whose integer order is that order
+/// (one comparison, two shuffles); 64-bit keys keep the pair.
+template <class Key, bool Packed = (sizeof(Key) <= 4)>
+struct delegate_entry {
+  std::uint64_t bits;
+  __device__ __forceinline__ static delegate_entry make(Key k, unsigned offset)
+  {
+    return {(std::uint64_t(k) << 32) | offset};
+  }
+  /// Ranks after every element (an element's offset is below 2^32 - 1).
+  __device__ __forceinline__ static delegate_entry empty() { return {~std::uint64_t{0}}; }
+  __device__ __forceinline__ Key key() const { return static_cast<Key>(bits >> 32); }
+  __device__ __forceinline__ unsigned offset() const { return static_cast<unsigned>(bits); }
+  __device__ __forceinline__ bool operator<(const delegate_entry& o) const { return bits < o.bits; }
+  __device__ __forceinline__ delegate_entry shfl_xor(int d) const
+  {
+    return {__shfl_xor_sync(warp::full_mask, bits, d)};
+  }
+};
+
+template <class Key>
+struct delegate_entry<Key, false> {
+  Key key_;
+  unsigned off;
+  __device__ __forceinline__ static delegate_entry make(Key k, unsigned offset)
+  {
+    return {k, offset};
+  }
+  __device__ __forceinline__ static delegate_entry empty() { return {~Key{0}, ~0u}; }
+  __device__ __forceinline__ Key key() const { return key_; }
+  __device__ __forceinline__ unsigned offset() const { return off; }
+  __device__ __forceinline__ bool operator<(const delegate_entry& o) const
+  {
+    return key_ < o.key_ || (key_ == o.key_ && off < o.off);
+  }
+  __device__ __forceinline__ delegate_entry shfl_xor(int d) const
+  {
+    return {__shfl_xor_sync(warp::full_mask, key_, d), __shfl_xor_sync(warp::full_mask, off, d)};
+  }
+};
+
+/// The construction kernel's quick test compares values, not keys: a vector's best value against
+/// the value of a thread's last kept key (float for float and binary16, double for double). A
+/// value passes when it is at least as good, -0 and +0 comparing equal, and NaN never passing;
+/// what passes is ranked exactly by keys.
+template <class T>
+struct delegate_compare {
+  using type = float;
+  __device__ __forceinline__ static float of(T v) { return v; }
+  /// The value of a key that is not the worst (a number's key; -0 comes back as +0).
+  __device__ __forceinline__ static float of_key(std::uint32_t key, bool largest)
+  {
+    const std::uint32_t asc = key ^ (largest ? ~0u : 0u);
+    return __uint_as_float(asc & 0x80000000u ? asc ^ 0x80000000u : ~asc);
+  }
+};
+
+template <>
+struct delegate_compare<double> {
+  using type = double;
+  __device__ __forceinline__ static double of(double v) { return v; }
+  __device__ __forceinline__ static double of_key(std::uint64_t key, bool largest)
+  {
+    const std::uint64_t asc = key ^ (largest ? ~std::uint64_t{0} : std::uint64_t{0});
+    constexpr std::uint64_t sign = std::uint64_t{1} << 63;
+    return __longlong_as_double(static_cast<long long>(asc & sign ? asc ^ sign : ~asc));
+  }
+};
+
+template <>
+struct delegate_compare<half> {
+  using type = float;
+  __device__ __forceinline__ static float of(half v)
+  {
+    return __half2float(__ushort_as_half(v.bits));
+  }
+  __device__ __forceinline__ static float of_key(std::uint32_t key, bool largest)
+  {
+    const std::uint32_t asc = (key ^ (largest ? 0xffffu : 0u)) & 0xffffu;
+    const auto b = static_cast<unsigned short>(asc & 0x8000u ? asc ^ 0x8000u : ~asc & 0xffffu);
+    return __half2float(__ushort_as_half(b));
+  }
+};
+
+/// Inserts e into the best list b (best first): carried down the list, swapping where it ranks
+/// first.
+template <class E, int B>
+__device__ __forceinline__ void delegate_insert(E (&b)[B], E e)
+{
+#pragma unroll
+  for (int j = 0; j < B; ++j) {
+    if (e < b[j]) {
+      const E t = b[j];
+      b[j] = e;
+      e = t;
+    }
+  }
+}
+
 /// The shape of one row's sub-ranges and delegate vector.
 struct delegate_layout {
   std::int64_t n = 0;      ///< row length
@@ -186,42 +296,154 @@ struct delegate_layout {
 
 // ---- delegate construction ----------------------------------------------------------------------
 
-/// Small sub-ranges: a warp loads 32 sub-ranges into shared memory tile by tile (coalesced), each
-/// lane scans one sub-range (strided compute). alpha must be a multiple of 32.
-template <class T, class IndexT>
-__global__ void __launch_bounds__(delegate_policy::strided_block_threads)
-  delegate_strided_kernel(const T* in, delegate_layout l, bool largest, T* d_val, IndexT* d_pos)
+/// Sub-ranges of at most delegate_policy::tile_max_subrange elements (section 5.3 of the paper:
+/// coalesced loads to shared memory, strided computing). A block of delegate_policy::tile_threads
+/// threads loads a tile of tile<T> elements (whole sub-ranges) into shared memory with coalesced
+/// 16-byte loads (single elements when the row is not 16-byte aligned, and in the row's last
+/// tile); every thread then scans `run` consecutive elements of it (16-byte reads, rotated by lane
+/// so that a quarter-warp touches every bank once). A vector of elements is dismissed with one
+/// comparison of its best value against the thread's worst kept one; only vectors that pass are
+/// ranked by key into the thread's best list. A run never crosses a sub-range (run divides every
+/// alpha), so a sub-range's delegates merge the lists of alpha / run consecutive threads: shuffles
+/// within a warp, then shared memory across warps.
+template <class T, class IndexT, bool Vector>
+__global__ void __launch_bounds__(delegate_policy::tile_threads)
+  delegate_tile_kernel(const T* in, delegate_layout l, bool largest, T* d_val, IndexT* d_pos)
 {
   using traits = key_traits<T>;
-  constexpr int warps = delegate_policy::strided_block_threads / warp::size;
-  __shared__ T tile[warps][warp::size][warp::size + 1];
-  const int w = static_cast<int>(threadIdx.x) / warp::size;
+  using E = delegate_entry<typename traits::key_type>;
+  using cmp = delegate_compare<T>;
+  using C = typename cmp::type;
+  constexpr int B = delegate_policy::beta;
+  constexpr int threads = delegate_policy::tile_threads;
+  constexpr int warps = threads / warp::size;
+  constexpr int run = delegate_policy::run<T>;
+  constexpr int tile = delegate_policy::tile<T>;
+  constexpr int per_vector = 16 / static_cast<int>(sizeof(T));
+  constexpr int vectors = run / per_vector;  // 16-byte vectors of a thread's run
+  // Lanes whose runs start in the same 128-byte line of banks: they rotate together.
+  constexpr int run_words = run * static_cast<int>(sizeof(T)) / 4;
+  constexpr int same_line = run_words >= 32 ? 1 : 32 / run_words;
+  static_assert(run % per_vector == 0 && (vectors & (vectors - 1)) == 0);
+  __shared__ __align__(16) T values[tile];
+  __shared__ E warp_best[warps][B];
+
+  const int tid = static_cast<int>(threadIdx.x);
   const int lane = warp::lane_id();
-  const std::int64_t s0 = (std::int64_t(blockIdx.x) * warps + w) * warp::size;
-  if (s0 >= l.m) { return; }  // warp-uniform; the kernel synchronises warps only
-  const std::int64_t mine = s0 + lane;
-  best_list<T, delegate_policy::beta> best;
-  best.clear();
-  for (std::int64_t j = 0; j < l.alpha; j += warp::size) {
-#pragma unroll 8
-    for (int r = 0; r < warp::size; ++r) {
-      const std::int64_t e = (s0 + r) * l.alpha + j + lane;
-      if (e < l.n) { tile[w][r][lane] = in[e]; }
-    }
-    __syncwarp();
-    const std::int64_t first = mine * l.alpha + j;
-#pragma unroll 8
-    for (int c = 0; c < warp::size; ++c) {
-      if (first + c < l.n) {
-        const T v = tile[w][lane][c];
-        best.offer(traits::to_key(v, largest), first + c, v);
+  const std::int64_t first = std::int64_t(blockIdx.x) * tile;
+  const int limit = static_cast<int>(std::min<std::int64_t>(tile, l.n - first));
+
+  E best[B];
+  bool open = true;  // best[B - 1] is empty or a NaN: every element passes the quick test
+  C worst_kept{};    // the value of best[B - 1] otherwise
+#pragma unroll
+  for (int j = 0; j < B; ++j) { best[j] = E::empty(); }
+  // Scans this thread's run of the tile in shared memory: tile positions [tid * run, + run), at
+  // `base` in its sub-range, `limit` elements of the tile in the row.
+  auto scan = [&](auto largest_tag, unsigned base, int limit) {
+    constexpr bool L = decltype(largest_tag)::value;
+    const int rotate = lane / same_line;
+#pragma unroll
+    for (int j = 0; j < vectors; ++j) {
+      const int v = (j + rotate) & (vectors - 1);
+      const uint4 q = reinterpret_cast<const uint4*>(values)[tid * vectors + v];
+      const T* x = reinterpret_cast<const T*>(&q);
+      C m = cmp::of(x[0]);
+#pragma unroll
+      for (int c = 1; c < per_vector; ++c) {
+        m = L ? ::fmax(m, cmp::of(x[c])) : ::fmin(m, cmp::of(x[c]));  // a NaN is dropped
+      }
+      if (open || (L ? m >= worst_kept : m <= worst_kept)) {
+#pragma unroll
+        for (int c = 0; c < per_vector; ++c) {
+          const int o = v * per_vector + c;
+          const E e = E::make(traits::to_key(x[c], L), base + static_cast<unsigned>(o));
+          if (tid * run + o < limit && e < best[B - 1]) { delegate_insert(best, e); }
+        }
+        open = best[B - 1].key() >= traits::worst;
+        if (!open) { worst_kept = cmp::of_key(best[B - 1].key(), L); }
       }
     }
-    __syncwarp();
+  };
+  // Writes sub-range s's delegates in position order, values from the tile.
+  auto write = [&](E (&b)[B], std::int64_t s) {
+    if (s >= l.m) { return; }
+#pragma unroll
+    for (int a = 0; a < B; ++a) {
+#pragma unroll
+      for (int c = a + 1; c < B; ++c) {
+        if (b[c].offset() < b[a].offset()) {
+          const E x = b[a];
+          b[a] = b[c];
+          b[c] = x;
+        }
+      }
+    }
+    const int count = l.delegates(s);
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      if (j < count) {
+        const std::int64_t pos = s * l.alpha + b[j].offset();
+        d_val[s * B + j] = values[pos - first];
+        d_pos[s * B + j] = static_cast<IndexT>(pos);
+      }
+    }
+  };
+  // Load the tile (coalesced) and scan this thread's run of it.
+  if (limit == tile) {
+    using raw_type = std::conditional_t<Vector, uint4, T>;
+    constexpr int raw_count = Vector ? vectors : run;
+    const raw_type* src = reinterpret_cast<const raw_type*>(in + first);
+    raw_type* dst = reinterpret_cast<raw_type*>(values);
+    raw_type raw[raw_count];
+#pragma unroll
+    for (int i = 0; i < raw_count; ++i) { raw[i] = src[i * threads + tid]; }
+#pragma unroll
+    for (int i = 0; i < raw_count; ++i) { dst[i * threads + tid] = raw[i]; }
+  } else {  // the row's last tile: single elements, as far as the row goes
+#pragma unroll 8
+    for (int i = 0; i < run; ++i) {
+      const int e = i * threads + tid;
+      if (e < limit) { values[e] = in[first + e]; }
+    }
   }
-  if (mine < l.m) {
-    best.write_by_position(l.delegates(mine), d_val + mine * delegate_policy::beta,
-                           d_pos + mine * delegate_policy::beta);
+  __syncthreads();
+  const auto base = static_cast<unsigned>((first + tid * run) & (l.alpha - 1));
+  if (largest) {
+    scan(std::true_type{}, base, limit);
+  } else {
+    scan(std::false_type{}, base, limit);
+  }
+
+  // Merge the lists of each sub-range: `group` consecutive threads hold one.
+  const int group = static_cast<int>(l.alpha / run);
+  const int in_warp = group < warp::size ? group : warp::size;
+  for (int d = 1; d < in_warp; d *= 2) {
+    E other[B];
+#pragma unroll
+    for (int j = 0; j < B; ++j) { other[j] = best[j].shfl_xor(d); }
+#pragma unroll
+    for (int j = 0; j < B; ++j) { delegate_insert(best, other[j]); }
+  }
+  if (group <= warp::size) {
+    if ((lane & (group - 1)) == 0) { write(best, (first + tid * run) / l.alpha); }
+    return;
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int j = 0; j < B; ++j) { warp_best[tid / warp::size][j] = best[j]; }
+  }
+  __syncthreads();
+  const int per = group / warp::size;  // warps per sub-range
+  if (tid < warps / per) {             // thread q merges the tile's sub-range q
+    E b[B];
+#pragma unroll
+    for (int j = 0; j < B; ++j) { b[j] = warp_best[tid * per][j]; }
+    for (int w = 1; w < per; ++w) {
+#pragma unroll
+      for (int j = 0; j < B; ++j) { delegate_insert(b, warp_best[tid * per + w][j]); }
+    }
+    write(b, (first + std::int64_t(tid) * l.alpha) / l.alpha);
   }
 }
 
@@ -315,6 +537,18 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
 
 // ---- threshold ----------------------------------------------------------------------------------
 
+/// The counters the candidate steps accumulate into: the number of full sub-ranges and the
+/// leading 0 of the candidate offsets.
+struct delegate_counters {
+  unsigned long long* full_count;
+  std::int64_t* first_offset;
+  __device__ void zero() const
+  {
+    *full_count = 0;
+    *first_offset = 0;
+  }
+};
+
 template <class Key>
 struct worse_of {
   __device__ __forceinline__ delegate_threshold<Key> operator()(const delegate_threshold<Key>& a,
@@ -324,23 +558,65 @@ struct worse_of {
   }
 };
 
-/// t = the worst of the k delegates selected by the first top-k (one block).
+/// Rule 2's threshold t, the worst of the k delegates the first top-k selected, as a reduction
+/// over the grid: block b reduces selected entries [b * per_block, (b + 1) * per_block) into
+/// out[b] (with one block, out is t itself; with more, delegate_threshold_merge_kernel reduces the
+/// blocks' results). The order is total, so the result does not depend on the reduction order.
+/// The kernel that writes t also zeroes the counters of the candidate steps after it (`reset`).
 template <class T, class IndexT, int Threads>
 __global__ void __launch_bounds__(Threads)
-  delegate_threshold_kernel(const T* sel_val, const IndexT* sel_pos, std::int64_t k, bool largest,
-                            delegate_threshold<typename key_traits<T>::key_type>* t)
+  delegate_threshold_kernel(const T* sel_val, const IndexT* sel_pos, std::int64_t k,
+                            std::int64_t per_block, bool largest,
+                            delegate_threshold<typename key_traits<T>::key_type>* out,
+                            delegate_counters reset)
 {
   using key_type = typename key_traits<T>::key_type;
   using reduce = cub::BlockReduce<delegate_threshold<key_type>, Threads>;
+  constexpr int U = 4;  // loads in flight per thread
   __shared__ typename reduce::TempStorage tmp;
   delegate_threshold<key_type> mine{0, -1};  // ranks before every element
-  for (std::int64_t i = threadIdx.x; i < k; i += Threads) {
-    const delegate_threshold<key_type> x{key_traits<T>::to_key(sel_val[i], largest),
-                                         static_cast<std::int64_t>(sel_pos[i])};
-    mine = worse_of<key_type>{}(mine, x);
+  const std::int64_t begin = std::int64_t(blockIdx.x) * per_block;
+  const std::int64_t end = begin + per_block < k ? begin + per_block : k;
+  for (std::int64_t i0 = begin + threadIdx.x; i0 < end; i0 += std::int64_t(U) * Threads) {
+    T v[U];
+    IndexT p[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t i = i0 + std::int64_t(u) * Threads;
+      v[u] = sel_val[i < end ? i : i0];
+      p[u] = sel_pos[i < end ? i : i0];
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const delegate_threshold<key_type> x{key_traits<T>::to_key(v[u], largest),
+                                           static_cast<std::int64_t>(p[u])};
+      mine = worse_of<key_type>{}(mine, x);  // a repeated i0 changes nothing
+    }
   }
   const auto worst = reduce(tmp).Reduce(mine, worse_of<key_type>{});
-  if (threadIdx.x == 0) { *t = worst; }
+  if (threadIdx.x == 0) {
+    out[blockIdx.x] = worst;
+    if (gridDim.x == 1) { reset.zero(); }
+  }
+}
+
+/// t = the worst of the blocks' results of delegate_threshold_kernel (one block).
+template <class Key, int Threads>
+__global__ void __launch_bounds__(Threads)
+  delegate_threshold_merge_kernel(const delegate_threshold<Key>* partial, int count,
+                                  delegate_threshold<Key>* t, delegate_counters reset)
+{
+  using reduce = cub::BlockReduce<delegate_threshold<Key>, Threads>;
+  __shared__ typename reduce::TempStorage tmp;
+  delegate_threshold<Key> mine{0, -1};
+  for (int i = static_cast<int>(threadIdx.x); i < count; i += Threads) {
+    mine = worse_of<Key>{}(mine, partial[i]);
+  }
+  const auto worst = reduce(tmp).Reduce(mine, worse_of<Key>{});
+  if (threadIdx.x == 0) {
+    *t = worst;
+    reset.zero();
+  }
 }
 
 // ---- candidates (Rules 2 and 3) -----------------------------------------------------------------
@@ -468,12 +744,14 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
 }
 
 /// A thread per sub-range that is not full: its delegates <= t, at its offset (D is in position
-/// order, so they are too).
+/// order, so they are too). Here and in delegate_write_full_kernel, candidates at offsets past
+/// `capacity` are not written: the caller sizes the candidate vector before the count is known
+/// and redoes a row whose count exceeds it.
 template <class T, class IndexT>
 __global__ void delegate_write_delegates_kernel(
   const T* d_val, const IndexT* d_pos, delegate_layout l, bool largest,
   const delegate_threshold<typename key_traits<T>::key_type>* t, const std::int64_t* offsets,
-  T* c_val, IndexT* c_pos)
+  std::int64_t capacity, T* c_val, IndexT* c_pos)
 {
   const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (s >= l.m) { return; }
@@ -488,8 +766,10 @@ __global__ void delegate_write_delegates_kernel(
     const IndexT p = d_pos[at];
     if (!ranks_before(th.key, th.pos, key_traits<T>::to_key(v, largest),
                       static_cast<std::int64_t>(p))) {
-      c_val[out] = v;
-      c_pos[out] = p;
+      if (out < capacity) {
+        c_val[out] = v;
+        c_pos[out] = p;
+      }
       ++out;
     }
   }
@@ -503,7 +783,7 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
                              const delegate_threshold<typename key_traits<T>::key_type>* t,
                              const std::int64_t* full_list, const unsigned long long* full_count,
                              const std::int64_t* offsets, const std::int64_t* piece_counts,
-                             T* c_val, IndexT* c_pos)
+                             std::int64_t capacity, T* c_val, IndexT* c_pos)
 {
   constexpr int U = delegate_policy::unroll;
   const delegate_full_piece f = delegate_full_piece_of(l, full_list, full_count);
@@ -533,8 +813,8 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
       const bool take =
         e < last && !ranks_before(th.key, th.pos, key_traits<T>::to_key(v[u], largest), e);
       const unsigned ballot = __ballot_sync(warp::full_mask, take);
-      if (take) {
-        const std::int64_t at = out + __popc(ballot & warp::lanes_below());
+      const std::int64_t at = out + __popc(ballot & warp::lanes_below());
+      if (take && at < capacity) {
         c_val[at] = v[u];
         c_pos[at] = static_cast<IndexT>(e);
       }

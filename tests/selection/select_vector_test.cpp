@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 #include <limits>
 #include <new>
@@ -197,9 +198,52 @@ TYPED_TEST(select_vector_test, deterministic)
   EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));
 }
 
-/// Both delegate construction kernels (lane per sub-range up to 256 elements, warp per sub-range
-/// above) at every sub-range length, including a short last sub-range and k beyond the number of
-/// delegates (the fallback to a plain radix select).
+/// The delegate algorithm forced to each sub-range length in `alphas` on a row of n elements that
+/// starts `skew` elements into its buffer (skew > 0: not 16-byte aligned, the construction
+/// kernel's single-element loads).
+template <class T>
+void check_subranges(const cuda_resources& res, std::int64_t n, std::int64_t skew,
+                     std::initializer_list<dist> dists, std::initializer_list<std::int64_t> alphas,
+                     std::initializer_list<std::int64_t> ks)
+{
+  for (dist d : dists) {
+    const auto row = make_row<T>(d, n + skew, 71 + static_cast<std::uint64_t>(d));
+    const std::vector<T> in(row.begin() + skew, row.end());
+    buffer<T> d_row = on(res, row);
+    for (std::int64_t k : ks) {
+      for (bool largest : {true, false}) {
+        const auto order = largest ? select_order::largest : select_order::smallest;
+        const auto want = expected_rows<T, std::int64_t>(in, 1, n, n, k, order, false);
+        for (std::int64_t alpha : alphas) {
+          buffer<T> d_v(res, k, "values");
+          buffer<std::int64_t> d_i(res, k, "indices");
+          selection::problem p;
+          p.k = k;
+          p.largest = largest;
+          p.max_length = n;
+          p.algo = select_algo::delegate;
+          p.delegate_subrange = alpha;
+          selection::select_vector(
+            res,
+            selection::row_source<T, std::int64_t>{d_row.data() + skew, 1, n, n, nullptr, nullptr},
+            selection::row_sink<T, std::int64_t>{d_v.data(), d_i.data(), k, k}, p);
+          const result<T, std::int64_t> got{to_host_vector(d_v), to_host_vector(d_i)};
+          expect_equal(got, want, k,
+                       label(d, n, k, order, false) + " alpha=" + std::to_string(alpha) +
+                         " skew=" + std::to_string(skew));
+          if (::testing::Test::HasFatalFailure()) { return; }
+        }
+      }
+    }
+  }
+}
+
+/// Both construction kernels at every sub-range length: the tile kernel with one sub-range per
+/// thread (32), several threads and several warps per sub-range, the warp kernel above
+/// delegate_policy::tile_max_subrange, a short last sub-range and tile, rows that are not 16-byte
+/// aligned, every value type, and k beyond the number of delegates (the fallback to a plain radix
+/// select). All-equal and clustered rows overflow the planned candidate vector and take the
+/// exact-size redo.
 TYPED_TEST(select_vector_test, every_subrange_length)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
@@ -207,38 +251,24 @@ TYPED_TEST(select_vector_test, every_subrange_length)
     GTEST_SKIP() << "sub-range lengths are a detail of the CUDA delegate kernels";
   } else {
     TypeParam res{};
-    const std::int64_t n = 300001;
-    for (dist d : {dist::uniform, dist::customized, dist::all_equal, dist::special}) {
-      const auto in = make_row<float>(d, n, 71 + static_cast<std::uint64_t>(d));
-      buffer<float> d_in = on(res, in);
-      for (std::int64_t k : {std::int64_t{1}, std::int64_t{100}, std::int64_t{5000},
-                             std::int64_t{20000}}) {
-        for (bool largest : {true, false}) {
-          const auto order = largest ? select_order::largest : select_order::smallest;
-          const auto want = expected_rows<float, std::int64_t>(in, 1, n, n, k, order, false);
-          for (std::int64_t alpha : {32, 64, 128, 256, 512, 1024, 8192, 65536}) {
-            buffer<float> d_v(res, k, "values");
-            buffer<std::int64_t> d_i(res, k, "indices");
-            selection::problem p;
-            p.k = k;
-            p.largest = largest;
-            p.max_length = n;
-            p.algo = select_algo::delegate;
-            p.delegate_subrange = alpha;
-            selection::select_vector(
-              res, selection::row_source<float, std::int64_t>{d_in.data(), 1, n, n, nullptr, nullptr},
-              selection::row_sink<float, std::int64_t>{d_v.data(), d_i.data(), k, k}, p);
-            const result<float, std::int64_t> got{to_host_vector(d_v), to_host_vector(d_i)};
-            expect_equal(got, want, k, label(d, n, k, order, false) + " alpha=" + std::to_string(alpha));
-            if (::testing::Test::HasFatalFailure()) { return; }
-          }
-        }
-      }
-    }
+    const auto all = {dist::uniform, dist::customized, dist::all_equal, dist::special};
+    check_subranges<float>(res, 300001, 0, all,
+                           {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144},
+                           {1, 100, 5000, 20000});
+    if (::testing::Test::HasFatalFailure()) { return; }
+    check_subranges<float>(res, 300001, 1, {dist::uniform, dist::special}, {32, 512, 4096, 16384},
+                           {1, 5000});
+    if (::testing::Test::HasFatalFailure()) { return; }
+    check_subranges<double>(res, 100003, 0, all, {32, 64, 2048, 8192, 16384}, {1, 77, 3000});
+    if (::testing::Test::HasFatalFailure()) { return; }
+    check_subranges<double>(res, 100003, 1, {dist::normal}, {32, 4096, 16384}, {77});
+    if (::testing::Test::HasFatalFailure()) { return; }
+    check_subranges<half>(res, 100003, 0, all, {32, 64, 2048, 16384, 32768}, {1, 77, 3000});
+    if (::testing::Test::HasFatalFailure()) { return; }
+    check_subranges<half>(res, 100003, 3, {dist::uniform}, {32, 8192}, {77});
   }
 }
 
-/// Small rows through both kernels and both top-k steps: quick enough for compute-sanitizer.
 TYPED_TEST(select_vector_test, small_rows)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
