@@ -198,6 +198,25 @@ TYPED_TEST(select_vector_test, deterministic)
   EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));
 }
 
+/// select_vector on one device row of n elements with the delegate sub-range length forced.
+template <class T, class IndexT>
+result<T, IndexT> forced_delegate(const cuda_resources& res, const T* row, std::int64_t n,
+                                  std::int64_t k, bool largest, bool sorted, std::int64_t alpha)
+{
+  buffer<T> d_v(res, k, "values");
+  buffer<IndexT> d_i(res, k, "indices");
+  selection::problem p;
+  p.k = k;
+  p.largest = largest;
+  p.max_length = n;
+  p.algo = select_algo::delegate;
+  p.sorted = sorted;
+  p.delegate_subrange = alpha;
+  selection::select_vector(res, selection::row_source<T, IndexT>{row, 1, n, n, nullptr, nullptr},
+                           selection::row_sink<T, IndexT>{d_v.data(), d_i.data(), k, k}, p);
+  return {to_host_vector(d_v), to_host_vector(d_i)};
+}
+
 /// The delegate algorithm forced to each sub-range length in `alphas` on a row of n elements that
 /// starts `skew` elements into its buffer (skew > 0: not 16-byte aligned, the construction
 /// kernel's single-element loads).
@@ -215,19 +234,8 @@ void check_subranges(const cuda_resources& res, std::int64_t n, std::int64_t ske
         const auto order = largest ? select_order::largest : select_order::smallest;
         const auto want = expected_rows<T, std::int64_t>(in, 1, n, n, k, order, false);
         for (std::int64_t alpha : alphas) {
-          buffer<T> d_v(res, k, "values");
-          buffer<std::int64_t> d_i(res, k, "indices");
-          selection::problem p;
-          p.k = k;
-          p.largest = largest;
-          p.max_length = n;
-          p.algo = select_algo::delegate;
-          p.delegate_subrange = alpha;
-          selection::select_vector(
-            res,
-            selection::row_source<T, std::int64_t>{d_row.data() + skew, 1, n, n, nullptr, nullptr},
-            selection::row_sink<T, std::int64_t>{d_v.data(), d_i.data(), k, k}, p);
-          const result<T, std::int64_t> got{to_host_vector(d_v), to_host_vector(d_i)};
+          const auto got =
+            forced_delegate<T, std::int64_t>(res, d_row.data() + skew, n, k, largest, false, alpha);
           expect_equal(got, want, k,
                        label(d, n, k, order, false) + " alpha=" + std::to_string(alpha) +
                          " skew=" + std::to_string(skew));
@@ -283,19 +291,8 @@ TYPED_TEST(select_vector_test, small_rows)
       for (std::int64_t k : {std::int64_t{1}, std::int64_t{64}, std::int64_t{3000}}) {
         const auto want = expected_rows<double, std::int32_t>(in, 1, n, n, k, select_order::largest, true);
         for (std::int64_t alpha : {32, 256, 512, 4096}) {
-          buffer<double> d_v(res, k, "values");
-          buffer<std::int32_t> d_i(res, k, "indices");
-          selection::problem p;
-          p.k = k;
-          p.largest = true;
-          p.max_length = n;
-          p.algo = select_algo::delegate;
-          p.sorted = true;
-          p.delegate_subrange = alpha;
-          selection::select_vector(
-            res, selection::row_source<double, std::int32_t>{d_in.data(), 1, n, n, nullptr, nullptr},
-            selection::row_sink<double, std::int32_t>{d_v.data(), d_i.data(), k, k}, p);
-          const result<double, std::int32_t> got{to_host_vector(d_v), to_host_vector(d_i)};
+          const auto got =
+            forced_delegate<double, std::int32_t>(res, d_in.data(), n, k, true, true, alpha);
           expect_equal(got, want, k, label(d, n, k, select_order::largest, true) +
                                        " alpha=" + std::to_string(alpha));
           if (::testing::Test::HasFatalFailure()) { return; }
