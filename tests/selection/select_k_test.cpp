@@ -172,6 +172,14 @@ TYPED_TEST(select_k_test, long_rows)
     check_all<float, std::int32_t>(res, b, 1, 1 << 20, k, "2^20");
     if (::testing::Test::HasFatalFailure()) { return; }
   }
+  // Rows too long for the radix cluster form whose starts are not 16-byte aligned (row r starts
+  // at element 140,001 r): the multi-pass form's padded 16-byte loads and its candidate buffers.
+  const std::int64_t odd = 140001;
+  const auto c = uniform_values<float>(3 * odd, -1.0, 1.0, 9);
+  for (std::int64_t k : {7, 2000, 90000}) {
+    check_all<float, std::int32_t>(res, c, 3, odd, k, "unaligned");
+    if (::testing::Test::HasFatalFailure()) { return; }
+  }
 }
 
 TYPED_TEST(select_k_test, double_and_half)
@@ -542,6 +550,18 @@ TYPED_TEST(select_k_test, ragged_csr_long_rows)
   if (::testing::Test::HasFatalFailure()) { return; }
   check_ragged_long<double>(res, {2, 0, 8193, 9, 60000, 8192, 20001, 1},
                             {1, 4, 9, 1000, 30000, 65000});
+}
+
+TYPED_TEST(select_k_test, ragged_csr_rows_beyond_the_cluster_form)
+{
+  // On CUDA: the multi-pass radix form on rows that start anywhere (16-byte loads padded on the
+  // left), with so many ties that the k-th key's copies move to the candidate buffers and the
+  // position digits are decided there, the buffers taking turns.
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  check_ragged_long<float>(res, {3, 150001, 0, 200003, 7}, {1, 50, 70000});
+  if (::testing::Test::HasFatalFailure()) { return; }
+  check_ragged_long<double>(res, {70001, 5, 100003}, {1, 33, 40000});
 }
 
 // ---- argument validation --------------------------------------------------------------------------
