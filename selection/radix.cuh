@@ -19,6 +19,9 @@
 //  * pick: one warp per row scans the 256 bins, fixes the digit containing the k-th element, and
 //    marks the row done as soon as the chosen bin holds exactly the elements still needed; the
 //    digit loop ends for the whole grid once every row is done (early exit).
+// In the persistent form, a row whose elements still in play fit its candidate buffer (RadiK's
+// write buffer) is copied there by its next pass, and later passes and the count read only the
+// buffer, the row's tasks sharing out its candidates (radix_copy_task, radix_slice_of).
 // Then each task counts its selected elements, and writes them at the prefix offset of its chunk
 // with a block scan, so the output lists each row's selection by increasing position, independent
 // of scheduling and atomics (determinism).
@@ -51,6 +54,22 @@ struct radix_policy {
   /// thread, 1,024 threads per multiprocessor keep only 4 KB in flight, far below what the
   /// memory system needs to stream.
   static constexpr int loads_in_flight = 8;
+  /// Blocks per multiprocessor the kernels are built for (register bounds): the histogram kernel
+  /// of the multi-launch form streams whole rows and wants every warp; the persistent kernel holds
+  /// all phases.
+  static constexpr int streaming_blocks = 8;
+  static constexpr int persistent_blocks = 4;
+  /// RadiK's write buffer: once the elements still in play (those matching the row's prefix) are
+  /// at most 1/buffer_share of the row, the next pass copies them to the row's candidate buffer
+  /// and later passes read only that (see radix_copy_task).
+  static constexpr std::int64_t buffer_share = 16;
+  /// All rows' candidate buffers together take at most this many bytes.
+  static constexpr std::int64_t buffer_budget = std::int64_t(1) << 30;
+  /// A buffer holds at least this many entries, or the rows go without one.
+  static constexpr std::int64_t min_buffer = 64;
+  /// A task of a buffer pass takes at least this many entries (batched task rescheduling: a
+  /// row's tasks share out its candidates, so a few candidates do not wake every chunk).
+  static constexpr std::int64_t min_slice = 1024;
 };
 
 /// Calls f(i, in[i]) for i = begin + threadIdx.x, then + blockDim.x, ... below end, in that
@@ -74,14 +93,20 @@ __device__ __forceinline__ void strided_batched(const T* in, std::int64_t begin,
   for (; i < end; i += stride) { f(i, in[i]); }
 }
 
+/// Where a digit pass reads a row's elements: from the row, from the row while copying those
+/// still in play to the row's candidate buffer, or from that buffer.
+enum radix_source : int { radix_from_row = 0, radix_copy = 1, radix_from_buffer = 2 };
+
 /// A row's search state: the (key, position) prefix fixed so far and how many elements matching
 /// that prefix still have to be taken. Once `done`, (key, pos) is the row's threshold (K, P).
+/// `source` (a radix_source) says where the next pass reads the row's elements.
 template <class Key>
 struct radix_row_state {
   Key key;
   std::uint64_t pos;
   std::int64_t remaining;
   int done;
+  int source;
 };
 
 /// How rows are cut into chunks: task t is chunk t % chunks of row t / chunks.
@@ -104,11 +129,18 @@ struct radix_args {
   unsigned long long* hist;    ///< rows x bins, zero on entry
   std::int64_t* chunk_count;   ///< rows x chunks
   unsigned long long* pending; ///< rows not done yet, zero on entry
+  /// Candidate buffers: row r's entries are (buffer_key, buffer_pos)[r * capacity + e] for e below
+  /// fill[r] (zero on entry); capacity 0: no buffers.
+  typename key_traits<T>::key_type* buffer_key;
+  std::uint64_t* buffer_pos;
+  unsigned long long* fill;
+  std::int64_t capacity;
 };
 
 /// Rows of the task range: one task = one chunk of one row.
 struct radix_task {
-  std::int64_t row, begin, end;  ///< positions [begin, end) of the row; empty when begin >= end
+  std::int64_t row, chunk;
+  std::int64_t begin, end;  ///< positions [begin, end) of the row; empty if begin >= end
 };
 
 template <class T, class IndexT>
@@ -116,11 +148,65 @@ __device__ __forceinline__ radix_task radix_task_of(const radix_args<T, IndexT>&
 {
   radix_task task;
   task.row = t / a.layout.chunks;
+  task.chunk = t % a.layout.chunks;
   const std::int64_t n = a.src.length(task.row);
-  task.begin = (t % a.layout.chunks) * a.layout.chunk;
+  task.begin = task.chunk * a.layout.chunk;
   task.end = task.begin + a.layout.chunk < n ? task.begin + a.layout.chunk : n;
   return task;
 }
+
+/// The entries [begin, end) of the row's candidate buffer that the task takes in a buffer pass
+/// (batched task rescheduling: the row's tasks share out its candidates, not its positions).
+template <class T, class IndexT>
+__device__ __forceinline__ radix_task radix_slice_of(const radix_args<T, IndexT>& a,
+                                                     radix_task task)
+{
+  const auto fill = static_cast<std::int64_t>(a.fill[task.row]);
+  std::int64_t per = (fill + a.layout.chunks - 1) / a.layout.chunks;
+  per = per > radix_policy::min_slice ? per : radix_policy::min_slice;
+  task.begin = task.chunk * per;
+  task.end = task.begin + per < fill ? task.begin + per : fill;
+  return task;
+}
+
+/// The digit a pass fixes and the prefix it is taken under: passes 0 .. key_digits - 1 take the
+/// key's digits, the rest the position's, most significant first.
+template <class T>
+struct radix_pass {
+  using key_type = typename key_traits<T>::key_type;
+  bool key_pass;
+  bool first_digit;  ///< no higher digit of the key (or, for positions, of the position) is fixed
+  int shift;
+
+  __device__ __forceinline__ radix_pass(const radix_layout& l, int pass)
+      : key_pass(pass < l.key_digits),
+        first_digit(pass == 0 || pass == l.key_digits),
+        shift(key_pass ? key_traits<T>::bits - radix_policy::digit_bits * (pass + 1)
+                       : radix_policy::digit_bits * (l.key_digits + l.pos_digits - pass - 1))
+  {
+  }
+  /// Whether (key, pos) matches the row's prefix, and then its digit.
+  __device__ __forceinline__ bool match(const radix_row_state<key_type>& s, key_type key,
+                                        std::uint64_t pos, unsigned& digit) const
+  {
+    constexpr int d = radix_policy::digit_bits;
+    if (key_pass) {
+      digit = static_cast<unsigned>(key >> shift) & (radix_policy::bins - 1);
+      return first_digit || (key >> (shift + d)) == (s.key >> (shift + d));
+    }
+    digit = static_cast<unsigned>(pos >> shift) & (radix_policy::bins - 1);
+    return key == s.key && (first_digit || (pos >> (shift + d)) == (s.pos >> (shift + d)));
+  }
+  /// Whether (key, pos) ranks before every element matching the row's prefix (it is selected).
+  __device__ __forceinline__ bool below(const radix_row_state<key_type>& s, key_type key,
+                                        std::uint64_t pos) const
+  {
+    constexpr int d = radix_policy::digit_bits;
+    if (key_pass) { return !first_digit && (key >> (shift + d)) < (s.key >> (shift + d)); }
+    return key < s.key ||
+           (key == s.key && !first_digit && (pos >> (shift + d)) < (s.pos >> (shift + d)));
+  }
+};
 
 /// Phase 0: row states (a row with at most k elements is done at once: all of it is selected).
 template <class T, class IndexT>
@@ -135,6 +221,7 @@ __device__ void radix_init(const radix_args<T, IndexT>& a)
     s.pos = 0;
     s.remaining = n < a.k ? n : a.k;
     s.done = n <= a.k ? 1 : 0;
+    s.source = radix_from_row;
     if (s.done) {
       s.key = key_traits<T>::worst;
       s.pos = ~std::uint64_t{0};
@@ -145,51 +232,198 @@ __device__ void radix_init(const radix_args<T, IndexT>& a)
   }
 }
 
-/// Digit histogram of one task: warp-private shared histograms, merged per block, one global
-/// atomic per non-empty bin.
+/// Shared memory of a histogram task.
+struct radix_hist_shared {
+  unsigned warp_hist[radix_policy::warps][radix_policy::bins];
+  unsigned warp_total[2][radix_policy::warps];  ///< the copy pass's per-warp counts, by tile parity
+  unsigned long long base;
+};
+
+/// The copy pass of a row (RadiK's write buffer): counts the digits of the elements matching the
+/// prefix like any pass, and appends them as (key, position) to the row's candidate buffer. Each
+/// block collects its candidates over a tile of radix_policy::loads_in_flight strides (ranked in
+/// each warp with ballots), reserves their slots with one global atomic per tile that has any, and
+/// writes them contiguously; a tile without candidates costs one barrier. Candidate order in the
+/// buffer depends on scheduling, and nothing downstream depends on it (counts are integers and
+/// the output is written from the row). Elements ranked before the prefix are selected whatever
+/// the later digits: the task stores their count as its chunk count, to which the count phase
+/// adds the chunk's selected candidates.
 template <class T, class IndexT>
-__device__ void radix_histogram_task(const radix_args<T, IndexT>& a, const radix_task& task,
-                                     int pass, unsigned (*warp_hist)[radix_policy::bins])
+__device__ void radix_copy_task(const radix_args<T, IndexT>& a, std::int64_t t,
+                                const radix_task& task, const radix_pass<T>& pass,
+                                const radix_row_state<typename key_traits<T>::key_type>& s,
+                                radix_hist_shared& sh)
 {
   using traits = key_traits<T>;
   using key_type = typename traits::key_type;
-  const radix_row_state<key_type> s = a.state[task.row];
-  if (s.done || task.begin >= task.end) { return; }  // uniform over the block
+  constexpr int u_max = radix_policy::loads_in_flight;
   const T* in = a.src.values + a.src.begin(task.row);
+  key_type* out_key = a.buffer_key + task.row * a.capacity;
+  std::uint64_t* out_pos = a.buffer_pos + task.row * a.capacity;
+  const int w = threadIdx.x / warp::size;
+  unsigned* mine = sh.warp_hist[w];
+  const unsigned lanes_below = warp::lanes_below();
+  const std::int64_t stride = blockDim.x;
+  int below = 0;
+  int parity = 0;
+  for (std::int64_t tile = task.begin; tile < task.end; tile += u_max * stride) {  // uniform
+    T raw[u_max];
+#pragma unroll
+    for (int u = 0; u < u_max; ++u) {
+      const std::int64_t i = tile + u * stride + threadIdx.x;
+      raw[u] = i < task.end ? in[i] : T{};
+    }
+    unsigned taken = 0;
+    unsigned warp_count = 0;
+#pragma unroll
+    for (int u = 0; u < u_max; ++u) {
+      const std::int64_t i = tile + u * stride + threadIdx.x;
+      const key_type key = traits::to_key(raw[u], a.largest);
+      unsigned digit;
+      if (i < task.end && pass.match(s, key, static_cast<std::uint64_t>(i), digit)) {
+        atomicAdd(&mine[digit], 1u);
+        taken |= 1u << u;
+      } else if (i < task.end && pass.below(s, key, static_cast<std::uint64_t>(i))) {
+        ++below;
+      }
+      warp_count += __popc(__ballot_sync(warp::full_mask, (taken >> u) & 1u));
+    }
+    if (warp::lane_id() == 0) { sh.warp_total[parity][w] = warp_count; }
+    __syncthreads();
+    unsigned before = 0;
+    unsigned total = 0;
+#pragma unroll
+    for (int v = 0; v < radix_policy::warps; ++v) {
+      const unsigned c = sh.warp_total[parity][v];
+      before += v < w ? c : 0u;
+      total += c;
+    }
+    if (total > 0) {  // uniform over the block
+      if (threadIdx.x == 0) {
+        sh.base = atomicAdd(&a.fill[task.row], static_cast<unsigned long long>(total));
+      }
+      __syncthreads();
+      auto slot = static_cast<std::int64_t>(sh.base) + before;
+#pragma unroll
+      for (int u = 0; u < u_max; ++u) {
+        const unsigned ballot = __ballot_sync(warp::full_mask, (taken >> u) & 1u);
+        if ((taken >> u) & 1u) {
+          const std::int64_t at = slot + __popc(ballot & lanes_below);
+          out_key[at] = traits::to_key(raw[u], a.largest);
+          out_pos[at] = static_cast<std::uint64_t>(tile + u * stride + threadIdx.x);
+        }
+        slot += __popc(ballot);
+      }
+    }
+    // sh.warp_total alternates by tile, so the next tile's counts cannot overwrite these before
+    // every warp has read them (it waits at the next barrier); sh.base is written after that one.
+    parity ^= 1;
+  }
+  below = warp::inclusive_sum(below);  // the warp's total in its last lane
+  __syncthreads();                      // the last tile's totals are read
+  if (warp::lane_id() == warp::size - 1) { sh.warp_total[0][w] = static_cast<unsigned>(below); }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    std::int64_t chunk_below = 0;
+    for (int v = 0; v < radix_policy::warps; ++v) { chunk_below += sh.warp_total[0][v]; }
+    a.chunk_count[t] = chunk_below;
+  }
+}
+
+/// Counts the digits of a task's chunk of the row into the warp's histogram `mine`, with one loop
+/// per kind of pass, so the element loop tests only what the pass needs.
+template <class T, class IndexT, class State>
+__device__ __forceinline__ void radix_row_digits(const radix_args<T, IndexT>& a,
+                                                 const radix_task& task, const radix_pass<T>& pass,
+                                                 const State& s, unsigned* mine)
+{
+  using traits = key_traits<T>;
+  using key_type = typename traits::key_type;
+  constexpr unsigned low = radix_policy::bins - 1;
+  const T* in = a.src.values + a.src.begin(task.row);
+  const int shift = pass.shift;
+  if (pass.key_pass && pass.first_digit) {
+    strided_batched(in, task.begin, task.end, [&](std::int64_t, T v) {
+      atomicAdd(&mine[static_cast<unsigned>(traits::to_key(v, a.largest) >> shift) & low], 1u);
+    });
+  } else if (pass.key_pass) {
+    const key_type prefix = s.key >> (shift + radix_policy::digit_bits);
+    strided_batched(in, task.begin, task.end, [&](std::int64_t, T v) {
+      const key_type key = traits::to_key(v, a.largest);
+      if ((key >> (shift + radix_policy::digit_bits)) == prefix) {
+        atomicAdd(&mine[static_cast<unsigned>(key >> shift) & low], 1u);
+      }
+    });
+  } else {
+    strided_batched(in, task.begin, task.end, [&](std::int64_t i, T v) {
+      unsigned digit;
+      if (pass.match(s, traits::to_key(v, a.largest), static_cast<std::uint64_t>(i), digit)) {
+        atomicAdd(&mine[digit], 1u);
+      }
+    });
+  }
+}
+
+/// Counts the digits of a task's slice of the row's candidate buffer into `mine`.
+template <class T, class IndexT, class State>
+__device__ __forceinline__ void radix_buffer_digits(const radix_args<T, IndexT>& a,
+                                                    const radix_task& slice,
+                                                    const radix_pass<T>& pass, const State& s,
+                                                    unsigned* mine)
+{
+  using key_type = typename key_traits<T>::key_type;
+  const key_type* keys = a.buffer_key + slice.row * a.capacity;
+  const std::uint64_t* pos = a.buffer_pos + slice.row * a.capacity;
+  strided_batched(keys, slice.begin, slice.end, [&](std::int64_t e, key_type key) {
+    unsigned digit;
+    // Positions are loaded only where a position digit is taken and the key matches.
+    const bool need_pos = !pass.key_pass && key == s.key;
+    if (pass.match(s, key, need_pos ? pos[e] : 0, digit)) { atomicAdd(&mine[digit], 1u); }
+  });
+}
+
+/// Digit histogram of one task: warp-private shared histograms, merged per block, one global
+/// atomic per non-empty bin. The task reads its chunk of the row, copies it (radix_copy_task), or
+/// reads its slice of the row's candidate buffer. Without Buffers, every row is read from the row
+/// (the multi-launch form, whose rows have no buffers), and the kernel goes without the registers
+/// of the other two.
+template <bool Buffers, class T, class IndexT>
+__device__ void radix_histogram_task(const radix_args<T, IndexT>& a, std::int64_t t, int pass_index,
+                                     radix_hist_shared& sh)
+{
+  using traits = key_traits<T>;
+  using key_type = typename traits::key_type;
+  radix_task task = radix_task_of(a, t);
+  const radix_row_state<key_type> s = a.state[task.row];
+  if (s.done) { return; }  // uniform over the block
+  if (Buffers && s.source == radix_from_buffer) { task = radix_slice_of(a, task); }
+  if (task.begin >= task.end) {
+    if (Buffers && s.source == radix_copy && threadIdx.x == 0) { a.chunk_count[t] = 0; }
+    return;
+  }
   for (int b = threadIdx.x; b < radix_policy::warps * radix_policy::bins; b += blockDim.x) {
-    (&warp_hist[0][0])[b] = 0;
+    (&sh.warp_hist[0][0])[b] = 0;
   }
   __syncthreads();
-  unsigned* mine = warp_hist[threadIdx.x / warp::size];
-  const radix_layout& l = a.layout;
-  const bool key_pass = pass < l.key_digits;
-  const int shift = key_pass ? traits::bits - radix_policy::digit_bits * (pass + 1)
-                             : radix_policy::digit_bits * (l.key_digits + l.pos_digits - pass - 1);
-  const bool first_digit = pass == 0 || pass == l.key_digits;
-  strided_batched(in, task.begin, task.end, [&](std::int64_t i, T v) {
-    const key_type key = traits::to_key(v, a.largest);
-    bool match;
-    unsigned digit;
-    if (key_pass) {
-      match = first_digit || (key >> (shift + radix_policy::digit_bits)) ==
-                               (s.key >> (shift + radix_policy::digit_bits));
-      digit = static_cast<unsigned>(key >> shift) & (radix_policy::bins - 1);
+  unsigned* mine = sh.warp_hist[threadIdx.x / warp::size];
+  const radix_pass<T> pass(a.layout, pass_index);
+  if (!Buffers || s.source == radix_from_row) {
+    radix_row_digits(a, task, pass, s, mine);
+  } else if constexpr (Buffers) {
+    if (s.source == radix_from_buffer) {
+      radix_buffer_digits(a, task, pass, s, mine);
     } else {
-      const auto pos = static_cast<std::uint64_t>(i);
-      match = key == s.key && (first_digit || (pos >> (shift + radix_policy::digit_bits)) ==
-                                                (s.pos >> (shift + radix_policy::digit_bits)));
-      digit = static_cast<unsigned>(pos >> shift) & (radix_policy::bins - 1);
+      radix_copy_task(a, t, task, pass, s, sh);
     }
-    if (match) { atomicAdd(&mine[digit], 1u); }
-  });
+  }
   __syncthreads();
   for (int b = threadIdx.x; b < radix_policy::bins; b += blockDim.x) {
     unsigned total = 0;
 #pragma unroll
-    for (int w = 0; w < radix_policy::warps; ++w) { total += warp_hist[w][b]; }
+    for (int w = 0; w < radix_policy::warps; ++w) { total += sh.warp_hist[w][b]; }
     if (total != 0) { atomicAdd(&a.hist[task.row * radix_policy::bins + b], total); }
   }
-  __syncthreads();  // warp_hist is reused by the block's next task
+  __syncthreads();  // the shared memory is reused by the block's next task
 }
 
 /// One warp fixes the next digit of one row from its histogram (and clears the histogram).
@@ -252,6 +486,14 @@ __device__ void radix_pick_row(const radix_args<T, IndexT>& a, std::int64_t row,
     }
   }
   if (s.done) { atomicAdd(a.pending, ~0ull); }  // minus one
+  // The write buffer: after a copy pass, read the buffer; once the elements still in play fit it,
+  // copy them in the next pass.
+  if (s.source == radix_copy) {
+    s.source = radix_from_buffer;
+  } else if (s.source == radix_from_row && !s.done && pass + 1 < l.key_digits + l.pos_digits &&
+             count <= static_cast<unsigned long long>(a.capacity)) {
+    s.source = radix_copy;
+  }
   a.state[row] = s;
 }
 
@@ -262,13 +504,32 @@ __device__ __forceinline__ bool radix_selected(const radix_row_state<Key>& s, Ke
   return key < s.key || (key == s.key && pos <= s.pos);
 }
 
-template <class T, class IndexT, class Reduce>
+template <bool Buffers, class T, class IndexT, class Reduce>
 __device__ void radix_count_task(const radix_args<T, IndexT>& a, std::int64_t t,
                                  typename Reduce::TempStorage& tmp)
 {
   using traits = key_traits<T>;
   const radix_task task = radix_task_of(a, t);
   const auto s = a.state[task.row];
+  if (Buffers && s.source == radix_from_buffer) {
+    // The copy pass stored the chunk counts of the elements ranked before the candidates; add
+    // each selected candidate to its chunk's count.
+    const radix_task slice = radix_slice_of(a, task);
+    const auto* keys = a.buffer_key + task.row * a.capacity;
+    const std::uint64_t* pos = a.buffer_pos + task.row * a.capacity;
+    auto* counts =
+      reinterpret_cast<unsigned long long*>(a.chunk_count + task.row * a.layout.chunks);
+    for (std::int64_t e = slice.begin + threadIdx.x; e < slice.end; e += blockDim.x) {
+      const auto key = keys[e];
+      if (key <= s.key) {
+        const std::uint64_t p = pos[e];
+        if (radix_selected(s, key, p)) {
+          atomicAdd(&counts[static_cast<std::int64_t>(p) / a.layout.chunk], 1ull);
+        }
+      }
+    }
+    return;  // uniform over the block; tmp was not used
+  }
   const T* in = a.src.values + a.src.begin(task.row);
   std::int64_t c = 0;
   strided_batched(in, task.begin, task.end, [&](std::int64_t i, T v) {
@@ -353,11 +614,11 @@ __global__ void radix_init_kernel(radix_args<T, IndexT> a)
 }
 
 template <class T, class IndexT>
-__global__ void __launch_bounds__(radix_policy::block_threads)
+__global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::streaming_blocks)
   radix_histogram_kernel(radix_args<T, IndexT> a, int pass)
 {
-  __shared__ unsigned warp_hist[radix_policy::warps][radix_policy::bins];
-  radix_histogram_task(a, radix_task_of(a, blockIdx.x), pass, warp_hist);
+  __shared__ radix_hist_shared shared;
+  radix_histogram_task<false>(a, blockIdx.x, pass, shared);
 }
 
 template <class T, class IndexT>
@@ -373,7 +634,7 @@ __global__ void __launch_bounds__(radix_policy::block_threads) radix_count_kerne
 {
   using reduce = cub::BlockReduce<std::int64_t, radix_policy::block_threads>;
   __shared__ typename reduce::TempStorage tmp;
-  radix_count_task<T, IndexT, reduce>(a, blockIdx.x, tmp);
+  radix_count_task<false, T, IndexT, reduce>(a, blockIdx.x, tmp);
 }
 
 template <class T, class IndexT>
@@ -394,13 +655,13 @@ __global__ void __launch_bounds__(radix_policy::block_threads) radix_write_kerne
 /// as every row is done. One launch instead of two per digit keeps small batches (a few long
 /// rows) from being dominated by launch latency.
 template <class T, class IndexT>
-__global__ void __launch_bounds__(radix_policy::block_threads)
+__global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::persistent_blocks)
   radix_select_kernel(radix_args<T, IndexT> a)
 {
   using reduce = cub::BlockReduce<std::int64_t, radix_policy::block_threads>;
   using scan = cub::BlockScan<int, radix_policy::block_threads>;
   __shared__ union {
-    unsigned warp_hist[radix_policy::warps][radix_policy::bins];
+    radix_hist_shared hist;
     typename reduce::TempStorage reduce;
     struct {
       typename reduce::TempStorage reduce;
@@ -418,7 +679,7 @@ __global__ void __launch_bounds__(radix_policy::block_threads)
   for (int pass = 0; pass < a.layout.key_digits + a.layout.pos_digits; ++pass) {
     if (*static_cast<volatile unsigned long long*>(a.pending) == 0) { break; }  // same for all
     for (std::int64_t t = blockIdx.x; t < tasks; t += gridDim.x) {
-      radix_histogram_task(a, radix_task_of(a, t), pass, shared.warp_hist);
+      radix_histogram_task<true>(a, t, pass, shared.hist);
     }
     grid.sync();
     for (std::int64_t row = my_warp; row < a.src.rows; row += warps_in_grid) {
@@ -427,7 +688,7 @@ __global__ void __launch_bounds__(radix_policy::block_threads)
     grid.sync();
   }
   for (std::int64_t t = blockIdx.x; t < tasks; t += gridDim.x) {
-    radix_count_task<T, IndexT, reduce>(a, t, shared.reduce);
+    radix_count_task<true, T, IndexT, reduce>(a, t, shared.reduce);
   }
   grid.sync();
   for (std::int64_t t = blockIdx.x; t < tasks; t += gridDim.x) {

@@ -199,13 +199,32 @@ void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T,
   detail::expects(src.rows <= std::numeric_limits<std::int64_t>::max() / layout.chunks,
                   "select_k(cuda_resources): too many rows");
   const std::int64_t tasks = src.rows * layout.chunks;
+  // The copy pass counts a chunk's elements in int.
+  detail::expects(layout.chunk <= std::numeric_limits<int>::max(),
+                  "select_k(cuda_resources): rows too long for the radix chunking");
+  // All tasks in one co-resident wave: the persistent form (one cooperative launch; grid
+  // barriers need it), else one kernel per phase and digit.
+  int resident = 0;
+  SPIRA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    &resident, radix_select_kernel<T, IndexT>, radix_policy::block_threads, 0));
+  const bool persistent = tasks <= std::int64_t(resident) * sms;
+  // Candidate buffers, for the persistent form only: 1/buffer_share of the longest row each,
+  // within the budget. In the multi-launch form (batches of short rows) the copy pass and its
+  // kernels cost more than the re-reads they save (docs/selection.md).
+  constexpr std::int64_t entry_bytes = sizeof(key_type) + sizeof(std::uint64_t);
+  std::int64_t capacity = (longest + radix_policy::buffer_share - 1) / radix_policy::buffer_share;
+  capacity = std::min(capacity, radix_policy::buffer_budget / entry_bytes / src.rows);
+  if (!persistent || capacity < radix_policy::min_buffer) { capacity = 0; }
 
   workspace ws;
   const auto state = ws.reserve<radix_row_state<key_type>>(src.rows, "the radix row states");
-  // Zeroed: the rows' histograms, then the count of rows not yet done.
-  const std::int64_t counter_count = src.rows * radix_policy::bins + 1;
+  // Zeroed: the rows' histograms, the count of rows not yet done, the rows' buffer fills.
+  const std::int64_t counter_count = src.rows * radix_policy::bins + 1 + src.rows;
   const auto counters = ws.reserve<unsigned long long>(counter_count, "the radix histograms");
   const auto chunk_count = ws.reserve<std::int64_t>(tasks, "the radix chunk counts");
+  const auto buffer_key = ws.reserve<key_type>(src.rows * capacity, "the radix candidate keys");
+  const auto buffer_pos =
+    ws.reserve<std::uint64_t>(src.rows * capacity, "the radix candidate positions");
   ws.allocate(res, "select_k radix workspace");
   detail::fill_zero_bytes(ws[counters], memory_space::device,
                           counter_count * sizeof(unsigned long long), res);
@@ -217,13 +236,12 @@ void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T,
                              ws[state],
                              ws[counters],
                              ws[chunk_count],
-                             ws[counters] + src.rows * radix_policy::bins};
-  int resident = 0;
-  SPIRA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-    &resident, radix_select_kernel<T, IndexT>, radix_policy::block_threads, 0));
-  const std::int64_t wave = std::int64_t(resident) * sms;
-  if (tasks <= wave) {
-    // All tasks fit in one co-resident wave: one cooperative launch (grid barriers need it).
+                             ws[counters] + src.rows * radix_policy::bins,
+                             ws[buffer_key],
+                             ws[buffer_pos],
+                             ws[counters] + src.rows * radix_policy::bins + 1,
+                             capacity};
+  if (persistent) {
     void* params[] = {&args};
     SPIRA_CUDA_TRY(cudaLaunchCooperativeKernel(
       reinterpret_cast<void*>(radix_select_kernel<T, IndexT>), dim3(static_cast<unsigned>(tasks)),

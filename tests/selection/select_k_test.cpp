@@ -173,7 +173,7 @@ TYPED_TEST(select_k_test, long_rows)
     if (::testing::Test::HasFatalFailure()) { return; }
   }
   // Rows too long for the radix cluster form whose starts are not 16-byte aligned (row r starts
-  // at element 140,001 r): the multi-pass form's padded 16-byte loads and its candidate buffers.
+  // at element 140,001 r): the multi-pass form and its candidate buffers.
   const std::int64_t odd = 140001;
   const auto c = uniform_values<float>(3 * odd, -1.0, 1.0, 9);
   for (std::int64_t k : {7, 2000, 90000}) {
@@ -250,6 +250,32 @@ TYPED_TEST(select_k_test, many_rows)
   const auto in = special_rows<float>("zipf", rows, n, 77);
   for (std::int64_t k : {1, 32, 299}) {
     check_all<float, std::int32_t>(res, in, rows, n, k, "many rows");
+    if (::testing::Test::HasFatalFailure()) { return; }
+  }
+}
+
+TYPED_TEST(select_k_test, many_rows_beyond_one_wave)
+{
+  // On CUDA: more rows than the radix cluster form takes and more tasks than one co-resident
+  // wave, so the multi-pass form runs one kernel per phase and digit, every digit pass read from
+  // the rows (each kind of pass has its own loop: first key digit, later key digits, position
+  // digits for the ties).
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::int64_t rows = 1100;
+  const std::int64_t n = 2100;
+  for (const std::string kind : {"clustered", "few_distinct", "all_equal", "mostly_inf"}) {
+    const auto f = special_rows<float>(kind, rows, n, 21);
+    for (std::int64_t k : {1, 33, 1024}) {
+      check_all<float, std::int32_t>(res, f, rows, n, k, "many rows " + kind);
+      if (::testing::Test::HasFatalFailure()) { return; }
+    }
+  }
+  const auto u = uniform_values<float>(rows * n, -1.0, 1.0, 22);
+  const auto d = uniform_values<double>(rows * n, -1.0, 1.0, 23);
+  for (std::int64_t k : {std::int64_t{1}, std::int64_t{33}, std::int64_t{1024}, n - 1}) {
+    check_all<float, std::int32_t>(res, u, rows, n, k, "many rows uniform");
+    check_all<double, std::int64_t>(res, d, rows, n, k, "many rows uniform");
     if (::testing::Test::HasFatalFailure()) { return; }
   }
 }
@@ -554,9 +580,9 @@ TYPED_TEST(select_k_test, ragged_csr_long_rows)
 
 TYPED_TEST(select_k_test, ragged_csr_rows_beyond_the_cluster_form)
 {
-  // On CUDA: the multi-pass radix form on rows that start anywhere (16-byte loads padded on the
-  // left), with so many ties that the k-th key's copies move to the candidate buffers and the
-  // position digits are decided there, the buffers taking turns.
+  // On CUDA: the multi-pass radix form (one cooperative launch) on rows that start anywhere, with
+  // so many ties that the k-th key's copies move to the candidate buffers and the position digits
+  // are decided there.
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
   check_ragged_long<float>(res, {3, 150001, 0, 200003, 7}, {1, 50, 70000});
