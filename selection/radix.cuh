@@ -59,9 +59,9 @@ struct radix_policy {
   /// all phases.
   static constexpr int streaming_blocks = 8;
   static constexpr int persistent_blocks = 4;
-  /// RadiK's write buffer: once the elements still in play (those matching the row's prefix) are
-  /// at most 1/buffer_share of the row, the next pass copies them to the row's candidate buffer
-  /// and later passes read only that (see radix_copy_task).
+  /// RadiK's write buffer: every row's candidate buffer holds 1/buffer_share of the longest row;
+  /// once a row's elements still in play (those matching its prefix) fit, the next pass copies
+  /// them there and later passes read only that (see radix_copy_task).
   static constexpr std::int64_t buffer_share = 16;
   /// All rows' candidate buffers together take at most this many bytes.
   static constexpr std::int64_t buffer_budget = std::int64_t(1) << 30;
