@@ -14,14 +14,16 @@
 //     smallest and largest key. The row's extremes (one cluster exchange) give the common prefix
 //     of all keys: those bits are skipped, so the digit passes start at the highest bit in which
 //     the keys differ (adaptive to narrow value ranges; an all-equal row needs no pass at all).
-//  2. Digit passes, 8 bits at a time from the top of the differing bits: each block counts the
-//     keys that match the prefix fixed so far into a shared histogram (a warp whose keys all fall
-//     in one bin adds them with one atomic, so peaked inputs do not serialise on one address), the
-//     cluster barrier publishes it, and every block sums the cluster's histograms bin by bin and
-//     picks the bin holding the k-th key. The second pass also copies the keys that still match
-//     into a candidate buffer, and later passes scan only that buffer (the flush-efficient write
-//     buffer of RadiK, in shared memory). A row is finished as soon as the chosen bin holds exactly
-//     the elements still needed, or when the last bit is fixed.
+//  2. Digit passes, a digit at a time (8 or 11 bits, radix_cluster_policy::digit_bits) from the
+//     top of the differing bits: each block counts the keys that match the prefix fixed so far
+//     into a shared histogram (a warp whose keys all fall in one bin adds them with one atomic,
+//     so peaked inputs do not serialise on one address), the cluster barrier publishes it, and
+//     every block sums the cluster's histograms bin by bin and picks the bin holding the k-th
+//     key. The second pass also copies the keys that still match into a candidate buffer when
+//     the block's share of them fits (1/8 of its chunk), and later passes scan only that buffer
+//     (the flush-efficient write buffer of RadiK, in shared memory); a block whose share does not
+//     fit keeps scanning its chunk. A row is finished as soon as the chosen bin holds exactly the
+//     elements still needed, or when the last bit is fixed.
 //  3. Result: a threshold key K and a count R: the row's selection is every key < K plus the
 //     first R keys == K in position order (the tie rule). Each warp ranks its elements with
 //     ballots, a block scan ranks the warps' tiles in position order, and one more cluster
@@ -46,22 +48,38 @@ namespace spira::selection {
 
 /// Tuning of the cluster radix kernel.
 struct radix_cluster_policy {
-  static constexpr int block_threads = 1024;
-  static constexpr int warps = block_threads / warp::size;
+  /// Block sizes: a batch whose clusters all fit the device at once with one block of
+  /// wide_threads per multiprocessor runs so (more warps per row: the passes are bound by the
+  /// latency of each warp's walk over its keys); a larger batch runs two blocks of
+  /// narrow_threads per multiprocessor. A block takes 64 registers per thread either way, so a
+  /// wide block fills a register file: with clusters of 8, which stay within one GPC, only 15
+  /// rows of 131,072 fit the H200 at once in wide blocks, and the 16th ran as a second wave.
+  static constexpr int wide_threads = 1024;
+  static constexpr int narrow_threads = 512;
+  static constexpr int min_blocks(int threads) { return threads == narrow_threads ? 2 : 1; }
   /// Blocks per cluster at most: the portable cluster size, schedulable on every sm_90 part.
   static constexpr int max_cluster = 8;
-  static constexpr int digit_bits = 8;
-  static constexpr int bins = 1 << digit_bits;
-  /// Shared memory for one block's keys; the candidate buffer takes as much again.
+  /// Digit width by block size. Narrow blocks take 11-bit digits: a uniform float row of
+  /// 131,072 usually finishes in two passes instead of three, and each pass costs a cluster
+  /// barrier and a histogram exchange. Wide blocks take 8-bit digits: with up to 15 rows at once
+  /// the exchange of 2,048 bins (every block reads every other block's histogram) cost more than
+  /// the pass it saves (4 to 15 rows of 131,072 took 11-14% longer on the H200).
+  static constexpr int digit_bits(int threads) { return threads == narrow_threads ? 11 : 8; }
+  /// Shared memory for one block's keys.
   static constexpr int key_bytes = 64 * 1024;
   /// Elements one block holds.
   template <class Key>
   static constexpr int capacity = key_bytes / static_cast<int>(sizeof(Key));
+  /// The candidate buffer holds 1/cand_share of the block's chunk. A block whose keys matching
+  /// the first digit do not fit keeps scanning its whole chunk in the later passes (peaked or
+  /// clustered rows); with a buffer as large as the chunk two blocks would not fit in shared
+  /// memory.
+  static constexpr int cand_share = 8;
   /// Dynamic shared memory per block at most: keys and candidates (the launcher sizes it for the
   /// longest chunk).
-  static constexpr int dynamic_smem = 2 * key_bytes;
-  /// The cluster form is taken while its blocks (one resident per multiprocessor) fill at most
-  /// this many waves. Beyond, the multi-pass form, which packs short rows densely, is faster: on
+  static constexpr int dynamic_smem = key_bytes + key_bytes / cand_share;
+  /// The cluster form is taken while the batch has at most this many blocks per multiprocessor.
+  /// Beyond, the multi-pass form, which packs short rows densely, is faster: on
   /// the H200 (radix forced; bench/results/select_k-2026-11-21.json without the cluster form,
   /// -v2.json with it for every batch) 16,384 rows of 256 to 2,048 took 1.4-2.2x longer in the
   /// cluster form, while 1,024 x 2,048 (8 waves) and 16 or 64 rows of 131,072 took 15-56% less.
@@ -94,23 +112,32 @@ __device__ __forceinline__ void atomic_bound(Key* p, Key v)
 
 }  // namespace detail_cluster
 
-/// One cluster per row; gridDim.x = rows x cluster size. A block's chunk holds at most
-/// `chunk_capacity` elements (a multiple of block_threads, at most capacity<key_type>; the launcher
-/// checks), and the dynamic shared memory holds 2 x chunk_capacity keys.
-template <class T, class IndexT>
-__global__ void __launch_bounds__(radix_cluster_policy::block_threads)
+/// One cluster per row; gridDim.x = rows x cluster size, blockDim.x = Threads (wide_threads or
+/// narrow_threads). A block's chunk holds at most `chunk_capacity` elements (a multiple of
+/// Threads, at most capacity<key_type>; the launcher checks), and the dynamic shared memory holds
+/// chunk_capacity + cand_capacity keys.
+template <class T, class IndexT, int Threads>
+__global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Threads))
   radix_cluster_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
-                       bool largest, int chunk_capacity)
+                       bool largest, int chunk_capacity, int cand_capacity)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   using traits = key_traits<T>;
   using key_type = typename traits::key_type;
   using policy = radix_cluster_policy;
-  constexpr int threads = policy::block_threads;
+  constexpr int threads = Threads;
+  constexpr int warps = threads / warp::size;
   constexpr int cap = policy::template capacity<key_type>;
   constexpr int items = cap / threads;
-  constexpr int tiles = items * policy::warps;  // (item, warp) tiles of 32 positions
+  constexpr int tiles = items * warps;  // (item, warp) tiles of 32 positions
+  constexpr int digit_bits = policy::digit_bits(threads);
+  constexpr int bins = 1 << digit_bits;
+  // Thread t < slots merges and scans bins [t * per_thread, (t + 1) * per_thread), as one vector.
+  constexpr int per_thread = bins >= threads ? bins / threads : 1;
+  constexpr int slots = bins / per_thread;
+  using bins_vec = std::conditional_t<per_thread == 4, uint4, unsigned>;
+  static_assert(per_thread == 4 || per_thread == 1);
   constexpr int word_bits = static_cast<int>(sizeof(key_type)) * 8;
   static_assert(cap % threads == 0 && tiles <= threads);
   static_assert(cap < (1 << 16), "per-block counts are packed in 16 bits");
@@ -119,8 +146,8 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   extern __shared__ __align__(16) unsigned char radix_cluster_smem[];
   key_type* keys = reinterpret_cast<key_type*>(radix_cluster_smem);
   key_type* cand = keys + chunk_capacity;
-  __shared__ unsigned hist[2][policy::bins];  // this block's counts, one buffer per pass parity
-  __shared__ unsigned merged[policy::bins];   // the cluster's counts
+  // This block's counts, one buffer per pass parity.
+  __shared__ bins_vec hist_vec[2][slots];
   __shared__ unsigned tile_rank[tiles];       // packed (== K) << 16 | (< K), then their prefixes
   __shared__ typename block_scan::TempStorage scan_tmp;
   __shared__ key_type block_lo, block_hi, row_lo, row_hi;
@@ -157,7 +184,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
   // In groups of load_group elements per thread, every load of a group issued before the first
   // is used (positions past the chunk re-read its last element): a thread keeps load_group loads
   // in flight instead of one per memory latency.
-  constexpr int load_group = items < 8 ? items : 8;
+  constexpr int load_group = items < 16 ? items : 16;
   static_assert(items % load_group == 0);
   if (len > 0) {  // uniform over the block
 #pragma unroll
@@ -219,13 +246,15 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
       int top = 64 - __clzll(static_cast<unsigned long long>(lo ^ hi));  // bit width of lo ^ hi
       key_type prefix = top >= word_bits ? key_type(0) : key_type((lo >> top) << top);
       std::int64_t remaining = k;
+      bool buffered = false;  // this block's later passes scan the candidate buffer
       for (int pass = 0;; ++pass) {
-        const int shift = top > policy::digit_bits ? top - policy::digit_bits : 0;
+        const int shift = top > digit_bits ? top - digit_bits : 0;
         const unsigned digit_mask = (1u << (top - shift)) - 1u;
-        unsigned* h = hist[pass & 1];
-        // hist[pass & 1] was last read by the other blocks in pass - 2, which they finished
+        bins_vec* hv = hist_vec[pass & 1];
+        unsigned* h = reinterpret_cast<unsigned*>(hv);
+        // hist_vec[pass & 1] was last read by the other blocks in pass - 2, which they finished
         // before the cluster barrier of pass - 1.
-        if (tid < policy::bins) { h[tid] = 0; }
+        if (tid < slots) { hv[tid] = bins_vec{}; }
         if (tid == 0 && pass == 1) { cand_count = 0; }
         __syncthreads();
         if (pass == 0) {  // every key shares the common prefix
@@ -234,68 +263,73 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
             if (j >= used) { break; }
             const int i = j * threads + tid;
             const key_type key = i < len ? keys[i] : key_type(0);
-            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask,
-                                        i < len);
+            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, i < len);
           }
-        } else if (pass == 1) {  // the survivors of the first digit go to the candidate buffer
+        } else if (pass == 1 || !buffered) {
+          // The second pass copies the survivors of the first digit to the candidate buffer if
+          // this block's share of them (its own count of the chosen first digit) fits.
+          const bool copy =
+            pass == 1 && reinterpret_cast<const unsigned*>(hist_vec[0])[pick_digit] <=
+                           static_cast<unsigned>(cand_capacity);
 #pragma unroll
           for (int j = 0; j < items; ++j) {
             if (j >= used) { break; }
             const int i = j * threads + tid;
             const key_type key = i < len ? keys[i] : key_type(0);
             const bool match = i < len && (key >> top) == (prefix >> top);
-            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask,
-                                        match);
-            const unsigned m = __ballot_sync(warp::full_mask, match);
-            unsigned base = 0;
-            if (lane == 0 && m != 0) { base = atomicAdd(&cand_count, __popc(m)); }
-            base = __shfl_sync(warp::full_mask, base, 0);
-            if (match) { cand[base + __popc(m & warp::lanes_below())] = key; }
+            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, match);
+            if (copy) {  // uniform over the block
+              const unsigned m = __ballot_sync(warp::full_mask, match);
+              unsigned base = 0;
+              if (lane == 0 && m != 0) { base = atomicAdd(&cand_count, __popc(m)); }
+              base = __shfl_sync(warp::full_mask, base, 0);
+              if (match) { cand[base + __popc(m & warp::lanes_below())] = key; }
+            }
           }
+          buffered = copy;
         } else {
           const int count = static_cast<int>(cand_count);
           for (int b = 0; b < count; b += threads) {
             const int i = b + tid;
             const key_type key = i < count ? cand[i] : key_type(0);
             const bool match = i < count && (key >> top) == (prefix >> top);
-            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask,
-                                        match);
+            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, match);
           }
         }
         __syncthreads();
         cluster.sync();
-        if (tid < policy::bins) {
-          unsigned total = 0;
-          for (unsigned r = 0; r < csize; ++r) { total += cluster.map_shared_rank(h, r)[tid]; }
-          merged[tid] = total;
-        }
-        __syncthreads();
-        if (warp_id == 0) {
-          // The bin where the running count first reaches `remaining`.
-          constexpr int per_lane = policy::bins / warp::size;
-          unsigned c[per_lane];
-          unsigned lane_total = 0;
+        {
+          // Thread t sums its bins over the cluster (all remote loads in flight at once), a
+          // block scan ranks the threads' sums, and the thread whose bins hold the running count
+          // `remaining` picks the digit.
+          unsigned c[per_thread] = {};
 #pragma unroll
-          for (int j = 0; j < per_lane; ++j) {
-            c[j] = merged[lane * per_lane + j];
-            lane_total += c[j];
-          }
-          unsigned below = warp::inclusive_sum(lane_total) - lane_total;
-          const auto want = static_cast<unsigned>(remaining);
-          int digit = -1;
-          unsigned count = 0;
+          for (int r = 0; r < policy::max_cluster; ++r) {
+            if (r < static_cast<int>(csize) && tid < slots) {
+              const bins_vec v = cluster.map_shared_rank(hv, r)[tid];
+              const auto* w = reinterpret_cast<const unsigned*>(&v);
 #pragma unroll
-          for (int j = 0; j < per_lane; ++j) {
-            if (digit < 0 && below + c[j] >= want) {
-              digit = lane * per_lane + j;
-              count = c[j];
-            } else if (digit < 0) {
-              below += c[j];
+              for (int q = 0; q < per_thread; ++q) { c[q] += w[q]; }
             }
           }
-          const unsigned owner = __ballot_sync(warp::full_mask, digit >= 0 && below < want);
-          const int from = __ffs(owner) - 1;
-          if (lane == from) {
+          unsigned mine = 0;
+#pragma unroll
+          for (int q = 0; q < per_thread; ++q) { mine += c[q]; }
+          unsigned below = 0;
+          block_scan(scan_tmp).ExclusiveSum(mine, below);
+          const auto want = static_cast<unsigned>(remaining);
+          if (below < want && below + mine >= want) {
+            int digit = -1;
+            unsigned count = 0;
+#pragma unroll
+            for (int q = 0; q < per_thread; ++q) {
+              if (digit < 0 && below + c[q] >= want) {
+                digit = tid * per_thread + q;
+                count = c[q];
+              } else if (digit < 0) {
+                below += c[q];
+              }
+            }
             pick_digit = digit;
             pick_below = below;
             pick_count = count;
@@ -329,17 +363,17 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
     const unsigned less = __ballot_sync(warp::full_mask, i < len && key < K);
     const unsigned eq = __ballot_sync(warp::full_mask, i < len && key == K);
     if (lane == 0) {
-      tile_rank[j * policy::warps + warp_id] = (unsigned(__popc(eq)) << 16) | unsigned(__popc(less));
+      tile_rank[j * warps + warp_id] = (unsigned(__popc(eq)) << 16) | unsigned(__popc(less));
     }
   }
   __syncthreads();
   {
     // Tiles in (item, warp) order are in position order: position j * threads + warp * 32 + lane.
-    const unsigned v = tid < used * policy::warps ? tile_rank[tid] : 0u;
+    const unsigned v = tid < used * warps ? tile_rank[tid] : 0u;
     unsigned exclusive = 0;
     unsigned total = 0;
     block_scan(scan_tmp).ExclusiveSum(v, exclusive, total);
-    if (tid < used * policy::warps) { tile_rank[tid] = exclusive; }
+    if (tid < used * warps) { tile_rank[tid] = exclusive; }
     if (tid == 0) { block_total = total; }
   }
   __syncthreads();
@@ -367,7 +401,7 @@ __global__ void __launch_bounds__(radix_cluster_policy::block_threads)
     const unsigned less = __ballot_sync(warp::full_mask, is_less);
     const unsigned eq = __ballot_sync(warp::full_mask, is_eq);
     if (is_less || is_eq) {
-      const unsigned tile = tile_rank[j * policy::warps + warp_id];
+      const unsigned tile = tile_rank[j * warps + warp_id];
       const std::int64_t less_rank = before_less + (tile & 0xffffu) + __popc(less & below_me);
       const std::int64_t eq_rank = before_eq + (tile >> 16) + __popc(eq & below_me);
       if (is_less || eq_rank < R) {

@@ -90,19 +90,20 @@ void run_binary_search(const cuda_resources& res, row_source<T, IndexT> src,
 
 // ---- radix ---------------------------------------------------------------------------------------
 
-/// Whether radix_cluster_kernel<T, IndexT> can run on `device`: a device and a binary of sm_90 or
-/// newer, and a cluster of the largest size schedulable with the kernel's shared memory. Checked
-/// once per device and instantiation (the attribute it sets is per device).
-template <class T, class IndexT>
-bool radix_cluster_usable(int device, cudaStream_t stream)
+/// Clusters of radix_cluster_policy::max_cluster blocks of radix_cluster_kernel<T, IndexT,
+/// Threads> that can run at once on `device`, at the kernel's largest shared memory size; zero
+/// where the kernel cannot run (a device or a binary older than sm_90). Asked once per device and
+/// instantiation (the attribute it sets is per device).
+template <class T, class IndexT, int Threads>
+int radix_cluster_room(int device, cudaStream_t stream)
 {
   constexpr int max_devices = 64;
-  static std::atomic<signed char> known[max_devices];  // 0: not checked, 1: usable, -1: not
-  if (device < 0 || device >= max_devices) { return false; }
-  const signed char seen = known[device].load(std::memory_order_acquire);
-  if (seen != 0) { return seen > 0; }
-  const auto kernel = radix_cluster_kernel<T, IndexT>;
-  bool usable = false;
+  static std::atomic<int> known[max_devices];  // the room + 1; 0: not asked yet
+  if (device < 0 || device >= max_devices) { return 0; }
+  const int seen = known[device].load(std::memory_order_acquire);
+  if (seen != 0) { return seen - 1; }
+  const auto kernel = radix_cluster_kernel<T, IndexT, Threads>;
+  int clusters = 0;
   int major = 0;
   SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   cudaFuncAttributes attr{};
@@ -114,7 +115,7 @@ bool radix_cluster_usable(int device, cudaStream_t stream)
                                         radix_cluster_policy::dynamic_smem));
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(radix_cluster_policy::max_cluster);
-    cfg.blockDim = dim3(radix_cluster_policy::block_threads);
+    cfg.blockDim = dim3(Threads);
     cfg.dynamicSmemBytes = radix_cluster_policy::dynamic_smem;
     cfg.stream = stream;
     cudaLaunchAttribute cluster{};
@@ -124,12 +125,39 @@ bool radix_cluster_usable(int device, cudaStream_t stream)
     cluster.val.clusterDim.z = 1;
     cfg.attrs = &cluster;
     cfg.numAttrs = 1;
-    int clusters = 0;
     SPIRA_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
-    usable = clusters > 0;
   }
-  known[device].store(usable ? 1 : -1, std::memory_order_release);
-  return usable;
+  known[device].store(clusters + 1, std::memory_order_release);
+  return clusters;
+}
+
+/// Launches radix_cluster_kernel<T, IndexT, Threads> with clusters of `csize` blocks.
+template <class T, class IndexT, int Threads>
+void launch_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
+                          row_sink<T, IndexT> dst, const problem& p, int csize)
+{
+  using key_type = typename key_traits<T>::key_type;
+  // Shared memory for the longest chunk only.
+  const std::int64_t chunk = (p.max_length + csize - 1) / csize;
+  const int chunk_capacity =
+    static_cast<int>(std::max<std::int64_t>(1, (chunk + Threads - 1) / Threads)) * Threads;
+  const int cand_capacity = chunk_capacity / radix_cluster_policy::cand_share;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(src.rows * csize));
+  cfg.blockDim = dim3(Threads);
+  cfg.dynamicSmemBytes =
+    static_cast<std::size_t>(chunk_capacity + cand_capacity) * sizeof(key_type);
+  cfg.stream = stream_of(res);
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(csize);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  cfg.attrs = &cluster;
+  cfg.numAttrs = 1;
+  SPIRA_CUDA_TRY(cudaLaunchKernelEx(&cfg, radix_cluster_kernel<T, IndexT, Threads>, src, dst,
+                                    p.k, p.largest, chunk_capacity, cand_capacity));
+  SPIRA_CHECK_LAUNCH();
 }
 
 /// The cluster form (selection/radix_cluster.cuh) for rows that fit a cluster's shared memory:
@@ -139,36 +167,27 @@ bool run_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
                        row_sink<T, IndexT> dst, const problem& p)
 {
   using key_type = typename key_traits<T>::key_type;
-  constexpr std::int64_t cap = radix_cluster_policy::capacity<key_type>;
+  using policy = radix_cluster_policy;
+  constexpr std::int64_t cap = policy::capacity<key_type>;
   if (p.max_length > radix_cluster_max_length<T>() || src.rows == 0) { return false; }
   const int csize = static_cast<int>(std::max<std::int64_t>(1, (p.max_length + cap - 1) / cap));
   if (src.rows > std::numeric_limits<int>::max() / csize) { return false; }
   int sms = 0;
   SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, res.device));
-  if (src.rows * csize > std::int64_t(sms) * radix_cluster_policy::max_waves) { return false; }
-  // Shared memory for the longest chunk only. (A block of 1024 threads at 64 registers takes a
-  // whole register file, so this does not add blocks per multiprocessor; it only asks less.)
-  constexpr int threads = radix_cluster_policy::block_threads;
-  const std::int64_t chunk = (p.max_length + csize - 1) / csize;
-  const int chunk_capacity =
-    static_cast<int>(std::max<std::int64_t>(1, (chunk + threads - 1) / threads)) * threads;
-  if (!radix_cluster_usable<T, IndexT>(res.device, stream_of(res))) { return false; }
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(src.rows * csize));
-  cfg.blockDim = dim3(radix_cluster_policy::block_threads);
-  cfg.dynamicSmemBytes = 2 * static_cast<std::size_t>(chunk_capacity) * sizeof(key_type);
-  cfg.stream = stream_of(res);
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = static_cast<unsigned>(csize);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  cfg.attrs = &cluster;
-  cfg.numAttrs = 1;
-  SPIRA_CUDA_TRY(
-    cudaLaunchKernelEx(&cfg, radix_cluster_kernel<T, IndexT>, src, dst, p.k, p.largest,
-                       chunk_capacity));
-  SPIRA_CHECK_LAUNCH();
+  if (src.rows * csize > std::int64_t(sms) * policy::max_waves) { return false; }
+  const cudaStream_t stream = stream_of(res);
+  constexpr int wide = policy::wide_threads;
+  constexpr int narrow = policy::narrow_threads;
+  const int wide_room = radix_cluster_room<T, IndexT, wide>(res.device, stream);
+  if (wide_room == 0) { return false; }
+  // Wide blocks while the whole batch fits at once in them (clusters of max_cluster blocks hold
+  // max_cluster / csize rows' worth of blocks each).
+  if (src.rows * csize <= std::int64_t(wide_room) * policy::max_cluster) {
+    launch_radix_cluster<T, IndexT, wide>(res, src, dst, p, csize);
+  } else {
+    if (radix_cluster_room<T, IndexT, narrow>(res.device, stream) == 0) { return false; }
+    launch_radix_cluster<T, IndexT, narrow>(res, src, dst, p, csize);
+  }
   return true;
 }
 
