@@ -1,28 +1,35 @@
 // spira selection: the binary_search algorithm (RTop-K, warp per row).
 //
-// One warp owns one row and keeps it in registers as order-preserving keys (selection/keys.hpp),
-// lane l holding positions l, l + 32, l + 64, ... . The result of the search is a threshold
-// (t_lo, t_hi, t_pos): the row takes every key < t_lo and every key in [t_lo, t_hi] at a position
-// <= t_pos. Every outcome below is one such threshold, so one write phase serves them all.
+// One warp owns one row and keeps it in registers as order-preserving keys (selection/keys.hpp).
+// Slots: lane l holds, in its group g, the four consecutive slots 128 g + 4 l ... 128 g + 4 l + 3,
+// so that a group is one 16-byte load per lane (binary_search_detail::vec, span). Slot q holds
+// position q - off, where off is how far the row starts past a vector boundary (on-demand offset
+// padding: the row is read from the boundary below it); off = 0 and element loads for a row that
+// would then overflow the warp or whose boundary lies before the value array. The `off` leading
+// slots and the slots past the row end hold the worst key and are never taken. The result of the
+// search is a threshold (t_lo, t_hi, t_q): the row takes every key < t_lo and every key in
+// [t_lo, t_hi] at a slot <= t_q. Every outcome below is one such threshold, so one write phase
+// serves them all.
 //
 // Exact search (max_iter <= 0). Bisecting the row's key range [min, max] takes ~12 to 20 steps
 // on real data, each counting all n / 32 keys of a lane. Instead the search first narrows the
 // range with a warp-private shared-memory histogram:
 //  1. Histogram pass: every key in [lo, hi] adds one to bin (key - lo) >> shift, the shift chosen
 //     so that the range fills at most `bins` bins (256, or 1024 for rows over 1024). A warp scan
-//     over the bins finds the bin holding the k-th key. If that bin ends exactly at the k-th key
-//     the threshold is "key <= end of the bin" (done); otherwise [lo, hi] becomes the bin, and
-//     passes repeat while it holds more than binary_search_policy::bisect_from keys.
+//     over the lanes' bin totals, then one over the owner lane's bins, finds the bin holding the
+//     k-th key. If that bin ends exactly at the k-th key the threshold is "key <= end of the bin"
+//     (done); otherwise [lo, hi] becomes the bin, and passes repeat while it holds more than
+//     binary_search_policy::bisect_from keys.
 //  2. Bisection (RTop-K's Algorithm 1) on the narrowed range: each step counts the keys <= mid
 //     (per-lane count, one warp reduction) and keeps the half holding the k-th key, with the early
 //     exit as soon as a midpoint splits the row into exactly k and n - k elements. It starts a few
 //     steps from the answer, since the range holds at most a few keys.
 //  3. Borderline handling (the tie rule): when the range converges to one key K, the row takes
-//     every key < K and the first k - count(< K) keys equal to K by position, i.e. t_pos is the
-//     position of the last of them, found by ballot ranks.
+//     every key < K and the first k - count(< K) keys equal to K by position, i.e. t_q is the
+//     slot of the last of them, found by ballot ranks.
 // On random and real data one pass leaves a handful of keys, so a row costs about four passes over
 // its registers (load, histogram, a few bisection steps, write) instead of one per step.
-// Every per-element step is branch-free (selects, an out-of-range histogram word instead of a
+// Per-element steps are selects, not branches (an out-of-range histogram word instead of a
 // predicated atomic), and the row's loads are all issued before the first is used.
 //
 // Early stop (max_iter > 0, RTop-K's Algorithm 2): plain bisection from [min, max] for at most
@@ -30,8 +37,9 @@
 // step), then the row takes every key < lo and fills up from [lo, hi] by position: approximate,
 // but the same bytes as the host backend.
 //
-// Output positions come from ballots in position order, so the unsorted output lists the
-// selected elements by increasing index without any atomics.
+// Output ranks come from ballots in slot (= position) order, so the unsorted output lists the
+// selected elements by increasing index without any atomics; they are staged in shared memory and
+// written with coalesced stores.
 #pragma once
 
 #include "selection/keys.hpp"
@@ -39,6 +47,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace spira::selection {
 
@@ -54,11 +63,12 @@ struct binary_search_policy {
   static constexpr int bins_for(int items) { return items >= 32 ? 1024 : 256; }
   /// Resident blocks per multiprocessor the register allocation must allow, by 32-bit key words
   /// per lane (keys per lane x key size / 4): without a bound the compiler spends registers on
-  /// hoisting, and a row of 512 held 95 registers (a third of the possible occupancy).
+  /// hoisting, and a row of 512 held 95 registers (a third of the possible occupancy). With the
+  /// staged write, 10 and 8 blocks (48 and 64 registers) spilled for 8 and 16 words.
   static constexpr int min_blocks_for(int key_words)
   {
-    return key_words <= 8    ? 10
-           : key_words <= 16 ? 8
+    return key_words <= 8    ? 9
+           : key_words <= 16 ? 7
            : key_words <= 24 ? 5
            : key_words <= 32 ? 4
            : key_words <= 64 ? 2
@@ -72,6 +82,30 @@ struct binary_search_policy {
 
 namespace binary_search_detail {
 
+/// Consecutive slots a lane holds in one group, and slots per group.
+inline constexpr int vec = 4;
+inline constexpr int span = vec * warp::size;
+
+/// The vec elements a lane loads at once: one 16-byte load of float, two of double, one 8-byte
+/// load of half.
+template <class T>
+struct alignas(sizeof(T) * vec < 16 ? sizeof(T) * vec : 16) vec_of {
+  T v[vec];
+};
+
+/// The vec elements at slots q .. q + vec - 1 of a lane (p points at slot q): one vector load when
+/// `vectors` (the slots start on a vector boundary) and every slot holds a row element (slots
+/// [off, end)), else element by element, T{} for the slots outside the row.
+template <class T>
+__device__ __forceinline__ vec_of<T> load_slots(const T* p, int q, int off, int end, bool vectors)
+{
+  if (vectors && q + vec <= end) { return *reinterpret_cast<const vec_of<T>*>(p); }
+  vec_of<T> c;
+#pragma unroll
+  for (int e = 0; e < vec; ++e) { c.v[e] = q + e >= off && q + e < end ? p[e] : T{}; }
+  return c;
+}
+
 /// Number of significant bits of x (0 for x == 0).
 template <class Key>
 __device__ __forceinline__ int bit_width(Key x)
@@ -83,25 +117,64 @@ __device__ __forceinline__ int bit_width(Key x)
   }
 }
 
-/// Position of the need-th (1-based) valid key in [a, b], counting in position order; every lane
-/// gets the same answer. The caller guarantees that at least `need` such keys exist.
+/// Number of keys <= mid in the lane's registers. For 32-bit keys each comparison is the carry of a
+/// subtraction added in (two instructions a key instead of a compare and a select).
 template <int Items, class Key>
-__device__ __forceinline__ int nth_position(const Key (&key)[Items], int n, Key a, Key b, int need)
+__device__ __forceinline__ unsigned count_at_most(const Key (&key)[Items], Key mid)
+{
+  unsigned c = 0;
+  if constexpr (sizeof(Key) == 4) {
+#pragma unroll
+    for (int j = 0; j < Items; ++j) {
+      unsigned scratch;
+      asm("sub.cc.u32 %0, %2, %3;\n\taddc.u32 %1, %1, 0;"
+          : "=r"(scratch), "+r"(c)
+          : "r"(mid), "r"(key[j]));  // carry = no borrow = key <= mid
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < Items; ++j) { c += key[j] <= mid ? 1u : 0u; }
+  }
+  return c;
+}
+
+/// Slot of the need-th (1-based) key in [a, b], counting in slot order over the slots >= off (the
+/// leading padding slots hold the worst key, which can lie in [a, b]; the trailing ones come after
+/// every row element, so the need-th is found before them); every lane gets the same answer. The
+/// caller guarantees that at least `need` such keys exist.
+template <int Items, class Key>
+__device__ __forceinline__ int nth_slot(const Key (&key)[Items], int off, Key a, Key b, int need)
 {
   const int lane = warp::lane_id();
   const unsigned below_me = warp::lanes_below();
   const Key width = b - a;
   int seen = 0;
-  int found = n;
+  int found = -1;
 #pragma unroll
-  for (int j = 0; j < Items; ++j) {
-    const bool in = j * warp::size + lane < n && Key(key[j] - a) <= width;
-    const unsigned m = __ballot_sync(warp::full_mask, in);
-    if (found == n && seen + __popc(m) >= need) {  // uniform over the warp
-      const bool is_it = in && seen + __popc(m & below_me) + 1 == need;
-      found = j * warp::size + __ffs(__ballot_sync(warp::full_mask, is_it)) - 1;
+  for (int g = 0; g < Items / vec; ++g) {
+    bool in[vec];
+    unsigned m[vec];
+    int total = 0;
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      in[e] = Key(key[g * vec + e] - a) <= width && (g > 0 || vec * lane + e >= off);
+      m[e] = __ballot_sync(warp::full_mask, in[e]);
+      total += __popc(m[e]);
     }
-    seen += __popc(m);
+    if (found < 0 && seen + total >= need) {  // uniform over the warp
+      int rank = seen;  // keys of [a, b] in the slots before this lane's in the group
+#pragma unroll
+      for (int e = 0; e < vec; ++e) { rank += __popc(m[e] & below_me); }
+      int mine = -1;
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        rank += in[e] ? 1 : 0;
+        mine = in[e] && rank == need ? e : mine;
+      }
+      const int winner = __ffs(__ballot_sync(warp::full_mask, mine >= 0)) - 1;
+      found = g * span + vec * winner + __shfl_sync(warp::full_mask, mine, winner);
+    }
+    seen += total;
   }
   return found;
 }
@@ -109,12 +182,12 @@ __device__ __forceinline__ int nth_position(const Key (&key)[Items], int n, Key 
 /// Narrows [lo, hi], the key range holding the k-th key (keys < lo: `below` of them, below < k),
 /// with histogram passes over the row's registers, for the exact search. `hist` is the warp's
 /// zeroed histogram of Bins + 1 words (left zeroed; the extra word counts keys outside the range).
-/// Returns the number of keys left in [lo, hi], or -1 when a bin ends exactly at the k-th key;
-/// then [lo, hi] is left empty (lo = hi + 1) with every key <= hi selected, as after
-/// bisection_step's exact split.
+/// `pads` slots hold the padding key `worst`. Returns the number of keys left in [lo, hi], or -1
+/// when a bin ends exactly at the k-th key; then [lo, hi] is left empty (lo = hi + 1) with every
+/// key <= hi selected, as after bisection_step's exact split.
 template <int Items, int Bins, class Key>
-__device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], int n, int k,
-                                                    Key& lo, Key& hi, std::int64_t& below,
+__device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], Key worst, int pads,
+                                                    int k, Key& lo, Key& hi, int& below,
                                                     unsigned* hist)
 {
   constexpr int bins_per_lane = Bins / warp::size;
@@ -122,21 +195,24 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], int 
   constexpr int digit_bits = Bins == 1024 ? 10 : 8;
   static_assert((1 << digit_bits) == Bins);
   const int lane = warp::lane_id();
-  const int need = k - static_cast<int>(below);  // to take from [lo, hi]
+  const unsigned need = static_cast<unsigned>(k - below);  // to take from [lo, hi]
   const Key range = hi - lo;
   const int excess = bit_width(range) - digit_bits;
   const int shift = excess > 0 ? excess : 0;
 
-  // ---- histogram of [lo, hi]; keys outside it (and past the row end) count in hist[Bins] -----
+  // ---- histogram of [lo, hi]; keys outside it count in hist[Bins] ----------------------------
 #pragma unroll
   for (int j = 0; j < Items; ++j) {
     const Key d = key[j] - lo;
-    const bool in = (j * warp::size + lane < n) & (d <= range);
-    atomicAdd(&hist[in ? static_cast<unsigned>(d >> shift) : unsigned(Bins)], 1u);
+    atomicAdd(&hist[d <= range ? static_cast<unsigned>(d >> shift) : unsigned(Bins)], 1u);
   }
   __syncwarp();
+  if (hi == worst && pads > 0) {  // the padding slots counted in the range's last bin
+    if (lane == 0) { hist[range >> shift] -= static_cast<unsigned>(pads); }
+    __syncwarp();
+  }
 
-  // ---- the bin of the need-th key: lane l owns bins [l * bins_per_lane, ...) ------------------
+  // ---- the lane whose bins hold the need-th key: lane l owns bins [l * bins_per_lane, ...) ----
   uint4* mine = reinterpret_cast<uint4*>(hist) + lane * (bins_per_lane / 4);
   unsigned lane_total = 0;
 #pragma unroll
@@ -145,39 +221,33 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], int 
     lane_total += v.x + v.y + v.z + v.w;
   }
   const unsigned lane_incl = warp::inclusive_sum(lane_total);
-  const int owner = __ffs(__ballot_sync(warp::full_mask, lane_incl >= unsigned(need))) - 1;
-  // Every lane walks its bins again, zeroing them for the next pass; the owner lane's walk finds
-  // the first bin whose running count reaches `need`.
-  unsigned running = lane_incl - lane_total;
-  int q_found = 0;
-  unsigned before = 0;  // keys of [lo, hi] below the bin
-  unsigned in_bin = 0;
+  const int owner = __ffs(__ballot_sync(warp::full_mask, lane_incl >= need)) - 1;
+  const unsigned owner_before = __shfl_sync(warp::full_mask, lane_incl - lane_total, owner);
+
+  // ---- the bin among the owner's: lane b < bins_per_lane reads bin owner * bins_per_lane + b --
+  const unsigned count = lane < bins_per_lane ? hist[owner * bins_per_lane + lane] : 0u;
+  __syncwarp();  // every read above is done before the zeroing
 #pragma unroll
-  for (int q = 0; q < bins_per_lane / 4; ++q) {
-    const uint4 v = mine[q];
-    mine[q] = make_uint4(0u, 0u, 0u, 0u);
-    const unsigned c[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if (running < unsigned(need) && running + c[e] >= unsigned(need)) {
-        q_found = 4 * q + e;
-        before = running;
-        in_bin = c[e];
-      }
-      running += c[e];
-    }
-  }
+  for (int q = 0; q < bins_per_lane / 4; ++q) { mine[q] = make_uint4(0u, 0u, 0u, 0u); }
   if (lane == 0) { hist[Bins] = 0; }
-  const int bin = owner * bins_per_lane + __shfl_sync(warp::full_mask, q_found, owner);
-  before = __shfl_sync(warp::full_mask, before, owner);
-  in_bin = __shfl_sync(warp::full_mask, in_bin, owner);
+  unsigned incl = count;
+#pragma unroll
+  for (int d = 1; d < bins_per_lane; d *= 2) {
+    const unsigned o = __shfl_up_sync(warp::full_mask, incl, d, bins_per_lane);
+    incl += lane % bins_per_lane >= d ? o : 0u;
+  }
+  incl += owner_before;
+  const int b = __ffs(__ballot_sync(warp::full_mask, lane < bins_per_lane && incl >= need)) - 1;
+  const int bin = owner * bins_per_lane + b;
+  const unsigned in_bin = __shfl_sync(warp::full_mask, count, b);
+  const unsigned before = __shfl_sync(warp::full_mask, incl, b) - in_bin;  // keys of [lo, hi]
   __syncwarp();  // the zeroing above is complete before the next pass counts
 
   const Key bin_lo = lo + (Key(bin) << shift);
   const Key bin_mask = (Key(1) << shift) - 1;
   const Key bin_hi = Key(hi - bin_lo) > bin_mask ? Key(bin_lo + bin_mask) : hi;
-  below += before;
-  if (below + in_bin == std::int64_t(k)) {  // every key <= bin_hi; bin_hi < the row's max key
+  below += static_cast<int>(before);
+  if (below + static_cast<int>(in_bin) == k) {  // every key <= bin_hi; bin_hi < the row's max
     lo = bin_hi + 1;
     hi = bin_hi;
     below = k;
@@ -202,9 +272,17 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
 {
   using traits = key_traits<T>;
   using key_type = typename traits::key_type;
+  using binary_search_detail::span;
+  using binary_search_detail::vec;
   constexpr int warps = binary_search_policy::warps_per_block;
   constexpr int bins = binary_search_policy::bins_for(Items);
-  __shared__ alignas(16) unsigned hist_all[warps][bins + 4];  // + the out-of-range count
+  constexpr int groups = Items / vec;
+  static_assert(Items % vec == 0);
+  // Per warp: the histogram of the search (+ the out-of-range count), then the output stage.
+  constexpr int stage = span;  // entries: one group's slots
+  constexpr int stage_words = stage * int(sizeof(T) + sizeof(IndexT)) / 4;
+  constexpr int warp_words = bins + 4 > stage_words ? bins + 4 : stage_words;
+  __shared__ alignas(16) unsigned smem[warps][warp_words];
 
   const int w = static_cast<int>(threadIdx.x) / warp::size;
   const std::int64_t row = std::int64_t(blockIdx.x) * warps + w;
@@ -212,47 +290,72 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
   const int lane = warp::lane_id();
   const std::int64_t first = src.begin(row);
   const int n = static_cast<int>(src.length(row));
-  const T* in = src.values + first;
+
+  // ---- where the slots start: on-demand offset padding --------------------------------------
+  // Slot q holds position q - off. A row off elements past a vector boundary is read from that
+  // boundary when the boundary lies inside the value array and the padded row fits the warp;
+  // otherwise off = 0 and the loads are scalar.
+  using vec_type = binary_search_detail::vec_of<T>;
+  const int misaligned = static_cast<int>(
+    reinterpret_cast<std::uintptr_t>(src.values + first) % alignof(vec_type) / sizeof(T));
+  const bool vectors =
+    misaligned == 0 || (first >= misaligned && n + misaligned <= Items * warp::size);
+  const int off = vectors ? misaligned : 0;
+  const int end = off + n;  // slots [off, end) hold the row
+  const T* lane_in = src.values + (first - off) + vec * lane;  // slot g * span + vec * lane + e
+  const int lane_q = vec * lane;
 
   // ---- load: the row as keys, in registers --------------------------------------------------
-  // Every load is issued before the first is used (positions past the row end re-read its last
-  // element), so a warp has its whole row in flight at once instead of one load per latency.
+  // Every load is issued before the first is used, so a warp has its whole row in flight at once.
   key_type key[Items];
   key_type lo = traits::worst;
   key_type hi = 0;
-  if (n > 0) {  // uniform over the warp
+  {
     T raw[Items];
 #pragma unroll
-    for (int j = 0; j < Items; ++j) {
-      const int i = j * warp::size + lane;
-      raw[j] = in[i < n ? i : n - 1];
+    for (int g = 0; g < groups; ++g) {
+      const vec_type c = binary_search_detail::load_slots(lane_in + g * span, g * span + lane_q,
+                                                          off, end, vectors);
+#pragma unroll
+      for (int e = 0; e < vec; ++e) { raw[g * vec + e] = c.v[e]; }
     }
 #pragma unroll
-    for (int j = 0; j < Items; ++j) {
-      const int i = j * warp::size + lane;
-      key[j] = i < n ? traits::to_key(raw[j], largest) : traits::worst;
-      if (i < n) {
-        lo = key[j] < lo ? key[j] : lo;
-        hi = key[j] > hi ? key[j] : hi;
+    for (int g = 0; g < groups; ++g) {
+      if ((g + 1) * span <= end && (g > 0 || off == 0)) {  // uniform: every slot holds the row
+#pragma unroll
+        for (int e = 0; e < vec; ++e) {
+          const key_type x = traits::to_key(raw[g * vec + e], largest);
+          key[g * vec + e] = x;
+          lo = x < lo ? x : lo;
+          hi = x > hi ? x : hi;
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < vec; ++e) {
+          const int q = g * span + lane_q + e;
+          const bool valid = (g > 0 || q >= off) && q < end;
+          const key_type x = valid ? traits::to_key(raw[g * vec + e], largest) : traits::worst;
+          key[g * vec + e] = x;
+          lo = x < lo ? x : lo;
+          hi = valid && x > hi ? x : hi;
+        }
       }
     }
-  } else {
-#pragma unroll
-    for (int j = 0; j < Items; ++j) { key[j] = traits::worst; }
   }
 
-  // ---- the threshold: take keys < t_lo, and keys in [t_lo, t_hi] at positions <= t_pos -------
+  // ---- the threshold: take keys < t_lo, and keys in [t_lo, t_hi] at slots <= t_q -------------
   key_type t_lo = traits::worst;  // n <= k: every element
   key_type t_hi = traits::worst;
-  int t_pos = std::numeric_limits<int>::max();
+  int t_q = end - 1;
   if (n > k) {
+    const int kk = static_cast<int>(k);
     lo = warp::reduce_min(lo);
     hi = warp::reduce_max(hi);
-    std::int64_t below = 0;  // keys < lo
+    int below = 0;  // keys < lo
     bool found = false;
     if (max_iter <= 0) {
       // Exact: histogram passes while the range holds more than bisect_from keys, then bisection.
-      unsigned* hist = hist_all[w];
+      unsigned* hist = smem[w];
 #pragma unroll
       for (int q = 0; q < bins / warp::size / 4; ++q) {
         reinterpret_cast<uint4*>(hist)[lane * (bins / warp::size / 4) + q] =
@@ -263,67 +366,103 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
       int left = n;  // keys in [lo, hi]
       while (left > binary_search_policy::bisect_from && lo < hi) {
         left = binary_search_detail::narrow_by_histogram<Items, bins>(
-          key, n, static_cast<int>(k), lo, hi, below, hist);
+          key, traits::worst, Items * warp::size - n, kk, lo, hi, below, hist);
         found = left < 0;
       }
     }
     const int steps = max_iter > 0 ? max_iter : std::numeric_limits<int>::max();
     for (int it = 0; !found && lo < hi && it < steps; ++it) {
       const key_type mid = bisection_mid(lo, hi);
-      unsigned c = 0;
-#pragma unroll
-      for (int j = 0; j < Items; ++j) {
-        c += key[j] <= mid ? 1u : 0u;  // keys past the row end are worst > mid
-      }
-      c = __reduce_add_sync(warp::full_mask, c);
-      found = bisection_step(lo, hi, below, mid, std::int64_t(c), k);
+      // Padding slots hold the worst key, > mid.
+      const unsigned c =
+        __reduce_add_sync(warp::full_mask, binary_search_detail::count_at_most(key, mid));
+      found = bisection_step(lo, hi, below, mid, static_cast<int>(c), kk);
     }
     t_lo = lo;
     t_hi = hi;
+    t_q = -1;
     if (lo <= hi) {  // fill up from [lo, hi] by position (an exact split leaves lo > hi)
-      t_pos = binary_search_detail::nth_position(key, n, lo, hi, static_cast<int>(k - below));
+      t_q = binary_search_detail::nth_slot(key, off, lo, hi, kk - below);
     }
   }
 
   // ---- select and write, in position order ---------------------------------------------------
-  // In groups of 4 keys per lane: ranks from ballots, then the group's loads (all issued before
-  // the first is used), then its stores.
+  // Per group: ballots of the take flags give each taken slot its output rank; the taken elements
+  // are staged in shared memory in output order (values read again, a cache hit) and written out
+  // with coalesced stores when the next group could overflow the stage, and at the end.
   T* out_v = dst.values + row * dst.ld_values;
   IndexT* out_i = dst.indices + row * dst.ld_indices;
+  T* stage_v = reinterpret_cast<T*>(smem[w]);
+  IndexT* stage_i = reinterpret_cast<IndexT*>(stage_v + stage);
   const unsigned below_me = warp::lanes_below();
-  constexpr int group = 4;
-  static_assert(Items % group == 0);
-  int written = 0;
-#pragma unroll
-  for (int g = 0; g < Items; g += group) {
-    int pos[group];
-#pragma unroll
-    for (int j = 0; j < group; ++j) {
-      const int i = (g + j) * warp::size + lane;
-      // Non-short-circuit operators: selects, not branches.
-      const bool take = (i < n) & ((key[g + j] < t_lo) | ((key[g + j] <= t_hi) & (i <= t_pos)));
-      const unsigned take_mask = __ballot_sync(warp::full_mask, take);
-      pos[j] = take ? written + __popc(take_mask & below_me) : -1;
-      written += __popc(take_mask);
+  const int t_lane = t_q - lane_q;  // slot g * span + lane_q + e <= t_q iff g * span + e <= t_lane
+  int written = 0;  // elements stored to the output
+  int staged = 0;   // elements in the stage
+  const auto flush = [&] {
+    __syncwarp();  // the stage is complete
+    for (int t = lane; t < staged; t += warp::size) {
+      out_v[written + t] = stage_v[t];
+      out_i[written + t] = stage_i[t];
     }
-    T val[group];
-    IndexT idx[group];
+    written += staged;
+    staged = 0;
+    __syncwarp();  // the stage is read before it is filled again
+  };
+  // The take flags first, as bits (slot g * span + lane_q + e: bit g * vec + e), so that the keys
+  // are dead before the stores.
+  using take_bits = std::conditional_t<(Items > 32), std::uint64_t, unsigned>;
+  take_bits taken = 0;
 #pragma unroll
-    for (int j = 0; j < group; ++j) {
-      const int i = (g + j) * warp::size + lane;
-      if (pos[j] >= 0) {
-        val[j] = in[i];
-        idx[j] = src.index_at(first, i);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < group; ++j) {
-      if (pos[j] >= 0) {
-        out_v[pos[j]] = val[j];
-        out_i[pos[j]] = idx[j];
-      }
-    }
+  for (int j = 0; j < Items; ++j) {
+    const key_type x = key[j];
+    // Non-short-circuit operators: selects, not branches.
+    bool t = (x < t_lo) | ((x <= t_hi) & ((j / vec) * span + j % vec <= t_lane));
+    if (j < vec) { t &= lane_q + j >= off; }  // leading padding slots
+    taken |= take_bits(t) << j;
   }
+  __syncwarp();  // the search's last histogram reads are done before the stage is filled
+  const bool csr = src.col_idx != nullptr;
+  const IndexT* lane_idx = csr ? src.col_idx + (first - off) + vec * lane : nullptr;
+#pragma unroll
+  for (int g = 0; g < groups; ++g) {
+    // The group's values again and, for CSR rows, the indices of its taken slots: loads first, so
+    // that the ranking below hides their latency.
+    const vec_type v = binary_search_detail::load_slots(lane_in + g * span, g * span + lane_q,
+                                                        off, end, vectors);
+    bool take[vec];
+    IndexT idx[vec];
+#pragma unroll
+    for (int e = 0; e < vec; ++e) { take[e] = (taken >> (g * vec + e)) & 1u; }
+    if (csr) {  // uniform over the warp
+#pragma unroll
+      for (int e = 0; e < vec; ++e) { idx[e] = take[e] ? lane_idx[g * span + e] : IndexT{0}; }
+    } else {
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        idx[e] = static_cast<IndexT>(static_cast<unsigned>(g * span + lane_q + e - off));
+      }
+    }
+    int rank = 0;   // taken slots of the lanes below this one
+    int count = 0;  // taken slots of the group
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      const unsigned m = __ballot_sync(warp::full_mask, take[e]);
+      rank += __popc(m & below_me);
+      count += __popc(m);
+    }
+    if (staged + count > stage) { flush(); }  // uniform over the warp
+    rank += staged;
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      if (take[e]) {
+        stage_v[rank] = v.v[e];
+        stage_i[rank] = idx[e];
+      }
+      rank += take[e] ? 1 : 0;
+    }
+    staged += count;
+  }
+  flush();
   // ---- pad rows shorter than k ---------------------------------------------------------------
   const T pad = traits::padding(largest);
   for (std::int64_t pos = written + lane; pos < k; pos += warp::size) {

@@ -127,9 +127,9 @@ SPIRA_HD constexpr Key bisection_mid(Key lo, Key hi)
   return lo + (hi - lo) / 2;
 }
 
-template <class Key>
-SPIRA_HD constexpr bool bisection_step(Key& lo, Key& hi, std::int64_t& below, Key mid,
-                                       std::int64_t at_most_mid, std::int64_t k)
+template <class Key, class Count>
+SPIRA_HD constexpr bool bisection_step(Key& lo, Key& hi, Count& below, Key mid, Count at_most_mid,
+                                       Count k)
 {
   if (at_most_mid == k) {
     lo = mid + 1;

@@ -508,9 +508,11 @@ TYPED_TEST(select_k_test, ragged_csr_rows)
 /// Ragged rows around the radix cluster form's block capacity (16,384 keys of 32 bits, 8,192 of 64):
 /// rows shorter than the cluster (empty trailing blocks), chunks of unequal length, empty rows, and
 /// k larger than some rows (padding), with NaN, infinities, signed zeros and many ties.
+/// `shift` > 0 reads the matrix from value and column arrays that start `shift` elements into their
+/// allocations (so that no row starts where the allocation's alignment says).
 template <class V, class Resources>
 void check_ragged_long(const Resources& res, const std::vector<std::int64_t>& degrees,
-                       const std::vector<std::int64_t>& ks)
+                       const std::vector<std::int64_t>& ks, std::int64_t shift = 0)
 {
   using I = std::int32_t;
   const std::int64_t rows = static_cast<std::int64_t>(degrees.size());
@@ -537,6 +539,16 @@ void check_ragged_long(const Resources& res, const std::vector<std::int64_t>& de
   const auto h = make_csr<V, I>(host_resources{}, rows, cols, ptr, col, val);
   const auto hv = h.view();
   const auto d = csr_on(res, h);
+  auto view = d.view();
+  csr_matrix<V, I> shifted(res, rows, cols, h.nnz() + shift);
+  if (shift > 0) {
+    copy(shifted.col_idx() + shift, shifted.space(), h.col_idx(), memory_space::host, h.nnz(),
+         cuda_of(res));
+    copy(shifted.values() + shift, shifted.space(), h.values(), memory_space::host, h.nnz(),
+         cuda_of(res));
+    view.col_idx = shifted.col_idx() + shift;
+    view.values = shifted.values() + shift;
+  }
   for (std::int64_t k : ks) {
     for (auto order : {select_order::smallest, select_order::largest}) {
       for (bool sorted : {false, true}) {
@@ -544,7 +556,7 @@ void check_ragged_long(const Resources& res, const std::vector<std::int64_t>& de
           const select_params params{.algo = algo, .sorted = sorted};
           dense_matrix<V> v(res, rows, k);
           dense_matrix<I> i(res, rows, k);
-          select_k(res, d.view(), k, order, v.view(), i.view(), params);
+          select_k(res, view, k, order, v.view(), i.view(), params);
           const auto got_v = to_host_vector(v.storage());
           const auto got_i = to_host_vector(i.storage());
           for (std::int64_t r = 0; r < rows; ++r) {
@@ -554,7 +566,8 @@ void check_ragged_long(const Resources& res, const std::vector<std::int64_t>& de
             for (std::int64_t j = 0; j < k; ++j) {
               ASSERT_EQ(got_i[r * k + j], want.indices[j])
                 << type_name<V>() << " row " << r << " (" << degrees[r] << " elements) slot " << j
-                << " k=" << k << (sorted ? " sorted " : " unsorted ") << algo_name(algo);
+                << " k=" << k << (sorted ? " sorted " : " unsorted ") << algo_name(algo)
+                << " shift " << shift;
               ASSERT_TRUE(same_bits(got_v[r * k + j], want.values[j]))
                 << type_name<V>() << " row " << r << " slot " << j << " k=" << k;
             }
@@ -576,6 +589,25 @@ TYPED_TEST(select_k_test, ragged_csr_long_rows)
   if (::testing::Test::HasFatalFailure()) { return; }
   check_ragged_long<double>(res, {2, 0, 8193, 9, 60000, 8192, 20001, 1},
                             {1, 4, 9, 1000, 30000, 65000});
+}
+
+TYPED_TEST(select_k_test, ragged_csr_rows_at_every_alignment)
+{
+  // On CUDA (binary_search): rows that start between vector boundaries are read from the boundary
+  // below with padding slots, rows that would then overflow the warp fall back to element loads,
+  // and value arrays that start off a boundary; NaN, infinities, signed zeros and many ties.
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  for (std::int64_t shift : {0, 1, 3}) {
+    check_ragged_long<float>(res, {3, 256, 255, 256, 254, 256, 1, 128, 129, 0, 256, 2, 64},
+                             {1, 7, 32, 33, 128, 255, 300}, shift);
+    if (::testing::Test::HasFatalFailure()) { return; }
+    check_ragged_long<double>(res, {1, 255, 256, 127, 128, 3, 129}, {1, 31, 64, 200}, shift);
+    if (::testing::Test::HasFatalFailure()) { return; }
+    check_ragged_long<float>(res, {5, 2048, 2045, 1, 1500, 2047, 700}, {1, 100, 1024, 2048},
+                             shift);
+    if (::testing::Test::HasFatalFailure()) { return; }
+  }
 }
 
 TYPED_TEST(select_k_test, ragged_csr_rows_beyond_the_cluster_form)
