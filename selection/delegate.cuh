@@ -26,7 +26,8 @@
 //    elements of it (strided computing), dismissing a whole vector with one value comparison,
 //    and the runs of a sub-range merge by shuffles and shared memory (delegate_tile_kernel);
 //  * longer sub-ranges: a warp per sub-range, lanes reading consecutive 16-byte vectors with the
-//    next ones in flight, then a butterfly merge of the lanes' best lists (delegate_warp_kernel).
+//    next ones in flight, dismissing a vector with one value comparison against a bound the warp
+//    shares, then a butterfly merge of the lanes' best lists (delegate_warp_kernel).
 #pragma once
 
 #include "selection/dispatch.hpp"
@@ -62,8 +63,9 @@ struct delegate_policy {
   /// per block), longer ones by delegate_warp_kernel (a warp streaming each sub-range). Measured
   /// on the H200, n = 2^28 floats, construction alone (docs/selection.md, "delegate"): the tile
   /// kernel takes 0.53-0.58 ms for alpha = 32 to 512 where the previous lane- and warp-per-sub-
-  /// range kernels took 0.76-0.90 ms; the warp kernel takes 0.55, 0.39 and 0.28 ms for alpha =
-  /// 2048, 8192 and 65536 where the tile kernel takes 0.59, 0.60 and 0.41 ms.
+  /// range kernels took 0.76-0.90 ms; the warp kernel took 0.55, 0.39 and 0.28 ms for alpha =
+  /// 2048, 8192 and 65536 where the tile kernel takes 0.59, 0.60 and 0.41 ms (0.27 ms at 8192
+  /// since its warp-shared bound; the split was not measured again).
   static constexpr std::int64_t tile_max_subrange = 1024;
   /// 16-byte vectors in flight per lane in delegate_warp_kernel.
   static constexpr int vector_unroll = 4;
@@ -471,33 +473,55 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
     const std::int64_t vectors = (last - first) / V;
     const uint4* vin = reinterpret_cast<const uint4*>(in + first);
     constexpr std::int64_t stride = std::int64_t(warp::size) * U;
-    // Software pipelined: the next U vectors are in flight while the current ones are scanned.
-    uint4 cur[U];
-    uint4 nxt[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t j = u * warp::size + lane;
-      if (j < vectors) { cur[u] = vin[j]; }
-    }
-    for (std::int64_t b = 0; b < vectors; b += stride) {
+    using cmp = delegate_compare<T>;
+    using C = typename cmp::type;
+    // A vector is dismissed with one comparison of its best value against a bound that the whole
+    // warp shares: the best of the lanes' B-th kept keys (that lane holds B elements at least as
+    // good, so nothing worse can be among the sub-range's B best). A bound per lane would let
+    // some lane of the warp take the ranking path for most vectors, and the warp with it.
+    auto scan = [&](auto largest_tag) {
+      constexpr bool L = decltype(largest_tag)::value;
+      // Software pipelined: the next U vectors are in flight while the current ones are scanned.
+      uint4 cur[U];
+      uint4 nxt[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const std::int64_t j = b + stride + u * warp::size + lane;
-        if (j < vectors) { nxt[u] = vin[j]; }
+        const std::int64_t j = u * warp::size + lane;
+        if (j < vectors) { cur[u] = vin[j]; }
       }
+      for (std::int64_t b = 0; b < vectors; b += stride) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const std::int64_t j = b + u * warp::size + lane;
-        if (j < vectors) {
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t j = b + stride + u * warp::size + lane;
+          if (j < vectors) { nxt[u] = vin[j]; }
+        }
+        const auto bound = warp::reduce_min(best.key[B - 1]);
+        const bool open = bound >= traits::worst;  // the bound is empty or a NaN: all pass
+        const C worst_kept = open ? C{} : cmp::of_key(bound, L);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t j = b + u * warp::size + lane;
           const T* x = reinterpret_cast<const T*>(&cur[u]);
+          C m = cmp::of(x[0]);
 #pragma unroll
-          for (int c = 0; c < V; ++c) {
-            best.offer(traits::to_key(x[c], largest), first + j * V + c, x[c]);
+          for (int c = 1; c < V; ++c) {
+            m = L ? ::fmax(m, cmp::of(x[c])) : ::fmin(m, cmp::of(x[c]));  // a NaN is dropped
+          }
+          if (j < vectors && (open || (L ? m >= worst_kept : m <= worst_kept))) {
+#pragma unroll
+            for (int c = 0; c < V; ++c) {
+              best.offer(traits::to_key(x[c], L), first + j * V + c, x[c]);
+            }
           }
         }
-      }
 #pragma unroll
-      for (int u = 0; u < U; ++u) { cur[u] = nxt[u]; }
+        for (int u = 0; u < U; ++u) { cur[u] = nxt[u]; }
+      }
+    };
+    if (largest) {
+      scan(std::true_type{});
+    } else {
+      scan(std::false_type{});
     }
     tail = first + vectors * V;
   }

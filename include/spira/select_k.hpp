@@ -115,7 +115,7 @@ inline constexpr std::int64_t select_delegate_max_rows = 8;
 /// ...of at least this many elements...
 inline constexpr std::int64_t select_delegate_min_length = std::int64_t{1} << 24;
 /// ...when k <= length / select_delegate_min_length_per_k (see docs/selection.md, "auto").
-inline constexpr std::int64_t select_delegate_min_length_per_k = 64;
+inline constexpr std::int64_t select_delegate_min_length_per_k = 128;
 
 /// The algorithm select_algo::automatic runs on the CUDA backend for `rows` rows of at most
 /// `length` elements and a given k and value type. Thresholds: see docs/selection.md ("auto"),

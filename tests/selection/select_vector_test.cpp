@@ -335,8 +335,10 @@ TEST(select_vector, choose_select_algo_by_shape)
             radix);
   EXPECT_EQ(choose_select_algo(16, 131072, 50, select_dtype::f32), radix);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 22, 16, select_dtype::f32), radix);
-  EXPECT_EQ(choose_select_algo(4, std::int64_t{1} << 24, std::int64_t{1} << 18, select_dtype::f32),
+  EXPECT_EQ(choose_select_algo(4, std::int64_t{1} << 24, std::int64_t{1} << 17, select_dtype::f32),
             delegate);
+  EXPECT_EQ(choose_select_algo(4, std::int64_t{1} << 24, std::int64_t{1} << 18, select_dtype::f32),
+            radix);
   EXPECT_EQ(choose_select_algo(100000, std::int64_t{1} << 21, 16, select_dtype::f32), radix);
 }
 
