@@ -65,7 +65,7 @@ struct delegate_policy {
   /// kernel takes 0.53-0.58 ms for alpha = 32 to 512 where the previous lane- and warp-per-sub-
   /// range kernels took 0.76-0.90 ms; the warp kernel took 0.55, 0.39 and 0.28 ms for alpha =
   /// 2048, 8192 and 65536 where the tile kernel takes 0.59, 0.60 and 0.41 ms (0.27 ms at 8192
-  /// since its warp-shared bound; the split was not measured again).
+  /// since its warp-shared bound; end to end it is still 1.18-1.34x slower at 512, equal at 1024).
   static constexpr std::int64_t tile_max_subrange = 1024;
   /// 16-byte vectors in flight per lane in delegate_warp_kernel.
   static constexpr int vector_unroll = 4;
