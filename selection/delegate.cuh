@@ -258,6 +258,22 @@ struct delegate_compare<half> {
   }
 };
 
+/// The quick test of a 16-byte vector x of elements: whether its best value is at least as good as
+/// `worst_kept` (always when `open`, nothing kept to compare with). A NaN element drops out of the
+/// best value, so a vector of NaNs only passes when open.
+template <bool Largest, class T>
+__device__ __forceinline__ bool
+delegate_vector_passes(const T* x, bool open, typename delegate_compare<T>::type worst_kept)
+{
+  using cmp = delegate_compare<T>;
+  typename cmp::type m = cmp::of(x[0]);
+#pragma unroll
+  for (int c = 1; c < 16 / static_cast<int>(sizeof(T)); ++c) {
+    m = Largest ? ::fmax(m, cmp::of(x[c])) : ::fmin(m, cmp::of(x[c]));
+  }
+  return open || (Largest ? m >= worst_kept : m <= worst_kept);
+}
+
 /// Inserts e into the best list b (best first): carried down the list, swapping where it ranks
 /// first.
 template <class E, int B>
@@ -350,12 +366,7 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
       const int v = (j + rotate) & (vectors - 1);
       const uint4 q = reinterpret_cast<const uint4*>(values)[tid * vectors + v];
       const T* x = reinterpret_cast<const T*>(&q);
-      C m = cmp::of(x[0]);
-#pragma unroll
-      for (int c = 1; c < per_vector; ++c) {
-        m = L ? ::fmax(m, cmp::of(x[c])) : ::fmin(m, cmp::of(x[c]));  // a NaN is dropped
-      }
-      if (open || (L ? m >= worst_kept : m <= worst_kept)) {
+      if (delegate_vector_passes<L>(x, open, worst_kept)) {
 #pragma unroll
         for (int c = 0; c < per_vector; ++c) {
           const int o = v * per_vector + c;
@@ -502,12 +513,7 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
         for (int u = 0; u < U; ++u) {
           const std::int64_t j = b + u * warp::size + lane;
           const T* x = reinterpret_cast<const T*>(&cur[u]);
-          C m = cmp::of(x[0]);
-#pragma unroll
-          for (int c = 1; c < V; ++c) {
-            m = L ? ::fmax(m, cmp::of(x[c])) : ::fmin(m, cmp::of(x[c]));  // a NaN is dropped
-          }
-          if (j < vectors && (open || (L ? m >= worst_kept : m <= worst_kept))) {
+          if (j < vectors && delegate_vector_passes<L>(x, open, worst_kept)) {
 #pragma unroll
             for (int c = 0; c < V; ++c) {
               best.offer(traits::to_key(x[c], L), first + j * V + c, x[c]);
