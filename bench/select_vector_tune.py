@@ -3,6 +3,7 @@
 the sub-range length alpha (powers of two, 2^5 ... 2^16) for several (n, k), uniform input.
 
     python3 bench/select_vector_tune.py --bench BUILD/bench/select_vector_bench --out bench/results
+    python3 bench/select_vector_tune.py --from RESULTS.json --out DIR   (the analysis only)
 
 Model (Rule 4): T(alpha) = A + B / alpha + D * alpha, where B / alpha is the per-sub-range work
 (delegates written, first top-k) and D * alpha the candidate work (qualifying sub-ranges read again,
@@ -51,10 +52,15 @@ def fit(points):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True)
+    ap.add_argument("--bench")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--from", dest="from_json",
+                    help="analyse the sweep stored in this results file instead of measuring "
+                         "(writes <out>/<its name> with the analysis redone)")
     args = ap.parse_args()
+    if not args.from_json and not args.bench:
+        ap.error("--bench is required unless --from is given")
     ns = [1 << 24, 1 << 28] if args.quick else [1 << 24, 1 << 26, 1 << 28, 1 << 30]
     ks = [16, 256, 4096, 1 << 16, 1 << 18]
     alphas = [1 << e for e in range(5, 17)]
@@ -64,11 +70,19 @@ def main():
             for a in alphas:
                 if a < n:
                     lines.append("select %d %d delegate uniform %d" % (n, k, a))
-    proc = subprocess.run([args.bench], input="\n".join(lines) + "\n", capture_output=True,
-                          text=True)
-    sys.stderr.write(proc.stderr)
-    recs = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith("{")]
-    errors = [r for r in recs if r["kind"] == "error"]
+    if args.from_json:
+        with open(args.from_json) as f:
+            stored = json.load(f)
+        recs = [{"kind": "select", "n": c["n"], "k": c["k"], "subrange": p["alpha"], "ms": p["ms"]}
+                for c in stored["cases"] for p in c["times"]]
+        errors = stored["errors"]
+        ns = sorted({c["n"] for c in stored["cases"]})
+    else:
+        proc = subprocess.run([args.bench], input="\n".join(lines) + "\n", capture_output=True,
+                              text=True)
+        sys.stderr.write(proc.stderr)
+        recs = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith("{")]
+        errors = [r for r in recs if r["kind"] == "error"]
     cases = []
     for n in ns:
         for k in ks:
@@ -87,7 +101,9 @@ def main():
     C_model = math.exp(sum(math.log(c) for c in cs) / len(cs)) if cs else None
 
     def rule_alpha(C, n, k):
-        e = min(16, max(5, round(math.log2(max(1.0, math.sqrt(C * n / k))))))
+        # std::lround rounds halves away from zero (Python's round() to even would pick another
+        # power of two than the library whenever sqrt(C n / k) is an odd power of sqrt(2)).
+        e = min(16, max(5, math.floor(math.log2(max(1.0, math.sqrt(C * n / k))) + 0.5)))
         while e > 5 and 2 ** e > 2.0 * n / (4.0 * k):
             e -= 1
         return 2 ** e
@@ -113,13 +129,19 @@ def main():
         c["rule_alpha"] = a
         c["rule_ms"] = t
         c["rule_over_best"] = t / c["best_ms"] if t else None
-    device, _ = torch_device_and_version()
-    doc = {"date": datetime.date.today().isoformat(), "device": device, "dtype": "float32",
+    if args.from_json:
+        device, date = stored["device"], stored["date"]
+    else:
+        device, _ = torch_device_and_version()
+        date = datetime.date.today().isoformat()
+    doc = {"date": date, "device": device, "dtype": "float32",
            "dist": "uniform", "order": "largest", "beta": 2, "C": C, "C_interval": [good[0], good[-1]],
            "rule_over_best_geomean": best, "C_model": C_model, "cases": cases,
            "errors": errors}
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "select_vector-tune-%s.json" % doc["date"])
+    name = (os.path.basename(args.from_json) if args.from_json
+            else "select_vector-tune-%s.json" % doc["date"])
+    path = os.path.join(args.out, name)
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
     print("wrote", path)

@@ -66,6 +66,8 @@ struct delegate_policy {
   /// range kernels took 0.76-0.90 ms; the warp kernel took 0.55, 0.39 and 0.28 ms for alpha =
   /// 2048, 8192 and 65536 where the tile kernel takes 0.59, 0.60 and 0.41 ms (0.27 ms at 8192
   /// since its warp-shared bound; end to end it is still 1.18-1.34x slower at 512, equal at 1024).
+  /// The tile kernel's branch-free insertion came after these measurements and only made it
+  /// faster (0.45 ms at alpha = 512); longer sub-ranges on the tile kernel were not measured.
   static constexpr std::int64_t tile_max_subrange = 1024;
   /// 16-byte vectors in flight per lane in delegate_warp_kernel.
   static constexpr int vector_unroll = 4;
@@ -314,24 +316,58 @@ struct delegate_layout {
 
 // ---- delegate construction ----------------------------------------------------------------------
 
+/// A value whose key is the worst (a NaN): fills a construction tile past the row's end, where it
+/// ranks after every element of the row by (key, position).
+template <class T>
+__device__ __forceinline__ T delegate_pad()
+{
+  if constexpr (std::is_same_v<T, half>) {
+    return half::from_bits(0x7fff);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return __longlong_as_double(0x7fffffffffffffffll);
+  } else {
+    return __int_as_float(0x7fffffff);
+  }
+}
+
+/// The construction tile's key of v: equal to and ordered as key_traits<T>::to_key(v, Largest)'s
+/// (the same ties, the same order), in fewer instructions for float: a negative value's bits b map
+/// to -b = ~b + 1 instead of ~b, which gives -0 the key of +0 with no test of its own, and NaN is
+/// one float comparison (5 instructions against 8; every element of the row goes through it).
+template <bool Largest, class T>
+__device__ __forceinline__ typename key_traits<T>::key_type delegate_scan_key(T v)
+{
+  if constexpr (std::is_same_v<T, float>) {
+    const std::uint32_t b = __float_as_uint(v);
+    const auto m = static_cast<std::uint32_t>(static_cast<std::int32_t>(b) >> 31);
+    const std::uint32_t asc = (b ^ (m | 0x80000000u)) - m;  // b | sign if b >= 0, else -b
+    const std::uint32_t key = Largest ? ~asc : asc;
+    return v != v ? key_traits<float>::worst : key;
+  } else {
+    return key_traits<T>::to_key(v, Largest);
+  }
+}
+
 /// Sub-ranges of at most delegate_policy::tile_max_subrange elements (section 5.3 of the paper:
 /// coalesced loads to shared memory, strided computing). A block of delegate_policy::tile_threads
 /// threads loads a tile of tile<T> elements (whole sub-ranges) into shared memory with coalesced
 /// 16-byte loads (single elements when the row is not 16-byte aligned, and in the row's last
-/// tile); every thread then scans `run` consecutive elements of it (16-byte reads, rotated by lane
-/// so that a quarter-warp touches every bank once). A vector of elements is dismissed with one
-/// comparison of its best value against the thread's worst kept one; only vectors that pass are
-/// ranked by key into the thread's best list. A run never crosses a sub-range (run divides every
-/// alpha), so a sub-range's delegates merge the lists of alpha / run consecutive threads: shuffles
-/// within a warp, then shared memory across warps.
+/// tile, whose positions past the row hold delegate_pad). The `group` = alpha / run consecutive
+/// threads of a sub-range then read its 16-byte vectors round-robin (thread g: vectors g, g +
+/// group, ...; consecutive lanes read consecutive vectors, so from group = 8 on a quarter-warp
+/// touches every bank once), each thread seeing its `run` elements in increasing position. Every
+/// element goes through a branch-free insertion into the thread's best B keys: with positions
+/// increasing, a strict key comparison is the (key, position) order, and no thread of the warp
+/// waits on another's data-dependent branch (a quick test per vector, tried first, sent the warp
+/// down the insertion path for nearly every vector, some lane of 32 always passing). The lists of
+/// a sub-range merge by shuffles within a warp, then shared memory across warps.
 template <class T, class IndexT, bool Vector>
 __global__ void __launch_bounds__(delegate_policy::tile_threads)
   delegate_tile_kernel(const T* in, delegate_layout l, bool largest, T* d_val, IndexT* d_pos)
 {
   using traits = key_traits<T>;
-  using E = delegate_entry<typename traits::key_type>;
-  using cmp = delegate_compare<T>;
-  using C = typename cmp::type;
+  using key_type = typename traits::key_type;
+  using E = delegate_entry<key_type>;
   constexpr int B = delegate_policy::beta;
   constexpr int threads = delegate_policy::tile_threads;
   constexpr int warps = threads / warp::size;
@@ -339,10 +375,7 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
   constexpr int tile = delegate_policy::tile<T>;
   constexpr int per_vector = 16 / static_cast<int>(sizeof(T));
   constexpr int vectors = run / per_vector;  // 16-byte vectors of a thread's run
-  // Lanes whose runs start in the same 128-byte line of banks: they rotate together.
-  constexpr int run_words = run * static_cast<int>(sizeof(T)) / 4;
-  constexpr int same_line = run_words >= 32 ? 1 : 32 / run_words;
-  static_assert(run % per_vector == 0 && (vectors & (vectors - 1)) == 0);
+  static_assert(run % per_vector == 0 && run >= B);
   __shared__ __align__(16) T values[tile];
   __shared__ E warp_best[warps][B];
 
@@ -350,31 +383,40 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
   const int lane = warp::lane_id();
   const std::int64_t first = std::int64_t(blockIdx.x) * tile;
   const int limit = static_cast<int>(std::min<std::int64_t>(tile, l.n - first));
+  const int group = static_cast<int>(l.alpha / run);  // threads per sub-range (a power of two)
+  const int g = tid & (group - 1);                     // this thread's rank in its group
 
-  E best[B];
-  bool open = true;  // best[B - 1] is empty or a NaN: every element passes the quick test
-  C worst_kept{};    // the value of best[B - 1] otherwise
+  // This thread's best B keys, best first, and their run indices (j * per_vector + c for element
+  // c of its j-th vector).
+  key_type best_key[B];
+  int best_idx[B];
 #pragma unroll
-  for (int j = 0; j < B; ++j) { best[j] = E::empty(); }
-  // Scans this thread's run of the tile in shared memory: tile positions [tid * run, + run), at
-  // `base` in its sub-range, `limit` elements of the tile in the row.
-  auto scan = [&](auto largest_tag, unsigned base, int limit) {
+  for (int b = 0; b < B; ++b) {
+    best_key[b] = traits::worst;
+    best_idx[b] = 0;
+  }
+  auto scan = [&](auto largest_tag) {
     constexpr bool L = decltype(largest_tag)::value;
-    const int rotate = lane / same_line;
+    const uint4* vec = reinterpret_cast<const uint4*>(values) + (tid - g) * vectors + g;
 #pragma unroll
     for (int j = 0; j < vectors; ++j) {
-      const int v = (j + rotate) & (vectors - 1);
-      const uint4 q = reinterpret_cast<const uint4*>(values)[tid * vectors + v];
+      const uint4 q = vec[j * group];
       const T* x = reinterpret_cast<const T*>(&q);
-      if (delegate_vector_passes<L>(x, open, worst_kept)) {
 #pragma unroll
-        for (int c = 0; c < per_vector; ++c) {
-          const int o = v * per_vector + c;
-          const E e = E::make(traits::to_key(x[c], L), base + static_cast<unsigned>(o));
-          if (tid * run + o < limit && e < best[B - 1]) { delegate_insert(best, e); }
+      for (int c = 0; c < per_vector; ++c) {
+        const int idx = j * per_vector + c;  // a constant after unrolling
+        const key_type key = delegate_scan_key<L>(x[c]);
+        // before[b]: the key ranks before best[b] (always for the slots not yet filled).
+        bool before[B];
+#pragma unroll
+        for (int b = 0; b < B; ++b) { before[b] = b >= idx || key < best_key[b]; }
+#pragma unroll
+        for (int b = B - 1; b > 0; --b) {
+          best_key[b] = before[b - 1] ? best_key[b - 1] : before[b] ? key : best_key[b];
+          best_idx[b] = before[b - 1] ? best_idx[b - 1] : before[b] ? idx : best_idx[b];
         }
-        open = best[B - 1].key() >= traits::worst;
-        if (!open) { worst_kept = cmp::of_key(best[B - 1].key(), L); }
+        best_key[0] = before[0] ? key : best_key[0];
+        best_idx[0] = before[0] ? idx : best_idx[0];
       }
     }
   };
@@ -417,19 +459,26 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
 #pragma unroll 8
     for (int i = 0; i < run; ++i) {
       const int e = i * threads + tid;
-      if (e < limit) { values[e] = in[first + e]; }
+      values[e] = e < limit ? in[first + e] : delegate_pad<T>();
     }
   }
   __syncthreads();
-  const auto base = static_cast<unsigned>((first + tid * run) & (l.alpha - 1));
   if (largest) {
-    scan(std::true_type{}, base, limit);
+    scan(std::true_type{});
   } else {
-    scan(std::false_type{}, base, limit);
+    scan(std::false_type{});
+  }
+  // Run index -> offset in the sub-range: element c of the thread's j-th vector, the sub-range's
+  // vector j * group + g.
+  E best[B];
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    const int j = best_idx[b] / per_vector;
+    const int c = best_idx[b] % per_vector;
+    best[b] = E::make(best_key[b], static_cast<unsigned>((j * group + g) * per_vector + c));
   }
 
   // Merge the lists of each sub-range: `group` consecutive threads hold one.
-  const int group = static_cast<int>(l.alpha / run);
   const int in_warp = group < warp::size ? group : warp::size;
   for (int d = 1; d < in_warp; d *= 2) {
     E other[B];

@@ -264,8 +264,8 @@ TYPED_TEST(select_vector_test, every_subrange_length)
                            {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144},
                            {1, 100, 5000, 20000});
     if (::testing::Test::HasFatalFailure()) { return; }
-    check_subranges<float>(res, 300001, 1, {dist::uniform, dist::special}, {32, 512, 4096, 16384},
-                           {1, 5000});
+    check_subranges<float>(res, 300001, 1, {dist::uniform, dist::normal, dist::special},
+                           {32, 256, 512, 4096, 16384}, {1, 5000});
     if (::testing::Test::HasFatalFailure()) { return; }
     check_subranges<double>(res, 100003, 0, all, {32, 64, 2048, 8192, 16384}, {1, 77, 3000});
     if (::testing::Test::HasFatalFailure()) { return; }
