@@ -229,7 +229,7 @@ struct delegate_compare {
   __device__ __forceinline__ static float of_key(std::uint32_t key, bool largest)
   {
     const std::uint32_t asc = key ^ (largest ? ~0u : 0u);
-    return __uint_as_float(asc & 0x80000000u ? asc ^ 0x80000000u : ~asc);
+    return __uint_as_float(asc & 0x80000000u ? asc ^ 0x80000000u : 0u - asc);
   }
 };
 
@@ -330,24 +330,6 @@ __device__ __forceinline__ T delegate_pad()
   }
 }
 
-/// The construction tile's key of v: equal to and ordered as key_traits<T>::to_key(v, Largest)'s
-/// (the same ties, the same order), in fewer instructions for float: a negative value's bits b map
-/// to -b = ~b + 1 instead of ~b, which gives -0 the key of +0 with no test of its own, and NaN is
-/// one float comparison (5 instructions against 8; every element of the row goes through it).
-template <bool Largest, class T>
-__device__ __forceinline__ typename key_traits<T>::key_type delegate_scan_key(T v)
-{
-  if constexpr (std::is_same_v<T, float>) {
-    const std::uint32_t b = __float_as_uint(v);
-    const auto m = static_cast<std::uint32_t>(static_cast<std::int32_t>(b) >> 31);
-    const std::uint32_t asc = (b ^ (m | 0x80000000u)) - m;  // b | sign if b >= 0, else -b
-    const std::uint32_t key = Largest ? ~asc : asc;
-    return v != v ? key_traits<float>::worst : key;
-  } else {
-    return key_traits<T>::to_key(v, Largest);
-  }
-}
-
 /// Sub-ranges of at most delegate_policy::tile_max_subrange elements (section 5.3 of the paper:
 /// coalesced loads to shared memory, strided computing). A block of delegate_policy::tile_threads
 /// threads loads a tile of tile<T> elements (whole sub-ranges) into shared memory with coalesced
@@ -405,7 +387,7 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
 #pragma unroll
       for (int c = 0; c < per_vector; ++c) {
         const int idx = j * per_vector + c;  // a constant after unrolling
-        const key_type key = delegate_scan_key<L>(x[c]);
+        const key_type key = traits::to_key(x[c], L);
         // before[b]: the key ranks before best[b] (always for the slots not yet filled).
         bool before[B];
 #pragma unroll
