@@ -228,8 +228,7 @@ struct delegate_compare {
   /// The value of a key that is not the worst (a number's key; -0 comes back as +0).
   __device__ __forceinline__ static float of_key(std::uint32_t key, bool largest)
   {
-    const std::uint32_t asc = key ^ (largest ? ~0u : 0u);
-    return __uint_as_float(asc & 0x80000000u ? asc ^ 0x80000000u : 0u - asc);
+    return key_traits<float>::from_key(key, largest);
   }
 };
 
@@ -239,9 +238,7 @@ struct delegate_compare<double> {
   __device__ __forceinline__ static double of(double v) { return v; }
   __device__ __forceinline__ static double of_key(std::uint64_t key, bool largest)
   {
-    const std::uint64_t asc = key ^ (largest ? ~std::uint64_t{0} : std::uint64_t{0});
-    constexpr std::uint64_t sign = std::uint64_t{1} << 63;
-    return __longlong_as_double(static_cast<long long>(asc & sign ? asc ^ sign : ~asc));
+    return key_traits<double>::from_key(key, largest);
   }
 };
 
@@ -254,9 +251,7 @@ struct delegate_compare<half> {
   }
   __device__ __forceinline__ static float of_key(std::uint32_t key, bool largest)
   {
-    const std::uint32_t asc = (key ^ (largest ? 0xffffu : 0u)) & 0xffffu;
-    const auto b = static_cast<unsigned short>(asc & 0x8000u ? asc ^ 0x8000u : ~asc & 0xffffu);
-    return __half2float(__ushort_as_half(b));
+    return of(key_traits<half>::from_key(key, largest));
   }
 };
 

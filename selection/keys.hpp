@@ -5,7 +5,9 @@
 // direction: key(a) < key(b) iff a ranks before b. Laws the algorithms rely on:
 //  * -0.0 and +0.0 map to the same key (they are equal values);
 //  * every NaN maps to the all-ones key (the worst), which no number reaches;
-//  * the map depends only on the value bits, so a key can be recomputed from a selected value.
+//  * the map depends only on the value bits, so a key can be recomputed from a selected value;
+//  * from_key inverts it for every key but two: the key of zero (shared by -0 and +0) and the
+//    worst (shared by every NaN), for which exact_key is false and the value must be read back.
 // Ties between equal keys are broken by the position in the row (smaller first).
 #pragma once
 
@@ -35,6 +37,17 @@ struct key_traits<float> {
     const std::uint32_t key = asc ^ (0u - static_cast<std::uint32_t>(largest));
     return (b & 0x7fffffffu) > 0x7f800000u ? worst : key;
   }
+  /// The value of `key` (+0 for zero's key; meaningless for the worst).
+  SPIRA_HD static float from_key(key_type key, bool largest) noexcept
+  {
+    const std::uint32_t asc = key ^ (0u - static_cast<std::uint32_t>(largest));
+    return __builtin_bit_cast(float, asc & 0x80000000u ? asc ^ 0x80000000u : 0u - asc);
+  }
+  /// Whether from_key(key) is the only value with this key.
+  SPIRA_HD static bool exact_key(key_type key, bool largest) noexcept
+  {
+    return key != worst && key != (0x80000000u ^ (0u - static_cast<std::uint32_t>(largest)));
+  }
   SPIRA_HD static float padding(bool largest) noexcept
   {
     return __builtin_bit_cast(float, largest ? 0xff800000u : 0x7f800000u);
@@ -55,6 +68,18 @@ struct key_traits<double> {
     const std::uint64_t key = asc ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest));
     return (b & ~sign) > 0x7ff0000000000000ull ? worst : key;
   }
+  SPIRA_HD static double from_key(key_type key, bool largest) noexcept
+  {
+    constexpr std::uint64_t sign = std::uint64_t{1} << 63;
+    const std::uint64_t asc = key ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest));
+    return __builtin_bit_cast(double, asc & sign ? asc ^ sign : ~asc);
+  }
+  SPIRA_HD static bool exact_key(key_type key, bool largest) noexcept
+  {
+    constexpr std::uint64_t sign = std::uint64_t{1} << 63;
+    return key != worst &&
+           key != (sign ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest)));
+  }
   SPIRA_HD static double padding(bool largest) noexcept
   {
     return __builtin_bit_cast(double, largest ? 0xfff0000000000000ull : 0x7ff0000000000000ull);
@@ -74,6 +99,18 @@ struct key_traits<half> {
     const std::uint32_t asc = b ^ (((0u - (b >> 15)) & 0xffffu) | 0x8000u);
     const std::uint32_t key = asc ^ ((0u - static_cast<std::uint32_t>(largest)) & 0xffffu);
     return (b & 0x7fffu) > 0x7c00u ? worst : key;
+  }
+  SPIRA_HD static half from_key(key_type key, bool largest) noexcept
+  {
+    const std::uint32_t asc = (key ^ (0u - static_cast<std::uint32_t>(largest))) & 0xffffu;
+    half h;
+    h.bits = static_cast<std::uint16_t>(asc & 0x8000u ? asc ^ 0x8000u : ~asc & 0xffffu);
+    return h;
+  }
+  SPIRA_HD static bool exact_key(key_type key, bool largest) noexcept
+  {
+    const std::uint32_t zero = (0x8000u ^ (0u - static_cast<std::uint32_t>(largest))) & 0xffffu;
+    return key != worst && key != zero;
   }
   SPIRA_HD static half padding(bool largest) noexcept
   {

@@ -14,16 +14,13 @@
 //     smallest and largest key. The row's extremes (one cluster exchange) give the common prefix
 //     of all keys: those bits are skipped, so the digit passes start at the highest bit in which
 //     the keys differ (adaptive to narrow value ranges; an all-equal row needs no pass at all).
-//  2. Digit passes, a digit at a time (8 or 11 bits, radix_cluster_policy::digit_bits) from the
+//  2. Digit passes, a digit at a time (8 bits, radix_cluster_policy::digit_bits) from the
 //     top of the differing bits: each block counts the keys that match the prefix fixed so far
-//     into a shared histogram (a warp whose keys all fall in one bin adds them with one atomic,
-//     so peaked inputs do not serialise on one address), the cluster barrier publishes it, and
+//     into a shared histogram (one plain atomic per key: the H200 combines a warp's atomics on
+//     one address, so peaked inputs do not serialise), the cluster barrier publishes it, and
 //     every block sums the cluster's histograms bin by bin and picks the bin holding the k-th
-//     key. The second pass also copies the keys that still match into a candidate buffer when
-//     the block's share of them fits (1/8 of its chunk), and later passes scan only that buffer
-//     (the flush-efficient write buffer of RadiK, in shared memory); a block whose share does not
-//     fit keeps scanning its chunk. A row is finished as soon as the chosen bin holds exactly the
-//     elements still needed, or when the last bit is fixed.
+//     key. A row is finished as soon as the chosen bin holds exactly the elements still needed,
+//     or when the last bit is fixed.
 //  3. Result: a threshold key K and a count R: the row's selection is every key < K plus the
 //     first R keys == K in position order (the tie rule). Each warp ranks its elements with
 //     ballots, a block scan ranks the warps' tiles in position order, and one more cluster
@@ -32,7 +29,7 @@
 //
 // Histogram counts are integers, so their atomic accumulation is order independent: the output is
 // deterministic. Learned from RadiK (../shared/papers/003_11c2643dfc496ce3.txt: MSD radix select,
-// hierarchical counting, candidate buffer); the cluster form is specific to this implementation.
+// hierarchical counting); the cluster form is specific to this implementation.
 #pragma once
 
 #include "selection/keys.hpp"
@@ -59,25 +56,22 @@ struct radix_cluster_policy {
   static constexpr int min_blocks(int threads) { return threads == narrow_threads ? 2 : 1; }
   /// Blocks per cluster at most: the portable cluster size, schedulable on every sm_90 part.
   static constexpr int max_cluster = 8;
-  /// Digit width by block size. Narrow blocks take 11-bit digits: a uniform float row of
-  /// 131,072 usually finishes in two passes instead of three, and each pass costs a cluster
-  /// barrier and a histogram exchange. Wide blocks take 8-bit digits: with up to 15 rows at once
-  /// the exchange of 2,048 bins (every block reads every other block's histogram) cost more than
-  /// the pass it saves (4 to 15 rows of 131,072 took 11-14% longer on the H200).
-  static constexpr int digit_bits(int threads) { return threads == narrow_threads ? 11 : 8; }
+  /// Digit width. 11-bit digits finish a uniform float row of 131,072 in two passes instead of
+  /// three, but every block reads every other block's 2,048 bins per pass: with plain-atomic
+  /// counting they were as fast for 16 rows of 131,072 and 7% slower for 64
+  /// (bench/results/radix-cluster-counting-2026-11-22/; in 1,024-thread blocks they were 11-14%
+  /// slower before).
+  static constexpr int digit_bits = 8;
   /// Shared memory for one block's keys.
   static constexpr int key_bytes = 64 * 1024;
   /// Elements one block holds.
   template <class Key>
   static constexpr int capacity = key_bytes / static_cast<int>(sizeof(Key));
-  /// The candidate buffer holds 1/cand_share of the block's chunk. A block whose keys matching
-  /// the first digit do not fit keeps scanning its whole chunk in the later passes (peaked or
-  /// clustered rows); with a buffer as large as the chunk two blocks would not fit in shared
-  /// memory.
-  static constexpr int cand_share = 8;
-  /// Dynamic shared memory per block at most: keys and candidates (the launcher sizes it for the
-  /// longest chunk).
-  static constexpr int dynamic_smem = key_bytes + key_bytes / cand_share;
+  /// Dynamic shared memory per block at most: the keys (the launcher sizes it for the longest
+  /// chunk). Later passes scan the whole chunk again: a shared candidate buffer of the keys that
+  /// match the first digit (RadiK's write buffer) cost more to fill than the scans it saved, once
+  /// counting took plain atomics (bench/results/radix-cluster-counting-2026-11-22/).
+  static constexpr int dynamic_smem = key_bytes;
   /// The cluster form is taken while the batch has at most this many blocks per multiprocessor.
   /// Beyond, the multi-pass form, which packs short rows densely, is faster: on
   /// the H200 (radix forced; bench/results/select_k-2026-11-21.json without the cluster form,
@@ -115,11 +109,11 @@ __device__ __forceinline__ void atomic_bound(Key* p, Key v)
 /// One cluster per row; gridDim.x = rows x cluster size, blockDim.x = Threads (wide_threads or
 /// narrow_threads). A block's chunk holds at most `chunk_capacity` elements (a multiple of
 /// Threads, at most capacity<key_type>; the launcher checks), and the dynamic shared memory holds
-/// chunk_capacity + cand_capacity keys.
+/// chunk_capacity keys.
 template <class T, class IndexT, int Threads>
 __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Threads))
   radix_cluster_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
-                       bool largest, int chunk_capacity, int cand_capacity)
+                       bool largest, int chunk_capacity)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
@@ -131,13 +125,9 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   constexpr int cap = policy::template capacity<key_type>;
   constexpr int items = cap / threads;
   constexpr int tiles = items * warps;  // (item, warp) tiles of 32 positions
-  constexpr int digit_bits = policy::digit_bits(threads);
+  constexpr int digit_bits = policy::digit_bits;
   constexpr int bins = 1 << digit_bits;
-  // Thread t < slots merges and scans bins [t * per_thread, (t + 1) * per_thread), as one vector.
-  constexpr int per_thread = bins >= threads ? bins / threads : 1;
-  constexpr int slots = bins / per_thread;
-  using bins_vec = std::conditional_t<per_thread == 4, uint4, unsigned>;
-  static_assert(per_thread == 4 || per_thread == 1);
+  static_assert(bins <= threads, "thread t merges and scans bin t");
   constexpr int word_bits = static_cast<int>(sizeof(key_type)) * 8;
   static_assert(cap % threads == 0 && tiles <= threads);
   static_assert(cap < (1 << 16), "per-block counts are packed in 16 bits");
@@ -145,13 +135,11 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
 
   extern __shared__ __align__(16) unsigned char radix_cluster_smem[];
   key_type* keys = reinterpret_cast<key_type*>(radix_cluster_smem);
-  key_type* cand = keys + chunk_capacity;
   // This block's counts, one buffer per pass parity.
-  __shared__ bins_vec hist_vec[2][slots];
+  __shared__ unsigned hist[2][bins];
   __shared__ unsigned tile_rank[tiles];       // packed (== K) << 16 | (< K), then their prefixes
   __shared__ typename block_scan::TempStorage scan_tmp;
   __shared__ key_type block_lo, block_hi, row_lo, row_hi;
-  __shared__ unsigned cand_count;
   __shared__ unsigned block_total;            // packed like tile_rank, read by later ranks
   __shared__ unsigned before_less, before_eq;
   __shared__ int pick_digit;
@@ -246,16 +234,13 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
       int top = 64 - __clzll(static_cast<unsigned long long>(lo ^ hi));  // bit width of lo ^ hi
       key_type prefix = top >= word_bits ? key_type(0) : key_type((lo >> top) << top);
       std::int64_t remaining = k;
-      bool buffered = false;  // this block's later passes scan the candidate buffer
       for (int pass = 0;; ++pass) {
         const int shift = top > digit_bits ? top - digit_bits : 0;
         const unsigned digit_mask = (1u << (top - shift)) - 1u;
-        bins_vec* hv = hist_vec[pass & 1];
-        unsigned* h = reinterpret_cast<unsigned*>(hv);
-        // hist_vec[pass & 1] was last read by the other blocks in pass - 2, which they finished
+        unsigned* h = hist[pass & 1];
+        // hist[pass & 1] was last read by the other blocks in pass - 2, which they finished
         // before the cluster barrier of pass - 1.
-        if (tid < slots) { hv[tid] = bins_vec{}; }
-        if (tid == 0 && pass == 1) { cand_count = 0; }
+        if (tid < bins) { h[tid] = 0; }
         __syncthreads();
         if (pass == 0) {  // every key shares the common prefix
 #pragma unroll
@@ -265,12 +250,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
             const key_type key = i < len ? keys[i] : key_type(0);
             warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, i < len);
           }
-        } else if (pass == 1 || !buffered) {
-          // The second pass copies the survivors of the first digit to the candidate buffer if
-          // this block's share of them (its own count of the chosen first digit) fits.
-          const bool copy =
-            pass == 1 && reinterpret_cast<const unsigned*>(hist_vec[0])[pick_digit] <=
-                           static_cast<unsigned>(cand_capacity);
+        } else {
 #pragma unroll
           for (int j = 0; j < items; ++j) {
             if (j >= used) { break; }
@@ -278,61 +258,28 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
             const key_type key = i < len ? keys[i] : key_type(0);
             const bool match = i < len && (key >> top) == (prefix >> top);
             warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, match);
-            if (copy) {  // uniform over the block
-              const unsigned m = __ballot_sync(warp::full_mask, match);
-              unsigned base = 0;
-              if (lane == 0 && m != 0) { base = atomicAdd(&cand_count, __popc(m)); }
-              base = __shfl_sync(warp::full_mask, base, 0);
-              if (match) { cand[base + __popc(m & warp::lanes_below())] = key; }
-            }
-          }
-          buffered = copy;
-        } else {
-          const int count = static_cast<int>(cand_count);
-          for (int b = 0; b < count; b += threads) {
-            const int i = b + tid;
-            const key_type key = i < count ? cand[i] : key_type(0);
-            const bool match = i < count && (key >> top) == (prefix >> top);
-            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, match);
           }
         }
         __syncthreads();
         cluster.sync();
         {
-          // Thread t sums its bins over the cluster (all remote loads in flight at once), a
-          // block scan ranks the threads' sums, and the thread whose bins hold the running count
-          // `remaining` picks the digit.
-          unsigned c[per_thread] = {};
-#pragma unroll
-          for (int r = 0; r < policy::max_cluster; ++r) {
-            if (r < static_cast<int>(csize) && tid < slots) {
-              const bins_vec v = cluster.map_shared_rank(hv, r)[tid];
-              const auto* w = reinterpret_cast<const unsigned*>(&v);
-#pragma unroll
-              for (int q = 0; q < per_thread; ++q) { c[q] += w[q]; }
-            }
-          }
+          // Thread t sums bin t over the cluster (all remote loads in flight at once), a block
+          // scan ranks the sums, and the thread whose bin holds the running count `remaining`
+          // picks the digit.
           unsigned mine = 0;
 #pragma unroll
-          for (int q = 0; q < per_thread; ++q) { mine += c[q]; }
+          for (int r = 0; r < policy::max_cluster; ++r) {
+            if (r < static_cast<int>(csize) && tid < bins) {
+              mine += cluster.map_shared_rank(h, r)[tid];
+            }
+          }
           unsigned below = 0;
           block_scan(scan_tmp).ExclusiveSum(mine, below);
           const auto want = static_cast<unsigned>(remaining);
           if (below < want && below + mine >= want) {
-            int digit = -1;
-            unsigned count = 0;
-#pragma unroll
-            for (int q = 0; q < per_thread; ++q) {
-              if (digit < 0 && below + c[q] >= want) {
-                digit = tid * per_thread + q;
-                count = c[q];
-              } else if (digit < 0) {
-                below += c[q];
-              }
-            }
-            pick_digit = digit;
+            pick_digit = tid;
             pick_below = below;
-            pick_count = count;
+            pick_count = mine;
           }
         }
         __syncthreads();
@@ -355,13 +302,16 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
 
   // ---- 3. rank and write in position order -------------------------------------------------------
   const unsigned below_me = warp::lanes_below();
+  // Usually the last bin is taken whole (R = n): every key <= K is selected, which one ballot per
+  // tile ranks; keys == K are only told apart when R cuts among them.
+  const bool whole = R >= n;
 #pragma unroll
   for (int j = 0; j < items; ++j) {
     if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
     const int i = j * threads + tid;
     const key_type key = i < len ? keys[i] : key_type(0);
-    const unsigned less = __ballot_sync(warp::full_mask, i < len && key < K);
-    const unsigned eq = __ballot_sync(warp::full_mask, i < len && key == K);
+    const unsigned less = __ballot_sync(warp::full_mask, i < len && (whole ? key <= K : key < K));
+    const unsigned eq = whole ? 0u : __ballot_sync(warp::full_mask, i < len && key == K);
     if (lane == 0) {
       tile_rank[j * warps + warp_id] = (unsigned(__popc(eq)) << 16) | unsigned(__popc(less));
     }
@@ -396,17 +346,19 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
     if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
     const int i = j * threads + tid;
     const key_type key = i < len ? keys[i] : key_type(0);
-    const bool is_less = i < len && key < K;
-    const bool is_eq = i < len && key == K;
+    const bool is_less = i < len && (whole ? key <= K : key < K);
+    const bool is_eq = !whole && i < len && key == K;
     const unsigned less = __ballot_sync(warp::full_mask, is_less);
-    const unsigned eq = __ballot_sync(warp::full_mask, is_eq);
+    const unsigned eq = whole ? 0u : __ballot_sync(warp::full_mask, is_eq);
     if (is_less || is_eq) {
       const unsigned tile = tile_rank[j * warps + warp_id];
       const std::int64_t less_rank = before_less + (tile & 0xffffu) + __popc(less & below_me);
       const std::int64_t eq_rank = before_eq + (tile >> 16) + __popc(eq & below_me);
       if (is_less || eq_rank < R) {
         const std::int64_t pos = less_rank + (eq_rank < R ? eq_rank : R);
-        out_v[pos] = in[i];
+        // The value from its key: no read of the row again, except for zeros and NaNs (whose
+        // keys do not tell their bits).
+        out_v[pos] = traits::exact_key(key, largest) ? traits::from_key(key, largest) : in[i];
         out_i[pos] = src.index_at(first, begin + i);
       }
     }

@@ -141,12 +141,11 @@ void launch_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
   const std::int64_t chunk = (p.max_length + csize - 1) / csize;
   const int chunk_capacity =
     static_cast<int>(std::max<std::int64_t>(1, (chunk + Threads - 1) / Threads)) * Threads;
-  const int cand_capacity = chunk_capacity / radix_cluster_policy::cand_share;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(src.rows * csize));
   cfg.blockDim = dim3(Threads);
   cfg.dynamicSmemBytes =
-    static_cast<std::size_t>(chunk_capacity + cand_capacity) * sizeof(key_type);
+    static_cast<std::size_t>(chunk_capacity) * sizeof(key_type);
   cfg.stream = stream_of(res);
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;
@@ -156,7 +155,7 @@ void launch_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
   cfg.attrs = &cluster;
   cfg.numAttrs = 1;
   SPIRA_CUDA_TRY(cudaLaunchKernelEx(&cfg, radix_cluster_kernel<T, IndexT, Threads>, src, dst,
-                                    p.k, p.largest, chunk_capacity, cand_capacity));
+                                    p.k, p.largest, chunk_capacity));
   SPIRA_CHECK_LAUNCH();
 }
 

@@ -1,12 +1,15 @@
 // select_k on both backends against the naive sort oracle (tests/selection/oracle.hpp). With the
 // documented tie rule the expected output is unique, so results are compared exactly, byte for
 // byte: values (NaN payloads included, as they are copied from the input) and indices.
+#include "selection/keys.hpp"  // key_traits: the inverse map the CUDA radix writes values with
 #include "selection/oracle.hpp"
 #include "support/backend.hpp"
 
 #include <spira/select_k.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -732,6 +735,53 @@ TEST(select_k, half_conversion_round_trips)
   EXPECT_EQ(half(1.0f + 1.0f / 2048).bits, 0x3c00);  // tie to even
   EXPECT_EQ(half(1.0f + 3.0f / 2048).bits, 0x3c02);
   EXPECT_TRUE(std::isnan(static_cast<float>(half(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+/// key_traits<T>::from_key inverts to_key bit for bit, except for the keys that several values
+/// share (zero's, for -0 and +0, and the worst, for every NaN), which exact_key reports.
+template <class T, class Bits>
+void expect_keys_invert(Bits bits, bool largest)
+{
+  using traits = selection::key_traits<T>;
+  const T v = std::bit_cast<T>(bits);
+  double d = 0;
+  if constexpr (std::is_same_v<T, half>) {
+    d = static_cast<float>(v);
+  } else {
+    d = static_cast<double>(v);
+  }
+  const auto key = traits::to_key(v, largest);
+  const bool shared = std::isnan(d) || d == 0;
+  ASSERT_EQ(traits::exact_key(key, largest), !shared) << type_name<T>() << " bits " << bits;
+  if (!shared) {
+    EXPECT_EQ(std::bit_cast<Bits>(traits::from_key(key, largest)), bits) << type_name<T>();
+  } else if (d == 0) {
+    EXPECT_EQ(std::bit_cast<Bits>(traits::from_key(key, largest)), Bits{0}) << type_name<T>();
+  }
+}
+
+TEST(select_k, keys_invert_except_zero_and_nan)
+{
+  for (const bool largest : {false, true}) {
+    for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+      expect_keys_invert<half>(static_cast<std::uint16_t>(b), largest);
+    }
+    // Every float exponent and sign with a spread of mantissas, and the neighbours of the
+    // special values.
+    for (std::uint64_t b = 0; b < (1ull << 32); b += 65521) {
+      expect_keys_invert<float>(static_cast<std::uint32_t>(b), largest);
+    }
+    for (const std::uint32_t b : {0x0u, 0x80000000u, 0x1u, 0x80000001u, 0x7f7fffffu, 0x7f800000u,
+                                  0xff800000u, 0x7f800001u, 0xffc00000u, 0x7fffffffu}) {
+      expect_keys_invert<float>(b, largest);
+    }
+    std::mt19937_64 gen(7);
+    for (int i = 0; i < 200000; ++i) { expect_keys_invert<double>(gen(), largest); }
+    for (const std::uint64_t b : {0x0ull, 0x8000000000000000ull, 0x1ull, 0x7ff0000000000000ull,
+                                  0xfff0000000000000ull, 0x7ff0000000000001ull}) {
+      expect_keys_invert<double>(b, largest);
+    }
+  }
 }
 
 TEST(select_k, host_only_build_reports_not_compiled)
