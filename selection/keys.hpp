@@ -46,7 +46,7 @@ struct key_traits<float> {
   /// Whether from_key(key) is the only value with this key.
   SPIRA_HD static bool exact_key(key_type key, bool largest) noexcept
   {
-    return key != worst && key != (0x80000000u ^ (0u - static_cast<std::uint32_t>(largest)));
+    return key != worst && key != to_key(0.0f, largest);
   }
   SPIRA_HD static float padding(bool largest) noexcept
   {
@@ -76,9 +76,7 @@ struct key_traits<double> {
   }
   SPIRA_HD static bool exact_key(key_type key, bool largest) noexcept
   {
-    constexpr std::uint64_t sign = std::uint64_t{1} << 63;
-    return key != worst &&
-           key != (sign ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest)));
+    return key != worst && key != to_key(0.0, largest);
   }
   SPIRA_HD static double padding(bool largest) noexcept
   {
@@ -109,8 +107,7 @@ struct key_traits<half> {
   }
   SPIRA_HD static bool exact_key(key_type key, bool largest) noexcept
   {
-    const std::uint32_t zero = (0x8000u ^ (0u - static_cast<std::uint32_t>(largest))) & 0xffffu;
-    return key != worst && key != zero;
+    return key != worst && key != to_key(half{}, largest);
   }
   SPIRA_HD static half padding(bool largest) noexcept
   {
