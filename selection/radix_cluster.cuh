@@ -9,23 +9,25 @@
 // pass: no global workspace, no atomics in global memory, one launch.
 //
 // Per row (every block of the cluster runs the same control flow on the same merged numbers):
-//  1. Load: each block converts its contiguous chunk of the row to order-preserving keys
-//     (selection/keys.hpp) into shared memory, reading global memory once, and finds the chunk's
-//     smallest and largest key. The row's extremes (one cluster exchange) give the common prefix
-//     of all keys: those bits are skipped, so the digit passes start at the highest bit in which
-//     the keys differ (adaptive to narrow value ranges; an all-equal row needs no pass at all).
-//  2. Digit passes, a digit at a time (8 bits, radix_cluster_policy::digit_bits) from the
-//     top of the differing bits: each block counts the keys that match the prefix fixed so far
-//     into a shared histogram (one plain atomic per key: the H200 combines a warp's atomics on
-//     one address, so peaked inputs do not serialise), the cluster barrier publishes it, and
-//     every block sums the cluster's histograms bin by bin and picks the bin holding the k-th
-//     key. A row is finished as soon as the chosen bin holds exactly the elements still needed,
-//     or when the last bit is fixed.
+//  1. Load: each block converts its contiguous chunk of the row (whole quads of four elements,
+//     read with one vector load where the row is aligned) to order-preserving keys
+//     (selection/keys.hpp) in shared memory, reading global memory once, and counts the keys'
+//     first digit (their top 8 bits) and the chunk's smallest and largest key on the way.
+//  2. Digit passes: after each count the cluster barrier publishes the blocks' histograms, and
+//     every block sums them bin by bin through distributed shared memory and picks the bin
+//     holding the k-th key. The next digit (8 bits, radix_cluster_policy::digit_bits) starts at
+//     the highest bit in which the keys still in question can differ: those of the chosen bin
+//     within the row's extremes, so values clustered near the k-th take no pass for their
+//     common bits, and an all-equal row takes only the first. Counting is one plain shared
+//     atomic per key (the H200 combines a warp's atomics on one address, so peaked inputs do not
+//     serialise). A row is finished as soon as the chosen bin holds exactly the elements still
+//     needed, when the keys in question are all equal, or when the last bit is fixed.
 //  3. Result: a threshold key K and a count R: the row's selection is every key < K plus the
-//     first R keys == K in position order (the tie rule). Each warp ranks its elements with
-//     ballots, a block scan ranks the warps' tiles in position order, and one more cluster
-//     exchange gives the counts of the blocks before; every selected element is written at its
-//     rank, so the output lists the selection by increasing position, independent of scheduling.
+//     first R keys == K in position order (the tie rule). The picks also sum the counts of the
+//     cluster's earlier blocks, which place this block's selection in the output without another
+//     exchange; a count sweep and a warp scan place each warp, and every selected element is
+//     written at its rank, so the output lists the selection by increasing position,
+//     independent of scheduling.
 //
 // Histogram counts are integers, so their atomic accumulation is order independent: the output is
 // deterministic. Learned from RadiK (../shared/papers/003_11c2643dfc496ce3.txt: MSD radix select,
@@ -35,11 +37,12 @@
 #include "selection/keys.hpp"
 #include "selection/warp.cuh"
 
-#include <cub/block/block_scan.cuh>
 #include <cooperative_groups.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace spira::selection {
 
@@ -62,6 +65,8 @@ struct radix_cluster_policy {
   /// (bench/results/radix-cluster-counting-2026-11-22/; in 1,024-thread blocks they were 11-14%
   /// slower before).
   static constexpr int digit_bits = 8;
+  /// Keys a thread reads at once (one vector access of shared or global memory).
+  static constexpr int vec = 4;
   /// Shared memory for one block's keys.
   static constexpr int key_bytes = 64 * 1024;
   /// Elements one block holds.
@@ -108,8 +113,8 @@ __device__ __forceinline__ void atomic_bound(Key* p, Key v)
 
 /// One cluster per row; gridDim.x = rows x cluster size, blockDim.x = Threads (wide_threads or
 /// narrow_threads). A block's chunk holds at most `chunk_capacity` elements (a multiple of
-/// Threads, at most capacity<key_type>; the launcher checks), and the dynamic shared memory holds
-/// chunk_capacity keys.
+/// 4 x Threads, at most capacity<key_type>; the launcher checks), and the dynamic shared memory
+/// holds chunk_capacity keys.
 template <class T, class IndexT, int Threads>
 __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Threads))
   radix_cluster_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
@@ -120,30 +125,36 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   using traits = key_traits<T>;
   using key_type = typename traits::key_type;
   using policy = radix_cluster_policy;
+  using wide_count = unsigned long long;  // (count << 32) | count in the earlier blocks
   constexpr int threads = Threads;
   constexpr int warps = threads / warp::size;
+  constexpr int vec = radix_cluster_policy::vec;
   constexpr int cap = policy::template capacity<key_type>;
-  constexpr int items = cap / threads;
-  constexpr int tiles = items * warps;  // (item, warp) tiles of 32 positions
+  constexpr int slots = cap / (vec * threads);  // quads per thread at most
   constexpr int digit_bits = policy::digit_bits;
   constexpr int bins = 1 << digit_bits;
-  static_assert(bins <= threads, "thread t merges and scans bin t");
-  constexpr int word_bits = static_cast<int>(sizeof(key_type)) * 8;
-  static_assert(cap % threads == 0 && tiles <= threads);
+  constexpr int bin_warps = bins / warp::size;
+  constexpr int key_bits = traits::bits;
+  constexpr int first_shift = key_bits - digit_bits;
+  static_assert(cap % (vec * threads) == 0 && bin_warps < warps);
   static_assert(cap < (1 << 16), "per-block counts are packed in 16 bits");
-  using block_scan = cub::BlockScan<unsigned, threads>;
+  // Four consecutive keys (values): one vector access of shared (global) memory.
+  struct alignas(vec * sizeof(key_type)) key_quad { key_type v[vec]; };
+  struct alignas(vec * sizeof(T)) value_quad { T v[vec]; };
+  // Quads loaded before the first is converted: 64 bytes in flight per thread and group.
+  constexpr int load_group =
+    std::max(1, std::min(slots, 64 / static_cast<int>(sizeof(value_quad))));
+  static_assert(slots % load_group == 0);
 
-  extern __shared__ __align__(16) unsigned char radix_cluster_smem[];
-  key_type* keys = reinterpret_cast<key_type*>(radix_cluster_smem);
+  extern __shared__ __align__(32) unsigned char radix_cluster_smem[];
+  key_quad* keys = reinterpret_cast<key_quad*>(radix_cluster_smem);
   // This block's counts, one buffer per pass parity.
   __shared__ unsigned hist[2][bins];
-  __shared__ unsigned tile_rank[tiles];       // packed (== K) << 16 | (< K), then their prefixes
-  __shared__ typename block_scan::TempStorage scan_tmp;
+  __shared__ wide_count scan_total[bin_warps];
+  __shared__ unsigned warp_count[warps];  // packed (== K) << 16 | (< K)
   __shared__ key_type block_lo, block_hi, row_lo, row_hi;
-  __shared__ unsigned block_total;            // packed like tile_rank, read by later ranks
-  __shared__ unsigned before_less, before_eq;
   __shared__ int pick_digit;
-  __shared__ unsigned pick_below, pick_count;
+  __shared__ unsigned pick_below, pick_count, pick_before_below, pick_before_count;
 
   cg::cluster_group cluster = cg::this_cluster();
   const unsigned csize = cluster.num_blocks();
@@ -155,13 +166,21 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
 
   const std::int64_t n = src.length(row);
   const std::int64_t first = src.begin(row);
-  const std::int64_t chunk = (n + csize - 1) / csize;
+  // Chunks of whole quads: a vector load of the row is aligned in every block or in none.
+  const std::int64_t chunk = ((n + csize - 1) / csize + vec - 1) / vec * vec;
   const std::int64_t begin = std::min<std::int64_t>(n, rank * chunk);
   const int len = static_cast<int>(std::min<std::int64_t>(n, begin + chunk) - begin);
   const T* in = src.values + first + begin;
-  const int used = chunk_capacity / threads;  // item slots per thread that can hold elements
+  // Warp w owns the quads [w * used, (w + 1) * used) x 32 of the chunk, lane-interleaved: quad
+  // slot j of a lane is quad (w * used + j) * 32 + lane, positions 4 x that to 4 x that + 3.
+  const int used = chunk_capacity / (vec * threads);
+  const auto quad_of = [&](int j) { return (warp_id * used + j) * warp::size + lane; };
 
-  // ---- 1. load the chunk as keys; the row's extremes --------------------------------------------
+  // ---- 1. load the chunk as keys, counting the first digit; the chunk's extremes ---------------
+  if (tid < bins) {
+    hist[0][tid] = 0;
+    hist[1][tid] = 0;
+  }
   if (tid == 0) {
     block_lo = traits::worst;
     block_hi = 0;
@@ -169,31 +188,39 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   __syncthreads();
   key_type lo = traits::worst;
   key_type hi = 0;
-  // In groups of load_group elements per thread, every load of a group issued before the first
-  // is used (positions past the chunk re-read its last element): a thread keeps load_group loads
-  // in flight instead of one per memory latency.
-  constexpr int load_group = items < 16 ? items : 16;
-  static_assert(items % load_group == 0);
-  if (len > 0) {  // uniform over the block
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % sizeof(value_quad) == 0;
 #pragma unroll
-    for (int g = 0; g < items; g += load_group) {
-      if (g >= used) { break; }  // uniform: slots past the chunk capacity are empty
-      T raw[load_group];
+  for (int g = 0; g < slots; g += load_group) {
+    if (g >= used) { break; }  // uniform: slots past the chunk capacity are empty
+    value_quad raw[load_group];
 #pragma unroll
-      for (int j = 0; j < load_group; ++j) {
-        const int i = (g + j) * threads + tid;
-        raw[j] = in[i < len ? i : len - 1];
+    for (int j = 0; j < load_group; ++j) {
+      if (g + j >= used) { break; }  // uniform
+      const int p = quad_of(g + j) * vec;
+      if (aligned && p + vec <= len) {
+        raw[j] = *reinterpret_cast<const value_quad*>(in + p);
+      } else {
+#pragma unroll
+        for (int e = 0; e < vec; ++e) { raw[j].v[e] = p + e < len ? in[p + e] : T{}; }
       }
+    }
 #pragma unroll
-      for (int j = 0; j < load_group; ++j) {
-        const int i = (g + j) * threads + tid;
-        if (i < len) {
-          const key_type key = traits::to_key(raw[j], largest);
-          keys[i] = key;
+    for (int j = 0; j < load_group; ++j) {
+      if (g + j >= used) { break; }
+      const int q = quad_of(g + j);
+      key_quad kq;
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        const bool valid = q * vec + e < len;
+        const key_type key = valid ? traits::to_key(raw[j].v[e], largest) : traits::worst;
+        kq.v[e] = key;
+        if (valid) {
           lo = key < lo ? key : lo;
           hi = key > hi ? key : hi;
+          atomicAdd(&hist[0][static_cast<unsigned>(key >> first_shift)], 1u);
         }
       }
+      keys[q] = kq;
     }
   }
   lo = warp::reduce_min(lo);
@@ -203,163 +230,208 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
     detail_cluster::atomic_bound<true>(&block_hi, hi);
   }
   __syncthreads();
-  cluster.sync();
-  if (warp_id == 0) {
-    lo = traits::worst;
-    hi = 0;
-    if (lane < static_cast<int>(csize)) {
-      lo = *cluster.map_shared_rank(&block_lo, lane);
-      hi = *cluster.map_shared_rank(&block_hi, lane);
-    }
-    lo = warp::reduce_min(lo);
-    hi = warp::reduce_max(hi);
-    if (lane == 0) {
-      row_lo = lo;
-      row_hi = hi;
-    }
-  }
-  __syncthreads();
+  cluster.sync();  // the first digit's histograms and the chunks' extremes are published
 
   // ---- 2. the threshold: every key < K, then the first R keys == K by position --------------
-  key_type K = traits::worst;
-  std::int64_t R = n;  // n <= k: the whole row
+  // Each pass: every block sums the cluster's histograms bin by bin (thread t: bin t, all remote
+  // loads in flight at once), together with the counts of the blocks before it in the cluster
+  // (which give this block's place in the output without another exchange); a scan over the
+  // bins finds the bin holding the `remaining`-th key.
+  const auto pick = [&](int pass, unsigned remaining) {
+    const unsigned* h = hist[pass & 1];
+    wide_count mine = 0;
+    if (tid < bins) {
+#pragma unroll
+      for (int r = 0; r < policy::max_cluster; ++r) {
+        if (r < static_cast<int>(csize)) {
+          const unsigned c = cluster.map_shared_rank(h, r)[tid];
+          mine += (wide_count(c) << 32) | (r < static_cast<int>(rank) ? c : 0u);
+        }
+      }
+      // The other buffer was last read by the cluster in pass - 1, before this pass's barrier.
+      hist[(pass + 1) & 1][tid] = 0;
+    }
+    wide_count inclusive = mine;
+    if (warp_id < bin_warps) {
+      for (int d = 1; d < warp::size; d *= 2) {
+        const wide_count o = __shfl_up_sync(warp::full_mask, inclusive, d);
+        if (lane >= d) { inclusive += o; }
+      }
+      if (lane == warp::size - 1) { scan_total[warp_id] = inclusive; }
+    } else if (pass == 0 && warp_id == bin_warps) {  // the row's extremes
+      key_type l = traits::worst;
+      key_type u = 0;
+      if (lane < static_cast<int>(csize)) {
+        l = *cluster.map_shared_rank(&block_lo, lane);
+        u = *cluster.map_shared_rank(&block_hi, lane);
+      }
+      l = warp::reduce_min(l);
+      u = warp::reduce_max(u);
+      if (lane == 0) {
+        row_lo = l;
+        row_hi = u;
+      }
+    }
+    __syncthreads();
+    if (tid < bins) {
+      wide_count below = inclusive - mine;
+      for (int w = 0; w < warp_id; ++w) { below += scan_total[w]; }
+      const auto below_all = static_cast<unsigned>(below >> 32);
+      const auto count_all = static_cast<unsigned>(mine >> 32);
+      if (below_all < remaining && below_all + count_all >= remaining) {
+        pick_digit = tid;
+        pick_below = below_all;
+        pick_count = count_all;
+        pick_before_below = static_cast<unsigned>(below);
+        pick_before_count = static_cast<unsigned>(mine);
+      }
+    }
+    __syncthreads();
+  };
+
+  key_type K = traits::worst;  // n <= k: every element
+  bool whole = true;           // every key <= K is selected (else the first R keys == K)
+  unsigned R = 0;
+  unsigned before_less = static_cast<unsigned>(begin);  // selected keys in the earlier blocks
+  unsigned before_eq = 0;
   if (n > k) {
-    lo = row_lo;
-    hi = row_hi;
-    K = lo;
-    R = k;  // an all-equal row: its first k elements
-    if (lo != hi) {
-      // Bits above `top` are fixed in `prefix`; `remaining` keys are still to be taken among
-      // those that match it.
-      int top = 64 - __clzll(static_cast<unsigned long long>(lo ^ hi));  // bit width of lo ^ hi
-      key_type prefix = top >= word_bits ? key_type(0) : key_type((lo >> top) << top);
-      std::int64_t remaining = k;
-      for (int pass = 0;; ++pass) {
-        const int shift = top > digit_bits ? top - digit_bits : 0;
-        const unsigned digit_mask = (1u << (top - shift)) - 1u;
+    auto remaining = static_cast<unsigned>(k);
+    key_type prefix = 0;  // the keys in question: key >> top == prefix >> top
+    int top = key_bits;
+    int shift = first_shift;
+    before_less = 0;
+    for (int pass = 0;; ++pass) {
+      if (pass > 0) {
         unsigned* h = hist[pass & 1];
-        // hist[pass & 1] was last read by the other blocks in pass - 2, which they finished
-        // before the cluster barrier of pass - 1.
-        if (tid < bins) { h[tid] = 0; }
-        __syncthreads();
-        if (pass == 0) {  // every key shares the common prefix
+        const unsigned digit_mask = (1u << (top - shift)) - 1u;
+        const key_type want = prefix >> top;
 #pragma unroll
-          for (int j = 0; j < items; ++j) {
-            if (j >= used) { break; }
-            const int i = j * threads + tid;
-            const key_type key = i < len ? keys[i] : key_type(0);
-            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, i < len);
-          }
-        } else {
+        for (int j = 0; j < slots; ++j) {
+          if (j >= used) { break; }
+          const int q = quad_of(j);
+          const key_quad kq = keys[q];
 #pragma unroll
-          for (int j = 0; j < items; ++j) {
-            if (j >= used) { break; }
-            const int i = j * threads + tid;
-            const key_type key = i < len ? keys[i] : key_type(0);
-            const bool match = i < len && (key >> top) == (prefix >> top);
-            warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & digit_mask, match);
+          for (int e = 0; e < vec; ++e) {
+            const key_type key = kq.v[e];
+            if (q * vec + e < len && (key >> top) == want) {
+              atomicAdd(&h[static_cast<unsigned>(key >> shift) & digit_mask], 1u);
+            }
           }
         }
         __syncthreads();
         cluster.sync();
-        {
-          // Thread t sums bin t over the cluster (all remote loads in flight at once), a block
-          // scan ranks the sums, and the thread whose bin holds the running count `remaining`
-          // picks the digit.
-          unsigned mine = 0;
-#pragma unroll
-          for (int r = 0; r < policy::max_cluster; ++r) {
-            if (r < static_cast<int>(csize) && tid < bins) {
-              mine += cluster.map_shared_rank(h, r)[tid];
-            }
-          }
-          unsigned below = 0;
-          block_scan(scan_tmp).ExclusiveSum(mine, below);
-          const auto want = static_cast<unsigned>(remaining);
-          if (below < want && below + mine >= want) {
-            pick_digit = tid;
-            pick_below = below;
-            pick_count = mine;
-          }
-        }
-        __syncthreads();
-        prefix |= key_type(pick_digit) << shift;
-        remaining -= pick_below;
-        if (pick_count == remaining) {  // the bin is taken whole: every key <= its last key
-          K = prefix | (shift > 0 ? key_type((key_type(1) << shift) - 1) : key_type(0));
-          R = n;
-          break;
-        }
-        if (shift == 0) {  // every bit fixed: K itself, and the first `remaining` copies of it
-          K = prefix;
-          R = remaining;
-          break;
-        }
-        top = shift;
       }
+      pick(pass, remaining);
+      prefix |= key_type(pick_digit) << shift;
+      remaining -= pick_below;
+      before_less += pick_before_below;
+      const key_type low_ones = shift > 0 ? key_type((key_type(1) << shift) - 1) : key_type(0);
+      if (pick_count == remaining) {  // the bin is taken whole: every key <= its last key
+        K = prefix | low_ones;
+        before_less += pick_before_count;
+        break;
+      }
+      // The keys still in question lie in [prefix, prefix | low_ones] and in the row's range;
+      // the next digit starts at the highest bit in which that interval's ends differ (adaptive
+      // to values clustered near the k-th: their common bits take no pass).
+      const key_type cl = row_lo > prefix ? row_lo : prefix;
+      const key_type ch = row_hi < (prefix | low_ones) ? row_hi : (prefix | low_ones);
+      if (cl == ch) {  // every key in question equals K: the first `remaining` of them
+        K = cl;
+        whole = false;
+        R = remaining;
+        before_eq = pick_before_count;
+        break;
+      }
+      top = 64 - __clzll(static_cast<unsigned long long>(cl ^ ch));
+      shift = top > digit_bits ? top - digit_bits : 0;
+      prefix = (cl >> top) << top;  // top < key_bits here
     }
   }
+  // This block reads no other block's shared memory from here on; its own histograms may still be
+  // read until the cluster's last pick, so its exit waits on the barrier it arrives at now.
+  auto arrived = cluster.barrier_arrive();
 
   // ---- 3. rank and write in position order -------------------------------------------------------
-  const unsigned below_me = warp::lanes_below();
-  // Usually the last bin is taken whole (R = n): every key <= K is selected, which one ballot per
-  // tile ranks; keys == K are only told apart when R cuts among them.
-  const bool whole = R >= n;
-#pragma unroll
-  for (int j = 0; j < items; ++j) {
-    if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
-    const int i = j * threads + tid;
-    const key_type key = i < len ? keys[i] : key_type(0);
-    const unsigned less = __ballot_sync(warp::full_mask, i < len && (whole ? key <= K : key < K));
-    const unsigned eq = whole ? 0u : __ballot_sync(warp::full_mask, i < len && key == K);
-    if (lane == 0) {
-      tile_rank[j * warps + warp_id] = (unsigned(__popc(eq)) << 16) | unsigned(__popc(less));
-    }
-  }
-  __syncthreads();
+  // Position order is (warp, slot, lane, element): each warp counts its selected keys, the warps
+  // before it give its start, and it walks its tiles of 32 quads keeping running counts.
+  const auto selected = [&](key_type key, int p, bool& less, bool& eq) {
+    less = p < len && (whole ? key <= K : key < K);
+    eq = !whole && p < len && key == K;
+  };
   {
-    // Tiles in (item, warp) order are in position order: position j * threads + warp * 32 + lane.
-    const unsigned v = tid < used * warps ? tile_rank[tid] : 0u;
-    unsigned exclusive = 0;
-    unsigned total = 0;
-    block_scan(scan_tmp).ExclusiveSum(v, exclusive, total);
-    if (tid < used * warps) { tile_rank[tid] = exclusive; }
-    if (tid == 0) { block_total = total; }
-  }
-  __syncthreads();
-  cluster.sync();
-  if (warp_id == 0) {
-    unsigned t = 0;
-    if (lane < static_cast<int>(rank)) { t = *cluster.map_shared_rank(&block_total, lane); }
-    const unsigned less = __reduce_add_sync(warp::full_mask, t & 0xffffu);
-    const unsigned eq = __reduce_add_sync(warp::full_mask, t >> 16);
-    if (lane == 0) {
-      before_less = less;
-      before_eq = eq;
+    unsigned c_less = 0;
+    unsigned c_eq = 0;
+#pragma unroll
+    for (int j = 0; j < slots; ++j) {
+      if (j >= used) { break; }
+      const int q = quad_of(j);
+      const key_quad kq = keys[q];
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        bool less, eq;
+        selected(kq.v[e], q * vec + e, less, eq);
+        c_less += less;
+        c_eq += eq;
+      }
     }
+    const unsigned total = __reduce_add_sync(warp::full_mask, (c_eq << 16) | c_less);
+    if (lane == 0) { warp_count[warp_id] = total; }
   }
   __syncthreads();
+  const unsigned earlier =
+    __reduce_add_sync(warp::full_mask, lane < warp_id ? warp_count[lane] : 0u);
+  unsigned less_run = before_less + (earlier & 0xffffu);
+  unsigned eq_run = before_eq + (earlier >> 16);
   T* out_v = dst.values + row * dst.ld_values;
   IndexT* out_i = dst.indices + row * dst.ld_indices;
 #pragma unroll
-  for (int j = 0; j < items; ++j) {
+  for (int j = 0; j < slots; ++j) {
     if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
-    const int i = j * threads + tid;
-    const key_type key = i < len ? keys[i] : key_type(0);
-    const bool is_less = i < len && (whole ? key <= K : key < K);
-    const bool is_eq = !whole && i < len && key == K;
-    const unsigned less = __ballot_sync(warp::full_mask, is_less);
-    const unsigned eq = whole ? 0u : __ballot_sync(warp::full_mask, is_eq);
-    if (is_less || is_eq) {
-      const unsigned tile = tile_rank[j * warps + warp_id];
-      const std::int64_t less_rank = before_less + (tile & 0xffffu) + __popc(less & below_me);
-      const std::int64_t eq_rank = before_eq + (tile >> 16) + __popc(eq & below_me);
-      if (is_less || eq_rank < R) {
-        const std::int64_t pos = less_rank + (eq_rank < R ? eq_rank : R);
+    const int q = quad_of(j);
+    const key_quad kq = keys[q];
+    bool less[vec], eq[vec];
+    unsigned mine = 0;  // packed like warp_count
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      selected(kq.v[e], q * vec + e, less[e], eq[e]);
+      mine += (unsigned(eq[e]) << 16) | unsigned(less[e]);
+    }
+    if (!__any_sync(warp::full_mask, mine != 0)) { continue; }  // uniform over the warp
+    // This lane's place in the tile: the keys of the lanes below (an exclusive warp scan).
+    const unsigned inclusive = warp::inclusive_sum(mine);
+    const unsigned tile = __shfl_sync(warp::full_mask, inclusive, warp::size - 1);
+    unsigned less_before = less_run + ((inclusive - mine) & 0xffffu);
+    unsigned eq_before = eq_run + ((inclusive - mine) >> 16);
+    less_run += tile & 0xffffu;
+    eq_run += tile >> 16;
+    // Every read of the quad's selected elements is issued before the first write: a CSR row's
+    // column indices (and the value of a zero or NaN) cost one memory latency per quad, not one
+    // per element.
+    bool take[vec];
+    std::int64_t pos[vec];
+    T value[vec];
+    IndexT index[vec];
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      take[e] = less[e] || (eq[e] && eq_before < R);
+      pos[e] = less_before + (eq_before < R ? eq_before : R);
+      less_before += less[e];
+      eq_before += eq[e];
+      if (take[e]) {
+        const int p = q * vec + e;
+        const key_type key = kq.v[e];
         // The value from its key: no read of the row again, except for zeros and NaNs (whose
         // keys do not tell their bits).
-        out_v[pos] = traits::exact_key(key, largest) ? traits::from_key(key, largest) : in[i];
-        out_i[pos] = src.index_at(first, begin + i);
+        value[e] = traits::exact_key(key, largest) ? traits::from_key(key, largest) : in[p];
+        index[e] = src.index_at(first, begin + p);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      if (take[e]) {
+        out_v[pos[e]] = value[e];
+        out_i[pos[e]] = index[e];
       }
     }
   }
@@ -371,9 +443,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
       out_i[pos] = IndexT{-1};
     }
   }
-  // block_total (and the histograms) may still be read by the cluster's other blocks: a block's
-  // shared memory must outlive those reads.
-  cluster.sync();
+  cluster.barrier_wait(std::move(arrived));
 #else
   __trap();  // the launcher only uses this kernel on devices and binaries of sm_90 or newer
 #endif

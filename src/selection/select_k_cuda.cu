@@ -137,10 +137,13 @@ void launch_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
                           row_sink<T, IndexT> dst, const problem& p, int csize)
 {
   using key_type = typename key_traits<T>::key_type;
-  // Shared memory for the longest chunk only.
-  const std::int64_t chunk = (p.max_length + csize - 1) / csize;
+  // Shared memory for the longest chunk only (chunks are whole quads, and so is every thread's
+  // share of a block's chunk).
+  constexpr int vec = radix_cluster_policy::vec;
+  const std::int64_t chunk = ((p.max_length + csize - 1) / csize + vec - 1) / vec * vec;
   const int chunk_capacity =
-    static_cast<int>(std::max<std::int64_t>(1, (chunk + Threads - 1) / Threads)) * Threads;
+    static_cast<int>(std::max<std::int64_t>(1, (chunk + vec * Threads - 1) / (vec * Threads))) *
+    vec * Threads;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(src.rows * csize));
   cfg.blockDim = dim3(Threads);
