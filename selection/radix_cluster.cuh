@@ -175,6 +175,15 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   // slot j of a lane is quad (w * used + j) * 32 + lane, positions 4 x that to 4 x that + 3.
   const int used = chunk_capacity / (vec * threads);
   const auto quad_of = [&](int j) { return (warp_id * used + j) * warp::size + lane; };
+  // f(q, keys[q]) for this thread's quads in slot order (the sweeps after the load).
+  const auto for_each_quad = [&](auto&& f) {
+#pragma unroll
+    for (int j = 0; j < slots; ++j) {
+      if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
+      const int q = quad_of(j);
+      f(q, keys[q]);
+    }
+  };
 
   // ---- 1. load the chunk as keys, counting the first digit; the chunk's extremes ---------------
   if (tid < bins) {
@@ -305,11 +314,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
         unsigned* h = hist[pass & 1];
         const unsigned digit_mask = (1u << (top - shift)) - 1u;
         const key_type want = prefix >> top;
-#pragma unroll
-        for (int j = 0; j < slots; ++j) {
-          if (j >= used) { break; }
-          const int q = quad_of(j);
-          const key_quad kq = keys[q];
+        for_each_quad([&](int q, const key_quad& kq) {
 #pragma unroll
           for (int e = 0; e < vec; ++e) {
             const key_type key = kq.v[e];
@@ -317,7 +322,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
               atomicAdd(&h[static_cast<unsigned>(key >> shift) & digit_mask], 1u);
             }
           }
-        }
+        });
         __syncthreads();
         cluster.sync();
       }
@@ -362,11 +367,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   {
     unsigned c_less = 0;
     unsigned c_eq = 0;
-#pragma unroll
-    for (int j = 0; j < slots; ++j) {
-      if (j >= used) { break; }
-      const int q = quad_of(j);
-      const key_quad kq = keys[q];
+    for_each_quad([&](int q, const key_quad& kq) {
 #pragma unroll
       for (int e = 0; e < vec; ++e) {
         bool less, eq;
@@ -374,7 +375,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
         c_less += less;
         c_eq += eq;
       }
-    }
+    });
     const unsigned total = __reduce_add_sync(warp::full_mask, (c_eq << 16) | c_less);
     if (lane == 0) { warp_count[warp_id] = total; }
   }
@@ -385,11 +386,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   unsigned eq_run = before_eq + (earlier >> 16);
   T* out_v = dst.values + row * dst.ld_values;
   IndexT* out_i = dst.indices + row * dst.ld_indices;
-#pragma unroll
-  for (int j = 0; j < slots; ++j) {
-    if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
-    const int q = quad_of(j);
-    const key_quad kq = keys[q];
+  for_each_quad([&](int q, const key_quad& kq) {
     bool less[vec], eq[vec];
     unsigned mine = 0;  // packed like warp_count
 #pragma unroll
@@ -397,7 +394,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
       selected(kq.v[e], q * vec + e, less[e], eq[e]);
       mine += (unsigned(eq[e]) << 16) | unsigned(less[e]);
     }
-    if (!__any_sync(warp::full_mask, mine != 0)) { continue; }  // uniform over the warp
+    if (!__any_sync(warp::full_mask, mine != 0)) { return; }  // uniform over the warp
     // This lane's place in the tile: the keys of the lanes below (an exclusive warp scan).
     const unsigned inclusive = warp::inclusive_sum(mine);
     const unsigned tile = __shfl_sync(warp::full_mask, inclusive, warp::size - 1);
@@ -434,7 +431,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
         out_i[pos[e]] = index[e];
       }
     }
-  }
+  });
   // Padding of rows shorter than k, by the cluster's first block.
   if (rank == 0) {
     const T pad = traits::padding(largest);
