@@ -1,6 +1,8 @@
 // spira selection: the binary_search algorithm (RTop-K, warp per row).
 //
-// One warp owns one row and keeps it in registers as order-preserving keys (selection/keys.hpp).
+// One warp owns one row and keeps it in registers as order-preserving keys (selection/keys.hpp),
+// converted with number_key: a row's NaNs show in its key extremes, and only such a row pays for
+// turning their keys into the worst.
 // Slots: lane l holds, in its group g, the four consecutive slots 128 g + 4 l ... 128 g + 4 l + 3,
 // so that a group is one 16-byte load per lane (binary_search_detail::vec, span). Slot q holds
 // position q - off, where off is how far the row starts past a vector boundary (on-demand offset
@@ -37,9 +39,10 @@
 // step), then the row takes every key < lo and fills up from [lo, hi] by position: approximate,
 // but the same bytes as the host backend.
 //
-// Output ranks come from ballots in slot (= position) order, so the unsorted output lists the
-// selected elements by increasing index without any atomics; they are staged in shared memory and
-// written with coalesced stores.
+// Output ranks follow slot (= position) order, from the lanes' taken counts per group packed four
+// to a word and one warp scan per word, so the unsorted output lists the selected elements by
+// increasing index without any atomics; they are staged in shared memory and written with
+// coalesced stores.
 #pragma once
 
 #include "selection/keys.hpp"
@@ -104,6 +107,48 @@ __device__ __forceinline__ vec_of<T> load_slots(const T* p, int q, int off, int 
 #pragma unroll
   for (int e = 0; e < vec; ++e) { c.v[e] = q + e >= off && q + e < end ? p[e] : T{}; }
   return c;
+}
+
+/// Where a row's slots come from (on-demand offset padding): slot q holds position q - off. A row
+/// off elements past a vector boundary is read from that boundary when the boundary lies inside
+/// the value array and the padded row fits the warp; otherwise off = 0 and the loads are scalar.
+template <class T>
+struct row_slots {
+  const T* lane_in = nullptr;  // slot g * span + vec * lane + e: lane_in[g * span + e]
+  std::int64_t first = 0;      // the row's first element in the value array
+  int n = 0;                   // row length
+  int off = 0;                 // leading padding slots
+  int end = 0;                 // slots [off, end) hold the row
+  bool vectors = false;        // vector loads
+};
+
+template <int Items, class T, class IndexT>
+__device__ __forceinline__ row_slots<T> locate_row(const row_source<T, IndexT>& src,
+                                                   std::int64_t row, int lane)
+{
+  row_slots<T> r;
+  r.first = src.begin(row);
+  r.n = static_cast<int>(src.length(row));
+  const int misaligned = static_cast<int>(
+    reinterpret_cast<std::uintptr_t>(src.values + r.first) % alignof(vec_of<T>) / sizeof(T));
+  r.vectors = misaligned == 0 || (r.first >= misaligned && r.n + misaligned <= Items * warp::size);
+  r.off = r.vectors ? misaligned : 0;
+  r.end = r.off + r.n;
+  r.lane_in = src.values + (r.first - r.off) + vec * lane;
+  return r;
+}
+
+/// Issues every load of the lane's slots of a row (T{} outside the row).
+template <int Items, class T>
+__device__ __forceinline__ void load_row(const row_slots<T>& r, int lane, T (&raw)[Items])
+{
+#pragma unroll
+  for (int g = 0; g < Items / vec; ++g) {
+    const vec_of<T> c =
+      load_slots(r.lane_in + g * span, g * span + vec * lane, r.off, r.end, r.vectors);
+#pragma unroll
+    for (int e = 0; e < vec; ++e) { raw[g * vec + e] = c.v[e]; }
+  }
 }
 
 /// Number of significant bits of x (0 for x == 0).
@@ -278,67 +323,50 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
   constexpr int bins = binary_search_policy::bins_for(Items);
   constexpr int groups = Items / vec;
   static_assert(Items % vec == 0);
-  // Per warp: the histogram of the search (+ the out-of-range count), then the output stage.
-  constexpr int stage = span;  // entries: one group's slots
-  constexpr int stage_words = stage * int(sizeof(T) + sizeof(IndexT)) / 4;
-  constexpr int warp_words = bins + 4 > stage_words ? bins + 4 : stage_words;
+  // Per warp: the histogram of the search (+ the out-of-range count), then the output stage of
+  // taken slots (at least one group's), followed by one word per lane that takes the lane's stores
+  // of slots not taken.
+  constexpr int stage_entries = bins > span ? bins : span;
+  constexpr int warp_words = (stage_entries > bins ? stage_entries : bins) + warp::size;
   __shared__ alignas(16) unsigned smem[warps][warp_words];
 
   const int w = static_cast<int>(threadIdx.x) / warp::size;
+  const int lane = warp::lane_id();
+  const int lane_q = vec * lane;
   const std::int64_t row = std::int64_t(blockIdx.x) * warps + w;
   if (row >= src.rows) { return; }  // uniform over the warp
-  const int lane = warp::lane_id();
-  const std::int64_t first = src.begin(row);
-  const int n = static_cast<int>(src.length(row));
+  const auto at = binary_search_detail::locate_row<Items>(src, row, lane);
+  T raw[Items];  // every load is issued before the first is used: the whole row in flight
+  binary_search_detail::load_row(at, lane, raw);
+  const std::int64_t first = at.first;
+  const int n = at.n;
+  const int off = at.off;
+  const int end = at.end;
 
-  // ---- where the slots start: on-demand offset padding --------------------------------------
-  // Slot q holds position q - off. A row off elements past a vector boundary is read from that
-  // boundary when the boundary lies inside the value array and the padded row fits the warp;
-  // otherwise off = 0 and the loads are scalar.
-  using vec_type = binary_search_detail::vec_of<T>;
-  const int misaligned = static_cast<int>(
-    reinterpret_cast<std::uintptr_t>(src.values + first) % alignof(vec_type) / sizeof(T));
-  const bool vectors =
-    misaligned == 0 || (first >= misaligned && n + misaligned <= Items * warp::size);
-  const int off = vectors ? misaligned : 0;
-  const int end = off + n;  // slots [off, end) hold the row
-  const T* lane_in = src.values + (first - off) + vec * lane;  // slot g * span + vec * lane + e
-  const int lane_q = vec * lane;
-
-  // ---- load: the row as keys, in registers --------------------------------------------------
-  // Every load is issued before the first is used, so a warp has its whole row in flight at once.
+  // ---- the row as keys, in registers ---------------------------------------------------------
   key_type key[Items];
   key_type lo = traits::worst;
   key_type hi = 0;
-  {
-    T raw[Items];
 #pragma unroll
-    for (int g = 0; g < groups; ++g) {
-      const vec_type c = binary_search_detail::load_slots(lane_in + g * span, g * span + lane_q,
-                                                          off, end, vectors);
+  for (int g = 0; g < groups; ++g) {
+    if ((g + 1) * span <= end && (g > 0 || off == 0)) {  // uniform: every slot holds the row
 #pragma unroll
-      for (int e = 0; e < vec; ++e) { raw[g * vec + e] = c.v[e]; }
-    }
+      for (int e = 0; e < vec; ++e) {
+        const key_type x = traits::number_key(raw[g * vec + e], largest);
+        key[g * vec + e] = x;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+      }
+    } else {
 #pragma unroll
-    for (int g = 0; g < groups; ++g) {
-      if ((g + 1) * span <= end && (g > 0 || off == 0)) {  // uniform: every slot holds the row
-#pragma unroll
-        for (int e = 0; e < vec; ++e) {
-          const key_type x = traits::to_key(raw[g * vec + e], largest);
-          key[g * vec + e] = x;
-          lo = x < lo ? x : lo;
-          hi = x > hi ? x : hi;
-        }
-      } else {
-#pragma unroll
-        for (int e = 0; e < vec; ++e) {
-          const int q = g * span + lane_q + e;
-          const bool valid = (g > 0 || q >= off) && q < end;
-          const key_type x = valid ? traits::to_key(raw[g * vec + e], largest) : traits::worst;
-          key[g * vec + e] = x;
-          lo = x < lo ? x : lo;
-          hi = valid && x > hi ? x : hi;
-        }
+      for (int e = 0; e < vec; ++e) {
+        const int q = g * span + lane_q + e;
+        const bool valid = (g > 0 || q >= off) && q < end;
+        const key_type x =
+          valid ? traits::number_key(raw[g * vec + e], largest) : traits::worst;
+        key[g * vec + e] = x;
+        lo = x < lo ? x : lo;
+        hi = valid && x > hi ? x : hi;
       }
     }
   }
@@ -351,6 +379,19 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
     const int kk = static_cast<int>(k);
     lo = warp::reduce_min(lo);
     hi = warp::reduce_max(hi);
+    // The keys are number_key's, which leaves NaNs outside the numbers' key range: the extremes
+    // show whether the row has any, and only then do their keys become the worst.
+    const auto numbers = number_key_range<T>(largest);
+    if (!numbers.contains(lo) || !numbers.contains(hi)) {  // uniform over the warp
+      lo = traits::worst;
+      hi = traits::worst;
+#pragma unroll
+      for (int j = 0; j < Items; ++j) {
+        key[j] = numbers.contains(key[j]) ? key[j] : traits::worst;
+        lo = key[j] < lo ? key[j] : lo;
+      }
+      lo = warp::reduce_min(lo);
+    }
     int below = 0;  // keys < lo
     bool found = false;
     if (max_iter <= 0) {
@@ -387,78 +428,86 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
   }
 
   // ---- select and write, in position order ---------------------------------------------------
-  // Per group: ballots of the take flags give each taken slot its output rank; the taken elements
-  // are staged in shared memory in output order (values read again, a cache hit) and written out
-  // with coalesced stores when the next group could overflow the stage, and at the end.
+  // The take flags first, as bits (slot g * span + lane_q + e: bit g * vec + e), so that the keys
+  // are dead before the stores. After an exact split (t_lo > t_hi) a slot is taken iff its key is
+  // < t_lo, which the padding slots' worst key never is; otherwise the tie rule's slot bound and
+  // the leading padding slots enter too.
+  using take_bits = std::conditional_t<(Items > 32), std::uint64_t, unsigned>;
+  take_bits taken = 0;
+  if (t_lo > t_hi) {  // uniform over the warp
+#pragma unroll
+    for (int j = 0; j < Items; ++j) { taken |= take_bits(key[j] < t_lo) << j; }
+  } else {
+    // Slot g * span + lane_q + e <= t_q iff g * span + e <= t_lane.
+    const int t_lane = t_q - lane_q;
+#pragma unroll
+    for (int j = 0; j < Items; ++j) {
+      const key_type x = key[j];
+      // Non-short-circuit operators: selects, not branches.
+      bool t = (x < t_lo) | ((x <= t_hi) & ((j / vec) * span + j % vec <= t_lane));
+      if (j < vec) { t &= lane_q + j >= off; }  // leading padding slots
+      taken |= take_bits(t) << j;
+    }
+  }
+  // Output ranks: the lane's taken slots per group, one byte per group (four groups a word; a
+  // group's sum over the warp is at most span = 128), and one warp scan per word gives every
+  // group's rank of the lane's first taken slot and the group's total. The output lists the
+  // groups in order, in a group the lanes in order, in a lane its slots in order: position
+  // order.
+  constexpr int count_words = (groups + 3) / 4;
+  unsigned below[count_words];  // the lanes below this one: taken slots per group
+  unsigned total[count_words];  // the warp: taken slots per group
+#pragma unroll
+  for (int c = 0; c < count_words; ++c) {
+    unsigned mine = 0;
+#pragma unroll
+    for (int g = 4 * c; g < groups && g < 4 * c + 4; ++g) {
+      mine |= unsigned(__popc(static_cast<unsigned>(taken >> (g * vec)) & 0xfu)) << (8 * (g % 4));
+    }
+    const unsigned incl = warp::inclusive_sum(mine);
+    below[c] = incl - mine;
+    total[c] = __shfl_sync(warp::full_mask, incl, warp::size - 1);
+  }
+  const auto byte_of = [](const unsigned (&words)[count_words], int g) {
+    return static_cast<int>((words[g / 4] >> (8 * (g % 4))) & 0xffu);
+  };
+
+  // The taken slots are staged in shared memory in output order, and written out with coalesced
+  // stores (values read again, a cache hit; for CSR rows the column indices of the taken slots)
+  // when the next group could overflow the stage, and at the end.
   T* out_v = dst.values + row * dst.ld_values;
   IndexT* out_i = dst.indices + row * dst.ld_indices;
-  T* stage_v = reinterpret_cast<T*>(smem[w]);
-  IndexT* stage_i = reinterpret_cast<IndexT*>(stage_v + stage);
-  const unsigned below_me = warp::lanes_below();
-  const int t_lane = t_q - lane_q;  // slot g * span + lane_q + e <= t_q iff g * span + e <= t_lane
+  const T* row_in = src.values + (first - off);  // slot q: row_in[q]
+  const IndexT* row_idx = src.col_idx != nullptr ? src.col_idx + (first - off) : nullptr;
+  unsigned* stage = smem[w];
   int written = 0;  // elements stored to the output
   int staged = 0;   // elements in the stage
   const auto flush = [&] {
     __syncwarp();  // the stage is complete
+#pragma unroll 1
     for (int t = lane; t < staged; t += warp::size) {
-      out_v[written + t] = stage_v[t];
-      out_i[written + t] = stage_i[t];
+      const int q = static_cast<int>(stage[t]);
+      out_v[written + t] = row_in[q];
+      out_i[written + t] =
+        row_idx != nullptr ? row_idx[q] : static_cast<IndexT>(static_cast<unsigned>(q - off));
     }
     written += staged;
     staged = 0;
     __syncwarp();  // the stage is read before it is filled again
   };
-  // The take flags first, as bits (slot g * span + lane_q + e: bit g * vec + e), so that the keys
-  // are dead before the stores.
-  using take_bits = std::conditional_t<(Items > 32), std::uint64_t, unsigned>;
-  take_bits taken = 0;
-#pragma unroll
-  for (int j = 0; j < Items; ++j) {
-    const key_type x = key[j];
-    // Non-short-circuit operators: selects, not branches.
-    bool t = (x < t_lo) | ((x <= t_hi) & ((j / vec) * span + j % vec <= t_lane));
-    if (j < vec) { t &= lane_q + j >= off; }  // leading padding slots
-    taken |= take_bits(t) << j;
-  }
   __syncwarp();  // the search's last histogram reads are done before the stage is filled
-  const bool csr = src.col_idx != nullptr;
-  const IndexT* lane_idx = csr ? src.col_idx + (first - off) + vec * lane : nullptr;
 #pragma unroll
   for (int g = 0; g < groups; ++g) {
-    // The group's values again and, for CSR rows, the indices of its taken slots: loads first, so
-    // that the ranking below hides their latency.
-    const vec_type v = binary_search_detail::load_slots(lane_in + g * span, g * span + lane_q,
-                                                        off, end, vectors);
-    bool take[vec];
-    IndexT idx[vec];
-#pragma unroll
-    for (int e = 0; e < vec; ++e) { take[e] = (taken >> (g * vec + e)) & 1u; }
-    if (csr) {  // uniform over the warp
-#pragma unroll
-      for (int e = 0; e < vec; ++e) { idx[e] = take[e] ? lane_idx[g * span + e] : IndexT{0}; }
-    } else {
-#pragma unroll
-      for (int e = 0; e < vec; ++e) {
-        idx[e] = static_cast<IndexT>(static_cast<unsigned>(g * span + lane_q + e - off));
-      }
-    }
-    int rank = 0;   // taken slots of the lanes below this one
-    int count = 0;  // taken slots of the group
+    const int count = byte_of(total, g);
+    if (count == 0) { continue; }                     // uniform over the warp
+    if (staged + count > stage_entries) { flush(); }  // uniform over the warp
+    int rank = staged + byte_of(below, g);
 #pragma unroll
     for (int e = 0; e < vec; ++e) {
-      const unsigned m = __ballot_sync(warp::full_mask, take[e]);
-      rank += __popc(m & below_me);
-      count += __popc(m);
-    }
-    if (staged + count > stage) { flush(); }  // uniform over the warp
-    rank += staged;
-#pragma unroll
-    for (int e = 0; e < vec; ++e) {
-      if (take[e]) {
-        stage_v[rank] = v.v[e];
-        stage_i[rank] = idx[e];
-      }
-      rank += take[e] ? 1 : 0;
+      // Branch-free: a slot not taken is stored to the lane's word past the stage.
+      const bool take = (taken >> (g * vec + e)) & 1u;
+      stage[take ? rank : stage_entries + lane] = static_cast<unsigned>(g * span + lane_q + e);
+      rank += take ? 1 : 0;
     }
     staged += count;
   }

@@ -28,14 +28,18 @@ struct key_traits<float> {
   static constexpr key_type worst = 0xffffffffu;
   SPIRA_HD static key_type to_key(float v, bool largest) noexcept
   {
-    // Branch-free (selects only, 6 instructions): the GPU kernels convert every element of their
-    // rows. A negative value's bits b map to -b = ~b + 1, which sends -0 (0x80000000) to the key
-    // of +0 with no test of its own; b | sign for the others.
+    const std::uint32_t b = __builtin_bit_cast(std::uint32_t, v);
+    return (b & 0x7fffffffu) > 0x7f800000u ? worst : number_key(v, largest);
+  }
+  /// to_key without the NaN rule (see number_key_range). Branch-free, 4 instructions: the GPU
+  /// kernels convert every element of their rows. A negative value's bits b map to -b = ~b + 1,
+  /// which sends -0 (0x80000000) to the key of +0 with no test of its own; b | sign for the others.
+  SPIRA_HD static key_type number_key(float v, bool largest) noexcept
+  {
     const std::uint32_t b = __builtin_bit_cast(std::uint32_t, v);
     const auto m = static_cast<std::uint32_t>(static_cast<std::int32_t>(b) >> 31);
     const std::uint32_t asc = (b ^ (m | 0x80000000u)) - m;
-    const std::uint32_t key = asc ^ (0u - static_cast<std::uint32_t>(largest));
-    return (b & 0x7fffffffu) > 0x7f800000u ? worst : key;
+    return asc ^ (0u - static_cast<std::uint32_t>(largest));
   }
   /// The value of `key` (+0 for zero's key; meaningless for the worst).
   SPIRA_HD static float from_key(key_type key, bool largest) noexcept
@@ -61,12 +65,18 @@ struct key_traits<double> {
   static constexpr key_type worst = ~std::uint64_t{0};
   SPIRA_HD static key_type to_key(double v, bool largest) noexcept
   {
+    const std::uint64_t b = __builtin_bit_cast(std::uint64_t, v);
+    return (b & ~(std::uint64_t{1} << 63)) > 0x7ff0000000000000ull ? worst
+                                                                    : number_key(v, largest);
+  }
+  /// to_key without the NaN rule (see number_key_range).
+  SPIRA_HD static key_type number_key(double v, bool largest) noexcept
+  {
     std::uint64_t b = __builtin_bit_cast(std::uint64_t, v);
     constexpr std::uint64_t sign = std::uint64_t{1} << 63;
     b = b == sign ? std::uint64_t{0} : b;
     const std::uint64_t asc = b ^ ((std::uint64_t{0} - (b >> 63)) | sign);
-    const std::uint64_t key = asc ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest));
-    return (b & ~sign) > 0x7ff0000000000000ull ? worst : key;
+    return asc ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest));
   }
   SPIRA_HD static double from_key(key_type key, bool largest) noexcept
   {
@@ -92,11 +102,15 @@ struct key_traits<half> {
   static constexpr key_type worst = 0xffffu;
   SPIRA_HD static key_type to_key(half v, bool largest) noexcept
   {
+    return (v.bits & 0x7fffu) > 0x7c00u ? worst : number_key(v, largest);
+  }
+  /// to_key without the NaN rule (see number_key_range).
+  SPIRA_HD static key_type number_key(half v, bool largest) noexcept
+  {
     std::uint32_t b = v.bits;
     b = b == 0x8000u ? 0u : b;
     const std::uint32_t asc = b ^ (((0u - (b >> 15)) & 0xffffu) | 0x8000u);
-    const std::uint32_t key = asc ^ ((0u - static_cast<std::uint32_t>(largest)) & 0xffffu);
-    return (b & 0x7fffu) > 0x7c00u ? worst : key;
+    return asc ^ ((0u - static_cast<std::uint32_t>(largest)) & 0xffffu);
   }
   SPIRA_HD static half from_key(key_type key, bool largest) noexcept
   {
@@ -116,6 +130,27 @@ struct key_traits<half> {
     return h;
   }
 };
+
+/// number_key maps the numbers into [first, last], from the key of the best infinity to that of the
+/// worst, and every NaN outside it: a kernel can convert with number_key and find a row's NaNs from
+/// its keys' extremes, which it computes anyway, instead of testing every element.
+template <class Key>
+struct key_range {
+  Key first;
+  Key last;
+  SPIRA_HD bool contains(Key key) const { return key >= first && key <= last; }
+};
+
+template <class T>
+SPIRA_HD key_range<typename key_traits<T>::key_type> number_key_range(bool largest) noexcept
+{
+  // Ascending keys of -inf and +inf (constants); the largest-first keys are their complements.
+  using traits = key_traits<T>;
+  const auto minus_inf = traits::number_key(traits::padding(true), false);
+  const auto plus_inf = traits::number_key(traits::padding(false), false);
+  if (largest) { return {plus_inf ^ traits::worst, minus_inf ^ traits::worst}; }
+  return {minus_inf, plus_inf};
+}
 
 /// The rows to select from: dense (row_ptr == nullptr: row r is values[r * ld .. r * ld + cols))
 /// or ragged CSR (row r is values[row_ptr[r] .. row_ptr[r + 1]), reported indices from col_idx).

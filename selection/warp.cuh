@@ -46,16 +46,43 @@ __device__ __forceinline__ U reduce_max(U v)
   }
 }
 
+namespace detail {
+
+/// One step of a 32-bit inclusive scan: adds the value d lanes below, where that lane exists
+/// (shfl.up's predicate), in two instructions.
+template <int D>
+__device__ __forceinline__ unsigned scan_step(unsigned v)
+{
+  asm("{\n\t.reg .u32 r;\n\t.reg .pred p;\n\t"
+      "shfl.sync.up.b32 r|p, %0, %1, 0, -1;\n\t"
+      "@p add.u32 %0, r, %0;\n\t}"
+      : "+r"(v)
+      : "n"(D));
+  return v;
+}
+
+}  // namespace detail
+
 /// Inclusive prefix sum over the warp.
 template <class U>
 __device__ __forceinline__ U inclusive_sum(U v)
 {
-  const int lane = lane_id();
-  for (int d = 1; d < size; d *= 2) {
-    const U o = __shfl_up_sync(full_mask, v, d);
-    if (lane >= d) { v += o; }
+  if constexpr (sizeof(U) == 4) {
+    unsigned x = static_cast<unsigned>(v);
+    x = detail::scan_step<1>(x);
+    x = detail::scan_step<2>(x);
+    x = detail::scan_step<4>(x);
+    x = detail::scan_step<8>(x);
+    x = detail::scan_step<16>(x);
+    return static_cast<U>(x);
+  } else {
+    const int lane = lane_id();
+    for (int d = 1; d < size; d *= 2) {
+      const U o = __shfl_up_sync(full_mask, v, d);
+      if (lane >= d) { v += o; }
+    }
+    return v;
   }
-  return v;
 }
 
 /// Adds one to hist[bin] (shared memory) for every lane with `active` set: one plain atomic per

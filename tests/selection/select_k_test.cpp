@@ -738,7 +738,9 @@ TEST(select_k, half_conversion_round_trips)
 }
 
 /// key_traits<T>::from_key inverts to_key bit for bit, except for the keys that several values
-/// share (zero's, for -0 and +0, and the worst, for every NaN), which exact_key reports.
+/// share (zero's, for -0 and +0, and the worst, for every NaN), which exact_key reports; and
+/// number_key, the map without the NaN rule, puts a value inside number_key_range iff it is a
+/// number, where it agrees with to_key.
 template <class T, class Bits>
 void expect_keys_invert(Bits bits, bool largest)
 {
@@ -751,6 +753,10 @@ void expect_keys_invert(Bits bits, bool largest)
     d = static_cast<double>(v);
   }
   const auto key = traits::to_key(v, largest);
+  const auto number = traits::number_key(v, largest);
+  ASSERT_EQ(selection::number_key_range<T>(largest).contains(number), !std::isnan(d))
+    << type_name<T>() << " bits " << bits;
+  if (!std::isnan(d)) { ASSERT_EQ(number, key) << type_name<T>() << " bits " << bits; }
   const bool shared = std::isnan(d) || d == 0;
   ASSERT_EQ(traits::exact_key(key, largest), !shared) << type_name<T>() << " bits " << bits;
   if (!shared) {
@@ -760,7 +766,7 @@ void expect_keys_invert(Bits bits, bool largest)
   }
 }
 
-TEST(select_k, keys_invert_except_zero_and_nan)
+TEST(select_k, key_maps_invert_and_set_nan_apart)
 {
   for (const bool largest : {false, true}) {
     for (std::uint32_t b = 0; b < 0x10000u; ++b) {
