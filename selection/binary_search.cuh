@@ -327,7 +327,7 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
   // taken slots (at least one group's), followed by one word per lane that takes the lane's stores
   // of slots not taken.
   constexpr int stage_entries = bins > span ? bins : span;
-  constexpr int warp_words = (stage_entries > bins ? stage_entries : bins) + warp::size;
+  constexpr int warp_words = stage_entries + warp::size;
   __shared__ alignas(16) unsigned smem[warps][warp_words];
 
   const int w = static_cast<int>(threadIdx.x) / warp::size;
