@@ -277,6 +277,20 @@ TYPED_TEST(select_vector_test, every_subrange_length)
   }
 }
 
+/// Delegate vectors longer than the cluster radix kernel takes (131,072 float keys): with
+/// alpha = 32 and 64 a row of 2^21 + 5 elements has 131,074 and 65,538 delegates, so the first
+/// top-k runs the multi-pass radix select on both sides of that bound.
+TYPED_TEST(select_vector_test, long_delegate_vectors)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  if constexpr (std::is_same_v<TypeParam, host_resources>) {
+    GTEST_SKIP() << "the delegate vector's length is a detail of the CUDA delegate kernels";
+  } else {
+    check_subranges<float>(TypeParam{}, (std::int64_t{1} << 21) + 5, 1,
+                           {dist::uniform, dist::normal}, {32, 64}, {100, 20000});
+  }
+}
+
 TYPED_TEST(select_vector_test, small_rows)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
