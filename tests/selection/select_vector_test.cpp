@@ -277,9 +277,9 @@ TYPED_TEST(select_vector_test, every_subrange_length)
   }
 }
 
-/// Delegate vectors longer than the cluster radix kernel takes (131,072 float keys): with
+/// Delegate vectors on both sides of the cluster radix kernel's limit (131,072 float keys): with
 /// alpha = 32 and 64 a row of 2^21 + 5 elements has 131,074 and 65,538 delegates, so the first
-/// top-k runs the multi-pass radix select on both sides of that bound.
+/// top-k runs the multi-pass radix select and the cluster kernel respectively.
 TYPED_TEST(select_vector_test, long_delegate_vectors)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
