@@ -14,6 +14,7 @@
 #include <spira/config.hpp>
 #include <spira/select_k.hpp>
 
+#include <bit>
 #include <cstdint>
 
 namespace spira::selection {
@@ -215,6 +216,29 @@ SPIRA_HD constexpr bool bisection_step(Key& lo, Key& hi, Count& below, Key mid, 
     hi = mid;
   }
   return false;
+}
+
+/// Adaptive digit positions of the MSD radix selects (a form of RadiK's adaptive scaling,
+/// section 4.3, that keeps the order exact). After a digit pass has fixed the bits of `prefix`
+/// from `shift` up, the keys still in question are those of [prefix, prefix + 2^shift) that lie
+/// within the row's extremes [lo, hi] (never empty: the chosen bin holds the k-th key). Sets
+/// `prefix` to the bits they all share and returns the number of low bits in which they can still
+/// differ; the next digit ends there, so keys clustered near the k-th take no pass for their
+/// common bits. 0: every key in question equals `prefix`.
+template <class Key>
+SPIRA_HD int radix_narrow(Key& prefix, int shift, Key lo, Key hi)
+{
+  const Key last = prefix | (shift > 0 ? Key((Key(1) << shift) - 1) : Key(0));
+  const Key cl = lo > prefix ? lo : prefix;
+  const Key ch = hi < last ? hi : last;
+  const auto differ = static_cast<std::uint64_t>(cl ^ ch);
+#if defined(__CUDA_ARCH__)
+  const int top = 64 - __clzll(static_cast<long long>(differ));
+#else
+  const int top = static_cast<int>(std::bit_width(differ));
+#endif
+  prefix = top > 0 ? Key((cl >> top) << top) : cl;  // top <= shift < the key's bits
+  return top;
 }
 
 }  // namespace spira::selection

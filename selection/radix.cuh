@@ -7,6 +7,13 @@
 // for rows whose k-th key is duplicated beyond what is needed, the digits of the position. This is
 // how the tie rule (smaller index first) holds exactly without sorting.
 //
+// Adaptive digit positions (RadiK's adaptive scaling, section 4.3, in a form that keeps the order
+// exact): the first pass takes the key's top 8 bits and the row's extreme keys; every later key
+// digit starts at the highest bit in which the keys still in question can differ, those of the
+// chosen bin within the row's extremes (radix_narrow, selection/keys.hpp, shared with the cluster
+// form). Values clustered near the k-th, which share most of their bits, take no pass for them,
+// and a row whose chosen bin holds one key value goes straight to the ties.
+//
 // When all tasks fit in one co-resident wave, everything runs in one cooperative launch
 // (radix_select_kernel): a persistent grid walks the phases with grid-wide barriers in between and
 // leaves the digit loop early; larger batches launch one kernel per phase and digit, one block per
@@ -99,12 +106,20 @@ enum radix_source : int { radix_from_row = 0, radix_copy = 1, radix_from_buffer 
 
 /// A row's search state: the (key, position) prefix fixed so far and how many elements matching
 /// that prefix still have to be taken. Once `done`, (key, pos) is the row's threshold (K, P).
+/// The next pass takes the digit below bit `top` of the key, or of the position once `key_fixed`
+/// (the k-th key is known and the ties are broken by position): bits [max(top - 8, 0), top).
+/// Key digits start at the highest bit in which the keys still in question can differ, from the
+/// row's extremes [lo, hi] that the first pass takes (radix_narrow, selection/keys.hpp).
 /// `source` (a radix_source) says where the next pass reads the row's elements.
 template <class Key>
 struct radix_row_state {
   Key key;
   std::uint64_t pos;
   std::int64_t remaining;
+  unsigned long long lo;
+  unsigned long long hi;
+  int top;
+  int key_fixed;
   int done;
   int source;
 };
@@ -113,8 +128,8 @@ struct radix_row_state {
 struct radix_layout {
   std::int64_t chunk = 0;
   std::int64_t chunks = 0;
-  int key_digits = 0;  ///< digit passes over the key
-  int pos_digits = 0;  ///< digit passes over the position (tie breaking)
+  int key_digits = 0;  ///< digit passes over the key, at most
+  int pos_digits = 0;  ///< digit passes over the position (tie breaking), at most
 };
 
 /// Per-launch arguments of the radix kernel.
@@ -169,42 +184,42 @@ __device__ __forceinline__ radix_task radix_slice_of(const radix_args<T, IndexT>
   return task;
 }
 
-/// The digit a pass fixes and the prefix it is taken under: passes 0 .. key_digits - 1 take the
-/// key's digits, the rest the position's, most significant first.
+/// The digit a row's next pass fixes and the prefix it is taken under (from the row's state):
+/// bits [shift, top) of the key, or of the position once the key is fixed.
 template <class T>
 struct radix_pass {
   using key_type = typename key_traits<T>::key_type;
   bool key_pass;
   bool first_digit;  ///< no higher digit of the key (or, for positions, of the position) is fixed
+  int top;
   int shift;
 
-  __device__ __forceinline__ radix_pass(const radix_layout& l, int pass)
-      : key_pass(pass < l.key_digits),
-        first_digit(pass == 0 || pass == l.key_digits),
-        shift(key_pass ? key_traits<T>::bits - radix_policy::digit_bits * (pass + 1)
-                       : radix_policy::digit_bits * (l.key_digits + l.pos_digits - pass - 1))
+  __device__ __forceinline__ radix_pass(const radix_layout& l, const radix_row_state<key_type>& s)
+      : key_pass(s.key_fixed == 0),
+        first_digit(s.top >= (key_pass ? key_traits<T>::bits
+                                        : radix_policy::digit_bits * l.pos_digits)),
+        top(s.top),
+        shift(s.top > radix_policy::digit_bits ? s.top - radix_policy::digit_bits : 0)
   {
   }
-  /// Whether (key, pos) matches the row's prefix, and then its digit.
+  /// Whether (key, pos) matches the row's prefix, and then its digit. Where fewer than 8 bits
+  /// remain, the digit's upper bits are prefix bits, the same for every match.
   __device__ __forceinline__ bool match(const radix_row_state<key_type>& s, key_type key,
                                         std::uint64_t pos, unsigned& digit) const
   {
-    constexpr int d = radix_policy::digit_bits;
     if (key_pass) {
       digit = static_cast<unsigned>(key >> shift) & (radix_policy::bins - 1);
-      return first_digit || (key >> (shift + d)) == (s.key >> (shift + d));
+      return first_digit || (key >> top) == (s.key >> top);
     }
     digit = static_cast<unsigned>(pos >> shift) & (radix_policy::bins - 1);
-    return key == s.key && (first_digit || (pos >> (shift + d)) == (s.pos >> (shift + d)));
+    return key == s.key && (first_digit || (pos >> top) == (s.pos >> top));
   }
   /// Whether (key, pos) ranks before every element matching the row's prefix (it is selected).
   __device__ __forceinline__ bool below(const radix_row_state<key_type>& s, key_type key,
                                         std::uint64_t pos) const
   {
-    constexpr int d = radix_policy::digit_bits;
-    if (key_pass) { return !first_digit && (key >> (shift + d)) < (s.key >> (shift + d)); }
-    return key < s.key ||
-           (key == s.key && !first_digit && (pos >> (shift + d)) < (s.pos >> (shift + d)));
+    if (key_pass) { return !first_digit && (key >> top) < (s.key >> top); }
+    return key < s.key || (key == s.key && !first_digit && (pos >> top) < (s.pos >> top));
   }
 };
 
@@ -220,6 +235,10 @@ __device__ void radix_init(const radix_args<T, IndexT>& a)
     s.key = 0;
     s.pos = 0;
     s.remaining = n < a.k ? n : a.k;
+    s.lo = ~0ull;  // the first pass takes the extremes
+    s.hi = 0;
+    s.top = key_traits<T>::bits;
+    s.key_fixed = 0;
     s.done = n <= a.k ? 1 : 0;
     s.source = radix_from_row;
     if (s.done) {
@@ -331,7 +350,8 @@ __device__ void radix_copy_task(const radix_args<T, IndexT>& a, std::int64_t t,
 }
 
 /// Counts the digits of a task's chunk of the row into the warp's histogram `mine`, with one loop
-/// per kind of pass, so the element loop tests only what the pass needs.
+/// per kind of pass, so the element loop tests only what the pass needs. The first pass also takes
+/// the row's extremes (one global atomic per warp and bound).
 template <class T, class IndexT, class State>
 __device__ __forceinline__ void radix_row_digits(const radix_args<T, IndexT>& a,
                                                  const radix_task& task, const radix_pass<T>& pass,
@@ -343,14 +363,26 @@ __device__ __forceinline__ void radix_row_digits(const radix_args<T, IndexT>& a,
   const T* in = a.src.values + a.src.begin(task.row);
   const int shift = pass.shift;
   if (pass.key_pass && pass.first_digit) {
-    strided_batched(in, task.begin, task.end, [&](std::int64_t, T v) {
-      atomicAdd(&mine[static_cast<unsigned>(traits::to_key(v, a.largest) >> shift) & low], 1u);
-    });
-  } else if (pass.key_pass) {
-    const key_type prefix = s.key >> (shift + radix_policy::digit_bits);
+    key_type lo = traits::worst;
+    key_type hi = 0;
     strided_batched(in, task.begin, task.end, [&](std::int64_t, T v) {
       const key_type key = traits::to_key(v, a.largest);
-      if ((key >> (shift + radix_policy::digit_bits)) == prefix) {
+      atomicAdd(&mine[static_cast<unsigned>(key >> shift) & low], 1u);
+      lo = key < lo ? key : lo;
+      hi = key > hi ? key : hi;
+    });
+    lo = warp::reduce_min(lo);
+    hi = warp::reduce_max(hi);
+    if (warp::lane_id() == 0) {
+      atomicMin(&a.state[task.row].lo, static_cast<unsigned long long>(lo));
+      atomicMax(&a.state[task.row].hi, static_cast<unsigned long long>(hi));
+    }
+  } else if (pass.key_pass) {
+    const int top = pass.top;
+    const key_type prefix = s.key >> top;
+    strided_batched(in, task.begin, task.end, [&](std::int64_t, T v) {
+      const key_type key = traits::to_key(v, a.largest);
+      if ((key >> top) == prefix) {
         atomicAdd(&mine[static_cast<unsigned>(key >> shift) & low], 1u);
       }
     });
@@ -388,7 +420,7 @@ __device__ __forceinline__ void radix_buffer_digits(const radix_args<T, IndexT>&
 /// (the multi-launch form, whose rows have no buffers), and the kernel goes without the registers
 /// of the other two.
 template <bool Buffers, class T, class IndexT>
-__device__ void radix_histogram_task(const radix_args<T, IndexT>& a, std::int64_t t, int pass_index,
+__device__ void radix_histogram_task(const radix_args<T, IndexT>& a, std::int64_t t,
                                      radix_hist_shared& sh)
 {
   using traits = key_traits<T>;
@@ -406,7 +438,7 @@ __device__ void radix_histogram_task(const radix_args<T, IndexT>& a, std::int64_
   }
   __syncthreads();
   unsigned* mine = sh.warp_hist[threadIdx.x / warp::size];
-  const radix_pass<T> pass(a.layout, pass_index);
+  const radix_pass<T> pass(a.layout, s);
   if (!Buffers || s.source == radix_from_row) {
     radix_row_digits(a, task, pass, s, mine);
   } else if constexpr (Buffers) {
@@ -469,21 +501,27 @@ __device__ void radix_pick_row(const radix_args<T, IndexT>& a, std::int64_t row,
   const radix_layout& l = a.layout;
   s.remaining -= static_cast<std::int64_t>(below);
   const bool complete = count == static_cast<unsigned long long>(s.remaining);
-  if (pass < l.key_digits) {
-    const int shift = key_traits<T>::bits - radix_policy::digit_bits * (pass + 1);
+  const int shift = s.top > radix_policy::digit_bits ? s.top - radix_policy::digit_bits : 0;
+  if (!s.key_fixed) {
     s.key |= key_type(digit) << shift;
-    if (complete) {
-      s.key |= shift > 0 ? (key_type(1) << shift) - 1 : key_type(0);
+    if (complete) {  // the bin is taken whole: every key up to its last
+      s.key |= shift > 0 ? key_type((key_type(1) << shift) - 1) : key_type(0);
       s.pos = ~std::uint64_t{0};
       s.done = 1;
+    } else {
+      s.top = radix_narrow(s.key, shift, static_cast<key_type>(s.lo), static_cast<key_type>(s.hi));
+      if (s.top == 0) {  // the k-th key is found: its ties are taken by position
+        s.key_fixed = 1;
+        s.top = radix_policy::digit_bits * l.pos_digits;
+      }
     }
   } else {
-    const int shift = radix_policy::digit_bits * (l.key_digits + l.pos_digits - pass - 1);
     s.pos |= std::uint64_t(digit) << shift;
     if (complete) {
       s.pos |= shift > 0 ? (std::uint64_t{1} << shift) - 1 : 0;
       s.done = 1;
     }
+    s.top = shift;
   }
   if (s.done) { atomicAdd(a.pending, ~0ull); }  // minus one
   // The write buffer: after a copy pass, read the buffer; once the elements still in play fit it,
@@ -615,10 +653,10 @@ __global__ void radix_init_kernel(radix_args<T, IndexT> a)
 
 template <class T, class IndexT>
 __global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::streaming_blocks)
-  radix_histogram_kernel(radix_args<T, IndexT> a, int pass)
+  radix_histogram_kernel(radix_args<T, IndexT> a)
 {
   __shared__ radix_hist_shared shared;
-  radix_histogram_task<false>(a, blockIdx.x, pass, shared);
+  radix_histogram_task<false>(a, blockIdx.x, shared);
 }
 
 template <class T, class IndexT>
@@ -679,7 +717,7 @@ __global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::per
   for (int pass = 0; pass < a.layout.key_digits + a.layout.pos_digits; ++pass) {
     if (*static_cast<volatile unsigned long long*>(a.pending) == 0) { break; }  // same for all
     for (std::int64_t t = blockIdx.x; t < tasks; t += gridDim.x) {
-      radix_histogram_task<true>(a, t, pass, shared.hist);
+      radix_histogram_task<true>(a, t, shared.hist);
     }
     grid.sync();
     for (std::int64_t row = my_warp; row < a.src.rows; row += warps_in_grid) {

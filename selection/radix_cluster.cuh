@@ -336,21 +336,17 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
         before_less += pick_before_count;
         break;
       }
-      // The keys still in question lie in [prefix, prefix | low_ones] and in the row's range;
-      // the next digit starts at the highest bit in which that interval's ends differ (adaptive
-      // to values clustered near the k-th: their common bits take no pass).
-      const key_type cl = row_lo > prefix ? row_lo : prefix;
-      const key_type ch = row_hi < (prefix | low_ones) ? row_hi : (prefix | low_ones);
-      if (cl == ch) {  // every key in question equals K: the first `remaining` of them
-        K = cl;
+      // The next digit ends at the highest bit in which the keys still in question can differ
+      // (radix_narrow: values clustered near the k-th take no pass for their common bits).
+      top = radix_narrow(prefix, shift, row_lo, row_hi);
+      if (top == 0) {  // every key in question equals K: the first `remaining` of them
+        K = prefix;
         whole = false;
         R = remaining;
         before_eq = pick_before_count;
         break;
       }
-      top = 64 - __clzll(static_cast<unsigned long long>(cl ^ ch));
       shift = top > digit_bits ? top - digit_bits : 0;
-      prefix = (cl >> top) << top;  // top < key_bits here
     }
   }
   // This block reads no other block's shared memory from here on; its own histograms may still be

@@ -277,7 +277,7 @@ void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T,
   radix_init_kernel<<<row_blocks, 256, 0, stream>>>(args);
   SPIRA_CHECK_LAUNCH();
   for (int pass = 0; pass < layout.key_digits + layout.pos_digits; ++pass) {
-    radix_histogram_kernel<<<task_blocks, radix_policy::block_threads, 0, stream>>>(args, pass);
+    radix_histogram_kernel<<<task_blocks, radix_policy::block_threads, 0, stream>>>(args);
     SPIRA_CHECK_LAUNCH();
     radix_pick_kernel<<<pick_blocks, 256, 0, stream>>>(args, pass);
     SPIRA_CHECK_LAUNCH();

@@ -236,6 +236,11 @@ std::vector<T> special_rows(const std::string& kind, std::int64_t rows, std::int
         y = x < 0.8 ? 1.0 + 1e-6 * u(gen) : (x < 0.9 ? 1e3 * u(gen) : -1e3 * u(gen));
       } else if (kind == "few_distinct") {  // 40 values, each repeated beyond a candidate set
         y = std::floor(x * 40.0) / 40.0;
+      } else if (kind == "ulp_cluster") {
+        // 95% within 40 units in the last place of 1 (keys that differ in their lowest 6 bits
+        // only), the rest far out on both sides, so the row's extremes are wide.
+        const double ulp = sizeof(T) == 8 ? 0x1p-52 : sizeof(T) == 4 ? 0x1p-23 : 0x1p-10;
+        y = x < 0.95 ? 1.0 + std::floor(u(gen) * 40.0) * ulp : (x < 0.975 ? 1e3 : -1e3) * u(gen);
       }
       v[r * n + i] = from_double<T>(y);
     }
@@ -267,7 +272,8 @@ TYPED_TEST(select_k_test, many_rows_beyond_one_wave)
   TypeParam res{};
   const std::int64_t rows = 1100;
   const std::int64_t n = 2100;
-  for (const std::string kind : {"clustered", "few_distinct", "all_equal", "mostly_inf"}) {
+  for (const std::string kind :
+       {"clustered", "ulp_cluster", "few_distinct", "all_equal", "mostly_inf"}) {
     const auto f = special_rows<float>(kind, rows, n, 21);
     for (std::int64_t k : {1, 33, 1024}) {
       check_all<float, std::int32_t>(res, f, rows, n, k, "many rows " + kind);
@@ -289,7 +295,7 @@ TYPED_TEST(select_k_test, special_and_adversarial)
   TypeParam res{};
   for (const std::string kind : {"all_equal", "inf_nan_mix", "mostly_inf", "mostly_nan",
                                  "narrow_uniform", "peaked", "zipf", "two_values", "clustered",
-                                 "few_distinct"}) {
+                                 "few_distinct", "ulp_cluster"}) {
     for (std::int64_t n : {64, 300, 1500, 4100}) {
       const std::int64_t rows = 11;
       const auto f = special_rows<float>(kind, rows, n, 3 + n);
@@ -324,6 +330,31 @@ TYPED_TEST(select_k_test, special_and_adversarial_long_rows)
         check_all<half, std::int64_t>(res, h, rows, n, k, kind);
         if (::testing::Test::HasFatalFailure()) { return; }
       }
+    }
+  }
+}
+
+TYPED_TEST(select_k_test, adversarial_rows_beyond_the_cluster_form)
+{
+  // On CUDA: float and half rows too long for the radix cluster form, so the multi-pass form (one
+  // cooperative launch, with candidate buffers) runs them, and double rows there too. Its key
+  // digits start where the keys still in question differ (radix_narrow): values packed within a
+  // few units in the last place, all-equal rows (straight to the ties after the first pass),
+  // infinities and NaN at the extremes.
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::int64_t rows = 2;
+  const std::int64_t n = 150001;
+  for (const std::string kind :
+       {"ulp_cluster", "narrow_uniform", "clustered", "all_equal", "two_values", "inf_nan_mix"}) {
+    const auto f = special_rows<float>(kind, rows, n, 31 + kind.size());
+    const auto d = special_rows<double>(kind, rows, n, 32 + kind.size());
+    const auto h = special_rows<half>(kind, rows, n, 33 + kind.size());
+    for (std::int64_t k : {std::int64_t{1}, std::int64_t{50}, std::int64_t{5000}, n / 2 + 1}) {
+      check_all<float, std::int32_t>(res, f, rows, n, k, kind);
+      check_all<double, std::int64_t>(res, d, rows, n, k, kind);
+      check_all<half, std::int32_t>(res, h, rows, n, k, kind);
+      if (::testing::Test::HasFatalFailure()) { return; }
     }
   }
 }
@@ -764,6 +795,39 @@ void expect_keys_invert(Bits bits, bool largest)
   } else if (d == 0) {
     EXPECT_EQ(std::bit_cast<Bits>(traits::from_key(key, largest)), Bits{0}) << type_name<T>();
   }
+}
+
+TEST(select_k, radix_narrow_keeps_the_bits_the_keys_in_question_share)
+{
+  using selection::radix_narrow;
+  // Chosen bin 0x12 of the top 8 bits; the row's keys span [0x12345600, 0x123456ff]: the next
+  // digit is the lowest 8 bits.
+  std::uint32_t prefix = 0x12000000u;
+  EXPECT_EQ(radix_narrow(prefix, 24, 0x12345600u, 0x123456ffu), 8);
+  EXPECT_EQ(prefix, 0x12345600u);
+  // The extremes lie outside the bin: the bin's own ends bound the keys in question.
+  prefix = 0x12000000u;
+  EXPECT_EQ(radix_narrow(prefix, 24, 0x00000001u, 0xfffffff0u), 24);
+  EXPECT_EQ(prefix, 0x12000000u);
+  // Only the row's smallest key can be in the bin's upper part: [0x12ff0000, 0x12ffffff].
+  prefix = 0x12000000u;
+  EXPECT_EQ(radix_narrow(prefix, 24, 0x12ff0000u, 0xffffffffu), 16);
+  EXPECT_EQ(prefix, 0x12ff0000u);
+  // One key value in question: 0 bits left, prefix is that key.
+  prefix = 0x12000000u;
+  EXPECT_EQ(radix_narrow(prefix, 24, 0x12abcdefu, 0x12abcdefu), 0);
+  EXPECT_EQ(prefix, 0x12abcdefu);
+  // The last digit (shift 0) always leaves one key.
+  prefix = 0x123456aau;
+  EXPECT_EQ(radix_narrow(prefix, 0, 0x0u, 0xffffffffu), 0);
+  EXPECT_EQ(prefix, 0x123456aau);
+  // 64-bit keys: extremes 2^40 and 3 * 2^40 in bin 0 differ from bit 41 down.
+  std::uint64_t wide = 0;
+  EXPECT_EQ(radix_narrow(wide, 56, std::uint64_t{1} << 40, std::uint64_t{3} << 40), 42);
+  EXPECT_EQ(wide, 0u);
+  wide = std::uint64_t{0x7f} << 56;
+  EXPECT_EQ(radix_narrow(wide, 56, wide | 5u, wide | 7u), 2);
+  EXPECT_EQ(wide, (std::uint64_t{0x7f} << 56) | 4u);
 }
 
 TEST(select_k, key_maps_invert_and_set_nan_apart)
