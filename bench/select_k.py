@@ -69,9 +69,11 @@ def crossover(quick):
 
 
 def adversarial(quick):
-    for dist in ("uniform", "normal", "narrow"):
-        for k in (50, 4096):
-            yield ("adversarial", 16, 131072, k, "radix", dist)
+    # 16 x 131072: the cluster form; 64 x 2^20: the multi-pass form (rows too long for a cluster)
+    for rows, n in ((16, 131072), (64, 1 << 20)):
+        for dist in ("uniform", "normal", "narrow"):
+            for k in (50, 4096):
+                yield ("adversarial", rows, n, k, "radix", dist)
 
 
 def hitrate_cases():

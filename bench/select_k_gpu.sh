@@ -46,7 +46,7 @@ else
 fi
 
 if [[ $steps == *tests* ]]; then
-  timeout 120 "$test_bin" > "$out/tests.log" 2>&1 || status=1
+  timeout 300 "$test_bin" > "$out/tests.log" 2>&1 || status=1
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/tests.log"; grep -E "FAILED|Failure" "$out/tests.log" | head -20
 fi
 if [[ $steps == *sanitize* ]]; then
