@@ -10,6 +10,7 @@
 // nonzero values (explicitly stored zeros do not count), [P] = 1 if P else 0.
 #pragma once
 
+#include <spira/accuracy.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
 #include <spira/semiring.hpp>
@@ -36,16 +37,95 @@ SPIRA_HD constexpr T nonzero(T x)
 {
   return x != T(0) ? T(1) : T(0);
 }
-/// Relative threshold under which an expanded variance counts as zero (constant row): a small
-/// multiple of the unit roundoff of T.
+/// |a - b|, with 0 for equal values (so equal infinite coordinates contribute nothing).
 template <class T>
-SPIRA_HD constexpr T variance_tolerance()
+SPIRA_HD constexpr T abs_diff(T a, T b)
 {
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return T(64) * T(1.1920929e-7f);
-  } else {
-    return T(64) * T(2.220446049250313e-16);
+  return a == b ? T(0) : abs(a - b);
+}
+template <class T>
+SPIRA_HD inline bool finite(T x)
+{
+  using std::isfinite;
+  return isfinite(x);
+}
+/// d = 1 - s clamped to [0, 2].
+template <class T>
+SPIRA_HD constexpr T one_minus_clamped(T s)
+{
+  const T d = T(1) - s;
+  return d < T(0) ? T(0) : (d > T(2) ? T(2) : d);
+}
+
+/// An expansion n_x + n_y - 2 dot (n the norms of the rows) that the guard trusts: finite parts,
+/// norms large enough that no square underflowed, and a result that is not a cancellation.
+template <class T>
+SPIRA_HD inline bool expansion_trusted(T dot, T nx, T ny, accumulator_bounds b)
+{
+  const T s = nx + ny;
+  return finite(s) && finite(dot) && s >= T(b.tiny) && s - T(2) * dot >= T(b.cancel) * s;
+}
+
+/// (scale m, Σ (|a - b| / m)^p) over the union of two rows, p = 2 or any p >= 1: the overflow-safe
+/// form of Σ |a - b|^p, with m = max |a - b| (0 when the rows are equal; inf or NaN when a
+/// difference is). Returns the p-th root of the sum times m.
+template <class T, class V, class I>
+SPIRA_HD inline T scaled_p_norm_of_difference(sparse_row<V, I> x, sparse_row<V, I> y, double p)
+{
+  using std::pow;
+  using std::sqrt;
+  T m = T(0);
+  bool nan = false;
+  spira::detail::for_each_union(x, y, [&](V a, V b) {
+    const T v = abs_diff(T(a), T(b));
+    nan = nan || v != v;
+    m = v > m ? v : m;
+  });
+  if (nan) { return spira::detail::infinity<T>() - spira::detail::infinity<T>(); }
+  if (m == T(0) || !finite(m)) { return m; }
+  T s = T(0);
+  spira::detail::for_each_union(x, y, [&](V a, V b) {
+    const T v = abs_diff(T(a), T(b)) / m;
+    s += p == 1.0 ? v : (p == 2.0 ? v * v : pow(v, T(p)));
+  });
+  return m * (p == 1.0 ? s : (p == 2.0 ? sqrt(s) : pow(s, T(1.0 / p))));
+}
+
+/// Σ (a - b)^2 over the union (equal values contribute 0).
+template <class T, class V, class I>
+SPIRA_HD inline T squared_difference(sparse_row<V, I> x, sparse_row<V, I> y)
+{
+  T s = T(0);
+  spira::detail::for_each_union(x, y, [&](V a, V b) {
+    const T v = abs_diff(T(a), T(b));
+    s += v * v;
+  });
+  return s;
+}
+
+/// Statistics of a row scaled by its largest |value| (spira::detail::scaled): the scale, Σ x,
+/// Σ x², and whether the row is constant over all dim columns (every stored value equal, and
+/// equal to 0 unless every column is stored).
+template <class T>
+struct scaled_row_stats {
+  T scale = T(0);
+  T sum = T(0);
+  T sum_sq = T(0);
+  bool constant = true;
+};
+template <class T, class V, class I>
+SPIRA_HD inline scaled_row_stats<T> row_stats(sparse_row<V, I> x, std::int64_t dim)
+{
+  scaled_row_stats<T> r;
+  r.scale = spira::detail::max_abs<T>(x);
+  for (std::int64_t k = 0; k < x.size; ++k) {
+    const T v = spira::detail::scaled(T(x.values[k]), r.scale);
+    r.sum += v;
+    r.sum_sq += v * v;
+    if (!(T(x.values[k]) == T(x.values[0]))) { r.constant = false; }
   }
+  if (x.size > 0 && x.size < dim && !(T(x.values[0]) == T(0))) { r.constant = false; }
+  return r;
 }
 }  // namespace detail
 
@@ -53,7 +133,9 @@ using sum_of_squares = norm<square_map, plus_monoid>;
 using row_sum = norm<identity_map, plus_monoid>;
 using nonzero_count = norm<nonzero_map, plus_monoid>;
 
-/// <x, y> (a similarity: larger is closer). Intersection; no norms.
+/// <x, y> (a similarity: larger is closer). Intersection; no norms. A dot product that
+/// overflowed is summed again on rows scaled by powers of two (so +inf and -inf products of
+/// finite rows cannot meet).
 struct inner_product {
   using add_monoid = plus_monoid;
   static constexpr bool annihilating = true;
@@ -62,9 +144,38 @@ struct inner_product {
   {
     return a * b;
   }
+  template <class T>
+  SPIRA_HD bool trusted(T dot, const terms<T, 0>&, const terms<T, 0>&, std::int64_t,
+                        accumulator_bounds) const
+  {
+    return detail::finite(dot);
+  }
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 0>&, const terms<T, 0>&,
+                   std::int64_t) const
+  {
+    using std::frexp;
+    using std::ldexp;
+    const T mx = spira::detail::max_abs<T>(x);
+    const T my = spira::detail::max_abs<T>(y);
+    if (!detail::finite(mx) || !detail::finite(my)) {
+      T dot = T(0);  // infinite or NaN entries: the plain sum
+      spira::detail::for_each_union(x, y, [&](V a, V b) { dot += T(a) * T(b); });
+      return dot;
+    }
+    int ex = 0, ey = 0;
+    frexp(mx, &ex);
+    frexp(my, &ey);
+    T dot = T(0);
+    spira::detail::for_each_union(x, y, [&](V a, V b) {
+      dot += spira::detail::scaled(T(a), mx) * spira::detail::scaled(T(b), my);
+    });
+    return ldexp(dot, ex + ey);
+  }
 };
 
-/// Σ (x - y)^2 = |x|^2 + |y|^2 - 2<x, y>, clamped at 0 (expansion; intersection).
+/// Σ (x - y)^2 = |x|^2 + |y|^2 - 2<x, y>, clamped at 0 (expansion; intersection). Pairs where
+/// the expansion cancels (see spira/accuracy.hpp) are summed directly over the union.
 struct sqeuclidean {
   using add_monoid = plus_monoid;
   static constexpr bool annihilating = true;
@@ -79,15 +190,33 @@ struct sqeuclidean {
   {
     return detail::clamp_nonnegative((nx[0] + ny[0]) - T(2) * dot);
   }
+  template <class T>
+  SPIRA_HD bool trusted(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t,
+                        accumulator_bounds b) const
+  {
+    return detail::expansion_trusted(dot, nx[0], ny[0], b);
+  }
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
+                   std::int64_t) const
+  {
+    return detail::squared_difference<T>(x, y);
+  }
 };
 
-/// sqrt(sqeuclidean).
+/// sqrt(sqeuclidean); the direct form is scaled, so it overflows only where the distance does.
 struct euclidean : sqeuclidean {
   template <class T>
   SPIRA_HD T finalize(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t k) const
   {
     using std::sqrt;
     return sqrt(sqeuclidean::finalize(dot, nx, ny, k));
+  }
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
+                   std::int64_t) const
+  {
+    return detail::scaled_p_norm_of_difference<T>(x, y, 2.0);
   }
 };
 
@@ -108,8 +237,37 @@ struct cosine {
     using std::sqrt;
     if (nx[0] == T(0) || ny[0] == T(0)) { return nx[0] == ny[0] ? T(0) : T(1); }
     // sqrt(|x|^2 |y|^2) rather than |x| |y|: exact for x == y, so d(x, x) == 0.
-    const T d = T(1) - dot / sqrt(nx[0] * ny[0]);
-    return d < T(0) ? T(0) : (d > T(2) ? T(2) : d);
+    return detail::one_minus_clamped(dot / sqrt(nx[0] * ny[0]));
+  }
+  /// Trusted unless a part overflowed or the norms are so small that products underflowed (an
+  /// all-zero row included: the direct form decides those pairs).
+  template <class T>
+  SPIRA_HD bool trusted(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t,
+                        accumulator_bounds b) const
+  {
+    return detail::finite(dot) && detail::finite(nx[0]) && detail::finite(ny[0]) &&
+           nx[0] >= T(b.tiny) && ny[0] >= T(b.tiny);
+  }
+  /// Each row scaled by its largest |value| (cosine is scale-invariant; rows with infinite values
+  /// point along their infinite coordinates).
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
+                   std::int64_t) const
+  {
+    using std::sqrt;
+    const T mx = spira::detail::max_abs<T>(x);
+    const T my = spira::detail::max_abs<T>(y);
+    if (mx != mx || my != my) { return mx != mx ? mx : my; }
+    if (mx == T(0) || my == T(0)) { return mx == my ? T(0) : T(1); }
+    T dot = T(0), sx = T(0), sy = T(0);
+    spira::detail::for_each_union(x, y, [&](V a, V b) {
+      const T u = spira::detail::scaled(T(a), mx);
+      const T v = spira::detail::scaled(T(b), my);
+      dot += u * v;
+      sx += u * u;
+      sy += v * v;
+    });
+    return detail::one_minus_clamped(dot / sqrt(sx * sy));
   }
 };
 
@@ -126,6 +284,8 @@ struct correlation {
   {
     return a * b;
   }
+  /// The expanded form; only called on pairs the guard trusts (both variances well above the
+  /// rounding of their expansion, so neither row is constant).
   template <class T>
   SPIRA_HD T finalize(T dot, const terms<T, 2>& nx, const terms<T, 2>& ny, std::int64_t dim) const
   {
@@ -134,12 +294,63 @@ struct correlation {
     const T k = T(dim);
     const T vx = nx[1] - nx[0] * nx[0] / k;
     const T vy = ny[1] - ny[0] * ny[0] / k;
-    const bool cx = vx <= detail::variance_tolerance<T>() * nx[1];
-    const bool cy = vy <= detail::variance_tolerance<T>() * ny[1];
-    if (cx || cy) { return cx == cy ? T(0) : T(1); }
+    if (!(vx > T(0)) || !(vy > T(0))) { return vx == vy ? T(0) : T(1); }
     const T cov = dot - nx[0] * ny[0] / k;
-    const T d = T(1) - cov / sqrt(vx * vy);
-    return d < T(0) ? T(0) : (d > T(2) ? T(2) : d);
+    return detail::one_minus_clamped(cov / sqrt(vx * vy));
+  }
+  /// Trusted when both expanded variances and the covariance keep their digits: var(x) >=
+  /// cancel Σx², and the rounding of the covariance (about Σ|x y| + |Σx Σy| / k) is below
+  /// cancel sqrt(var(x) var(y)).
+  template <class T>
+  SPIRA_HD bool trusted(T dot, const terms<T, 2>& nx, const terms<T, 2>& ny, std::int64_t dim,
+                        accumulator_bounds b) const
+  {
+    using std::sqrt;
+    if (dim == 0) { return true; }
+    const T k = T(dim);
+    if (!(detail::finite(dot) && detail::finite(nx[0]) && detail::finite(nx[1]) &&
+          detail::finite(ny[0]) && detail::finite(ny[1]) && nx[1] >= T(b.tiny) &&
+          ny[1] >= T(b.tiny))) {
+      return false;
+    }
+    const T c = T(b.cancel);
+    const T vx = nx[1] - nx[0] * nx[0] / k;
+    const T vy = ny[1] - ny[0] * ny[0] / k;
+    if (!(vx >= c * nx[1] && vy >= c * ny[1])) { return false; }
+    const T scale = sqrt(nx[1]) * sqrt(ny[1]) + detail::abs(nx[0]) * detail::abs(ny[0]) / k;
+    return c * scale <= sqrt(vx) * sqrt(vy);
+  }
+  /// Two passes on rows scaled by their largest |value| (correlation is scale-invariant): the
+  /// means, then the centred sums over all dim columns; the constant-row test is exact.
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 2>&, const terms<T, 2>&,
+                   std::int64_t dim) const
+  {
+    using std::sqrt;
+    if (dim == 0) { return T(0); }
+    const auto sx = detail::row_stats<T>(x, dim);
+    const auto sy = detail::row_stats<T>(y, dim);
+    if (sx.scale != sx.scale || sy.scale != sy.scale) { return sx.scale != sx.scale ? sx.scale : sy.scale; }
+    if (sx.constant || sy.constant) { return sx.constant == sy.constant ? T(0) : T(1); }
+    const T k = T(dim);
+    const T mx = sx.sum / k;
+    const T my = sy.sum / k;
+    T cov = T(0), vx = T(0), vy = T(0);
+    std::int64_t both_missing = dim;
+    spira::detail::for_each_union(x, y, [&](V a, V b) {
+      const T u = spira::detail::scaled(T(a), sx.scale) - mx;
+      const T v = spira::detail::scaled(T(b), sy.scale) - my;
+      cov += u * v;
+      vx += u * u;
+      vy += v * v;
+      --both_missing;
+    });
+    const T rest = T(both_missing);
+    cov += rest * mx * my;
+    vx += rest * mx * mx;
+    vy += rest * my * my;
+    if (!(vx > T(0)) || !(vy > T(0))) { return vx == vy ? T(0) : T(1); }
+    return detail::one_minus_clamped(cov / sqrt(vx * vy));
   }
 };
 
@@ -215,14 +426,15 @@ struct hamming {
   }
 };
 
-/// Σ |x - y|. NAMM ⊗ = |a - b| over the union (Appendix A.1 of the seed paper).
+/// Σ |x - y|. NAMM ⊗ = |a - b| over the union (Appendix A.1 of the seed paper); equal values
+/// (infinite ones too) contribute 0.
 struct manhattan {
   using add_monoid = plus_monoid;
   static constexpr bool annihilating = false;
   template <class T>
   SPIRA_HD constexpr T multiply(T a, T b) const
   {
-    return detail::abs(a - b);
+    return detail::abs_diff(a, b);
   }
 };
 
@@ -235,7 +447,7 @@ struct minkowski {
   SPIRA_HD T multiply(T a, T b) const
   {
     using std::pow;
-    const T d = detail::abs(a - b);
+    const T d = detail::abs_diff(a, b);
     return p == 1.0 ? d : (p == 2.0 ? d * d : pow(d, T(p)));
   }
   template <class T>
@@ -245,6 +457,14 @@ struct minkowski {
     using std::sqrt;
     const T s = detail::clamp_nonnegative(acc);
     return p == 1.0 ? s : (p == 2.0 ? sqrt(s) : pow(s, T(1.0 / p)));
+  }
+  /// The direct form scaled by the largest |x - y|: |x - y|^p may overflow (p = 1000) where the
+  /// distance does not.
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 0>&, const terms<T, 0>&,
+                   std::int64_t) const
+  {
+    return detail::scaled_p_norm_of_difference<T>(x, y, p);
   }
 };
 
@@ -256,7 +476,7 @@ struct chebyshev {
   template <class T>
   SPIRA_HD constexpr T multiply(T a, T b) const
   {
-    return detail::abs(a - b);
+    return detail::abs_diff(a, b);
   }
   template <class T>
   SPIRA_HD T finalize(T acc, const terms<T, 0>&, const terms<T, 0>&, std::int64_t) const
@@ -265,15 +485,21 @@ struct chebyshev {
   }
 };
 
-/// Σ |x - y| / (|x| + |y|), terms with x == y == 0 count 0 (as scipy). NAMM ⊗ over the union.
+/// Σ |x - y| / (|x| + |y|), terms with x == y count 0 (x == y == 0 as scipy). NAMM ⊗ over the
+/// union. A term whose parts overflow is taken on the halved values; a finite value against an
+/// infinite one counts 1 (the limit).
 struct canberra {
   using add_monoid = plus_monoid;
   static constexpr bool annihilating = false;
   template <class T>
-  SPIRA_HD constexpr T multiply(T a, T b) const
+  SPIRA_HD T multiply(T a, T b) const
   {
+    if (a == b) { return T(0); }
     const T den = detail::abs(a) + detail::abs(b);
-    return den == T(0) ? T(0) : detail::abs(a - b) / den;
+    if (detail::finite(den)) { return detail::abs(a - b) / den; }
+    if (!detail::finite(a) || !detail::finite(b)) { return (a != a || b != b) ? a + b : T(1); }
+    const T ha = a / T(2), hb = b / T(2);
+    return detail::abs(ha - hb) / (detail::abs(ha) + detail::abs(hb));
   }
 };
 
@@ -285,7 +511,7 @@ struct braycurtis {
   template <class T>
   SPIRA_HD constexpr terms<T, 2> multiply(T a, T b) const
   {
-    return {{detail::abs(a - b), detail::abs(a + b)}};
+    return {{detail::abs_diff(a, b), detail::abs(a + b)}};
   }
   template <class T>
   SPIRA_HD T finalize(const terms<T, 2>& acc, const terms<T, 0>&, const terms<T, 0>&,
@@ -295,6 +521,24 @@ struct braycurtis {
     const T den = detail::clamp_nonnegative(acc[1]);
     if (den == T(0)) { return num == T(0) ? T(0) : spira::detail::infinity<T>(); }
     return num / den;
+  }
+  /// Both sums over the union on the rows scaled by one power of two at or above their largest
+  /// |value| (the ratio is scale-invariant), so neither sum overflows.
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 0>& nx,
+                   const terms<T, 0>& ny, std::int64_t dim) const
+  {
+    const T mx = spira::detail::max_abs<T>(x);
+    const T my = spira::detail::max_abs<T>(y);
+    const T m = mx > my ? mx : my;
+    if (mx != mx || my != my) { return mx != mx ? mx : my; }
+    terms<T, 2> acc{{T(0), T(0)}};
+    spira::detail::for_each_union(x, y, [&](V a, V b) {
+      const auto t = multiply(spira::detail::scaled(T(a), m), spira::detail::scaled(T(b), m));
+      acc[0] += t[0];
+      acc[1] += t[1];
+    });
+    return finalize(acc, nx, ny, dim);
   }
 };
 
@@ -352,6 +596,25 @@ struct hellinger {
     using std::sqrt;
     return sqrt(detail::clamp_nonnegative((nx[0] + ny[0]) - T(2) * acc) / T(2));
   }
+  template <class T>
+  SPIRA_HD bool trusted(T acc, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t,
+                        accumulator_bounds b) const
+  {
+    return detail::expansion_trusted(acc, nx[0], ny[0], b);
+  }
+  /// sqrt(Σ (sqrt(x) - sqrt(y))^2 / 2) over the union.
+  template <class T, class V, class I>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
+                   std::int64_t) const
+  {
+    using std::sqrt;
+    T s = T(0);
+    spira::detail::for_each_union(x, y, [&](V a, V b) {
+      const T v = T(a) == T(b) ? T(0) : sqrt(T(a)) - sqrt(T(b));
+      s += v * v;
+    });
+    return sqrt(s / T(2));
+  }
 };
 
 /// Kullback-Leibler divergence of raw (non-negative) values over the union:
@@ -367,8 +630,12 @@ struct kl_divergence {
   SPIRA_HD T multiply(T x, T y) const
   {
     using std::log;
-    const T floor = T(epsilon);
-    return x > T(0) ? x * log(x / (y > floor ? y : floor)) : T(0);
+    if (!(x > T(0))) { return x == x ? T(0) : x; }
+    if (y != y) { return y; }
+    const T q = y > T(epsilon) ? y : T(epsilon);
+    if (x == q) { return T(0); }
+    const T r = x / q;  // log(x / q), or log x - log q where the ratio overflows
+    return x * (detail::finite(r) ? log(r) : log(x) - log(q));
   }
 };
 

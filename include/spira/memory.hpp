@@ -38,6 +38,10 @@ void device_deallocate(void* p, const cuda_resources& res) noexcept;
 void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space,
                 std::size_t bytes, const cuda_resources& res);
 void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cuda_resources& res);
+/// x = double(float(x)) for the rows x cols elements (leading dimension ld) of a device matrix:
+/// the k-NN graph ranks double distances as the floats it returns.
+void round_to_float_in_place(double* data, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                             const cuda_resources& res);
 
 }  // namespace detail
 

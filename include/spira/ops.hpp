@@ -20,9 +20,12 @@
 //                               only one row has (see pairwise_union_select)
 //   NAMM with another ⊕         a merge of the two sorted rows per pair, O(deg_i + deg_j) each,
 //                               on tiles of A rows x B rows; memory: norms only
-// Everything is computed in double and rounded to the output type once.
+// Everything is computed in double and rounded to the output type once. Expansions and NAMM
+// corrections are guarded (spira/accuracy.hpp): a pair whose fast form cancels is evaluated
+// directly over the union of its two rows, O(deg_i + deg_j).
 #pragma once
 
+#include <spira/accuracy.hpp>
 #include <spira/convert.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
@@ -142,9 +145,16 @@ inline T finalize_pair(const D& d, const Acc& acc, const Norm& na, const Norm& n
   }
 }
 
+template <class V, class I>
+inline sparse_row<V, I> row_of(csr_view<V, I> m, std::int64_t i)
+{
+  return {m.col_idx + m.row_ptr[i], m.values + m.row_ptr[i], m.row_ptr[i + 1] - m.row_ptr[i]};
+}
+
 /// Intersection engine (annihilating semirings and NAMMs with a sum-kind ⊕): for every row i of A,
 /// scatter its products with the matching columns of B (the rows of bt = Bᵀ) into a dense
-/// accumulator row of length n, then finalize the row of the output.
+/// accumulator row of length n, then finalize the row of the output (through the accuracy guard
+/// where D has one).
 template <class D, class T, class V, class I, class Norms>
 void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                            dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
@@ -215,43 +225,27 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
         }
       }
       V* row = out.row(i);
+      constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
       for (std::int64_t j = 0; j < n; ++j) {
         acc_t total = acc[j];
+        acc_t magnitude{};
         if constexpr (!traits::annihilating) {
-          for (int t = 0; t < nt; ++t) { total[t] = (ca[i][t] + cb[j][t]) + acc[j][t]; }
+          for (int t = 0; t < nt; ++t) {
+            total[t] = (ca[i][t] + cb[j][t]) + acc[j][t];
+            magnitude[t] = std::abs(ca[i][t]) + std::abs(cb[j][t]);
+          }
         }
-        row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], a.cols));
+        if constexpr (accuracy_traits<D, T>::guarded) {
+          row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], a.cols, row_of(a, i),
+                                            row_of(b, j), bounds));
+        } else {
+          row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], a.cols));
+        }
       }
     }
   }
 }
 
-/// ⊕ over the union of the stored columns of two sorted rows (merge join).
-template <class D, class T, class V, class I>
-inline auto merge_rows(const D& d, const I* ca, const V* va, offset_t la, const I* cb, const V* vb,
-                       offset_t lb)
-{
-  using traits = distance_traits<D, T>;
-  using add = typename traits::add_monoid;
-  auto acc = identity_terms<add, T, traits::num_terms>();
-  offset_t p = 0, q = 0;
-  while (p < la && q < lb) {
-    if (ca[p] < cb[q]) {
-      add_terms<add>(acc, as_terms(d.template multiply<T>(T(va[p]), T(0))));
-      ++p;
-    } else if (cb[q] < ca[p]) {
-      add_terms<add>(acc, as_terms(d.template multiply<T>(T(0), T(vb[q]))));
-      ++q;
-    } else {
-      add_terms<add>(acc, as_terms(d.template multiply<T>(T(va[p]), T(vb[q]))));
-      ++p;
-      ++q;
-    }
-  }
-  for (; p < la; ++p) { add_terms<add>(acc, as_terms(d.template multiply<T>(T(va[p]), T(0)))); }
-  for (; q < lb; ++q) { add_terms<add>(acc, as_terms(d.template multiply<T>(T(0), T(vb[q])))); }
-  return acc;
-}
 
 /// Union engine for NAMMs whose ⊕ is a selection (min or max kind) with one accumulator term.
 /// ⊕ over the union of A_i and B_j splits into three selections:
@@ -362,13 +356,9 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) c
       const std::int64_t j_end = std::min(b.rows, (tj + 1) * tb);
       const std::int64_t i_end = std::min(a.rows, (ti + 1) * ta);
       for (std::int64_t i = ti * ta; i < i_end; ++i) {
-        const offset_t ai = a.row_ptr[i];
-        const offset_t la = a.row_ptr[i + 1] - ai;
         V* row = out.row(i);
         for (std::int64_t j = tj * tb; j < j_end; ++j) {
-          const offset_t bj = b.row_ptr[j];
-          const auto acc = merge_rows<D, T>(d, a.col_idx + ai, a.values + ai, la, b.col_idx + bj,
-                                            b.values + bj, b.row_ptr[j + 1] - bj);
+          const auto acc = union_reduce<D, T>(d, row_of(a, i), row_of(b, j));
           row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], a.cols));
         }
       }
@@ -377,9 +367,9 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) c
 }
 
 /// d(row i, row i) for every row of a canonical host CSR matrix, computed in T like the engine
-/// and stored as V: the union of a row with itself is the row, so the value is the ⊕ over its
-/// stored columns of ⊗(x, x), finalized with the row's norms (and ⊗ on the prepared row where D
-/// has a prepare step).
+/// and stored as V: D::exact where D has it, else the ⊕ over the row's stored columns of ⊗(x, x)
+/// (the union of a row with itself is the row), finalized with the row's norms (⊗ on the prepared
+/// row where D has a prepare step).
 template <class D, class T, class V, class I>
 std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const D& d)
 {
@@ -389,11 +379,13 @@ std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const
     std::vector<V> out(static_cast<std::size_t>(pm.rows));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
     for (std::int64_t i = 0; i < pm.rows; ++i) {
-      const offset_t b = pm.row_ptr[i];
-      const offset_t len = pm.row_ptr[i + 1] - b;
-      const auto acc = merge_rows<D, T>(d, pm.col_idx + b, pm.values + b, len, pm.col_idx + b,
-                                        pm.values + b, len);
-      out[static_cast<std::size_t>(i)] = V(finalize_pair<D, T>(d, acc, norms[i], norms[i], pm.cols));
+      const sparse_row<V, I> x = row_of(pm, i);
+      if constexpr (accuracy_traits<D, T>::has_exact) {
+        out[static_cast<std::size_t>(i)] = V(d.template exact<T>(x, x, norms[i], norms[i], pm.cols));
+      } else {
+        const auto acc = union_reduce<D, T>(d, x, x);
+        out[static_cast<std::size_t>(i)] = V(finalize_pair<D, T>(d, acc, norms[i], norms[i], pm.cols));
+      }
     }
     return out;
   };

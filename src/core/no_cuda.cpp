@@ -32,6 +32,11 @@ void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space
   }
   std::memmove(dst, src, bytes);
 }
+void round_to_float_in_place(double*, std::int64_t, std::int64_t, std::int64_t,
+                             const cuda_resources&)
+{
+  no_cuda("spira::knn_graph on device memory");
+}
 void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cuda_resources&)
 {
   if (space != memory_space::host) { no_cuda("spira::fill on device memory"); }

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace spira {
@@ -82,6 +83,30 @@ void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space
   if (dst_space == memory_space::host || src_space == memory_space::host) {
     SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
   }
+}
+
+namespace {
+__global__ void round_to_float_kernel(double* data, std::int64_t rows, std::int64_t cols,
+                                      std::int64_t ld)
+{
+  const std::int64_t n = rows * cols;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    double& x = data[(e / cols) * ld + e % cols];
+    x = double(float(x));
+  }
+}
+}  // namespace
+
+void round_to_float_in_place(double* data, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                             const cuda_resources& res)
+{
+  if (rows == 0 || cols == 0) { return; }
+  device_guard g(res.device);
+  constexpr int threads = 256;
+  const std::int64_t blocks = std::min<std::int64_t>((rows * cols + threads - 1) / threads, 4096);
+  round_to_float_kernel<<<unsigned(blocks), threads, 0, res.stream>>>(data, rows, cols, ld);
+  SPIRA_CUDA_TRY(cudaGetLastError());
 }
 
 void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cuda_resources& res)

@@ -166,7 +166,8 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
           terms<A, N> a;
 #pragma unroll
           for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
-          const V v = intersection_finalize(p, i, j, a);
+          // Ranked as the float the graph returns (the tie rule holds on what the user sees).
+          const V v = V(float(intersection_finalize(p, i, j, a)));
           candidate = !full || keys::to_key(v, s.largest) < bar;
           if (candidate) {
             const int pos = atomicAdd(&slots, 1);

@@ -61,6 +61,7 @@
 
 #include <semirings/distances.hpp>
 #include <semirings/graphblas.hpp>
+#include <spira/accuracy.hpp>
 #include <spira/convert.hpp>
 #include <spira/cuda/error.cuh>
 #include <spira/distance.hpp>
@@ -192,6 +193,15 @@ struct intersection_sums_in_double
 template <> struct intersection_sums_in_double<distances::cosine> : std::false_type {};
 template <> struct intersection_sums_in_double<distances::inner_product> : std::false_type {};
 template <> struct intersection_sums_in_double<semirings::plus_times> : std::false_type {};
+
+/// Whether `automatic` may run D with the dense strategy on values of type V: its GEMM sums in V,
+/// and a float sum cannot feed an expansion that the accuracy guard checks (spira/accuracy.hpp:
+/// every pair would be recomputed directly), so float data with euclidean, sqeuclidean,
+/// correlation or hellinger runs sparse. Forcing dense stays correct (the guard), only slower.
+template <class D, class V>
+inline constexpr bool dense_keeps_accuracy_v = sizeof(V) >= sizeof(double) ||
+                                               !accuracy_traits<D, double>::has_trusted ||
+                                               !intersection_sums_in_double<D>::value;
 
 /// Cheap statistics of a pairwise problem, for choose_strategy.
 struct pairwise_problem {
@@ -465,6 +475,50 @@ __device__ inline double finalize_device(const D& d, const terms<T, N>& acc, con
   }
 }
 
+/// The value of pair (x, y) from its accumulator in T (and, for a sum NAMM, its rows'
+/// corrections): finalize_device, through the accuracy guard where D has one (spira/accuracy.hpp;
+/// the bounds are those of T, the type the products were summed in). x and y are the pair's rows,
+/// as ⊗ sees them.
+template <class D, class T, int N, class NormValues, class V, class I>
+__device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc,
+                                              const NormValues& na, const NormValues& nb,
+                                              std::int64_t dim, const terms<double, N>* corr_a,
+                                              const terms<double, N>* corr_b, sparse_row<V, I> x,
+                                              sparse_row<V, I> y)
+{
+  if constexpr (accuracy_traits<D, double>::guarded) {
+    terms<double, N> total, magnitude;
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+      total[t] = double(acc[t]);
+      magnitude[t] = 0.0;
+      if (corr_a != nullptr) {
+        total[t] = ((*corr_a)[t] + (*corr_b)[t]) + total[t];
+        magnitude[t] = fabs((*corr_a)[t]) + fabs((*corr_b)[t]);
+      }
+    }
+    return guarded_finalize<D, double>(d, total, magnitude, na, nb, dim, x, y,
+                                       accumulator_bounds_of<T>());
+  } else {
+    if (corr_a != nullptr) {
+      terms<double, N> corr;
+#pragma unroll
+      for (int t = 0; t < N; ++t) { corr[t] = (*corr_a)[t] + (*corr_b)[t]; }
+      return finalize_device(d, acc, na, nb, dim, &corr);
+    }
+    return finalize_device(d, acc, na, nb, dim, static_cast<const terms<double, N>*>(nullptr));
+  }
+}
+
+/// Row i of a device CSR as the accuracy guard reads it.
+template <class V, class I>
+__device__ inline sparse_row<V, I> device_row(const offset_t* ptr, const I* col, const V* val,
+                                              std::int64_t i)
+{
+  if (ptr == nullptr) { return {}; }
+  return {col + ptr[i], val + ptr[i], ptr[i + 1] - ptr[i]};
+}
+
 /// The one-sided terms ⊗(x, 0) (Left) or ⊗(0, x), in double. The NAMM corrections are sums of
 /// exactly these values and the intersection kernel subtracts exactly these values, so the two
 /// cancel to the rounding of double sums.
@@ -722,10 +776,10 @@ struct intersection_args {
   const terms<double, N>* corr_b;
   /// Sum NAMMs: ⊗(0, b) in double for every entry of the CSC of B (nullptr otherwise).
   const terms<double, N>* bt_side;
-  // Selection NAMMs only (nullptr otherwise): B's rows, and K candidates per row of A and of B.
-  const offset_t* b_ptr;
+  const offset_t* b_ptr;  ///< B's rows (CSR)
   const I* b_col;
   const V* b_val;
+  // Selection NAMMs only (nullptr otherwise): K candidates per row of A and of B.
   const I* top_a_col;
   const V* top_a_val;
   const I* top_b_col;
@@ -859,11 +913,13 @@ __device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int
 {
   using add = typename D::add_monoid;
   constexpr int N = intersection_args<D, V, I>::N;
-  if constexpr (sum_namm_v<D, V>) {
-    terms<double, N> corr;
-#pragma unroll
-    for (int t = 0; t < N; ++t) { corr[t] = p.corr_a[i][t] + p.corr_b[j][t]; }
-    return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols, &corr));
+  if constexpr (sum_namm_v<D, V> || accuracy_traits<D, double>::guarded) {
+    const bool corrected = sum_namm_v<D, V>;
+    return V(finalize_pair_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+                                  corrected ? &p.corr_a[i] : nullptr,
+                                  corrected ? &p.corr_b[j] : nullptr,
+                                  device_row(p.a_ptr, p.a_col, p.a_val, i),
+                                  device_row(p.b_ptr, p.b_col, p.b_val, j)));
   } else {
     if constexpr (selection_namm_v<D, V>) {
       // The union: the intersection's ⊕ and each row's best entry outside the other row.
@@ -1179,15 +1235,17 @@ __global__ void hybrid_kernel(hybrid_args<D, V, I> p)
   }
 }
 
-/// out(i, j) = finalize(acc(i, j), norms) for an accumulator tile of rows [row0, row0 + rows).
-template <class D, class V>
+/// out(i, j) = finalize(acc(i, j), norms) for an accumulator tile of rows [row0, row0 + rows),
+/// through the accuracy guard (a and b: the operands, for pairs it evaluates directly).
+template <class D, class V, class I>
 __global__ void finalize_tile_kernel(
   D d, const V* acc, std::int64_t acc_ld, V* out, std::int64_t out_ld, std::int64_t row0,
   std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
   const typename distance_traits<D, double>::norm_values* norms_a,
   const typename distance_traits<D, double>::norm_values* norms_b,
   const terms<double, distance_traits<D, V>::num_terms>* corr_a,
-  const terms<double, distance_traits<D, V>::num_terms>* corr_b)
+  const terms<double, distance_traits<D, V>::num_terms>* corr_b, csr_view<V, I> a,
+  csr_view<V, I> b)
 {
   constexpr int N = distance_traits<D, V>::num_terms;
   const std::int64_t total = rows * cols_b;
@@ -1195,19 +1253,13 @@ __global__ void finalize_tile_kernel(
   for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
        e += stride) {
     const std::int64_t r = e / cols_b, j = e % cols_b, i = row0 + r;
-    terms<V, N> a;
+    terms<V, N> acc_ij;
 #pragma unroll
-    for (int t = 0; t < N; ++t) { a[t] = acc[r * acc_ld + j * N + t]; }
-    if (corr_a != nullptr) {
-      terms<double, N> corr;
-#pragma unroll
-      for (int t = 0; t < N; ++t) { corr[t] = corr_a[i][t] + corr_b[j][t]; }
-      out[i * out_ld + j] = V(finalize_device(d, a, norms_a[i], norms_b[j], dim, &corr));
-    } else {
-      out[i * out_ld + j] =
-        V(finalize_device(d, a, norms_a[i], norms_b[j], dim,
-                          static_cast<const terms<double, N>*>(nullptr)));
-    }
+    for (int t = 0; t < N; ++t) { acc_ij[t] = acc[r * acc_ld + j * N + t]; }
+    out[i * out_ld + j] = V(finalize_pair_device(
+      d, acc_ij, norms_a[i], norms_b[j], dim, corr_a != nullptr ? &corr_a[i] : nullptr,
+      corr_b != nullptr ? &corr_b[j] : nullptr, device_row(a.row_ptr, a.col_idx, a.values, i),
+      device_row(b.row_ptr, b.col_idx, b.values, j)));
   }
 }
 
@@ -1318,10 +1370,10 @@ struct pairwise_context {
                      const terms<double, N>* corr_b = nullptr)
   {
     if (rows == 0) { return; }
-    finalize_tile_kernel<D, V>
+    finalize_tile_kernel<D, V, I>
       <<<elementwise_grid(rows * b.rows, sms), cuda_pairwise_policy::row_threads, 0,
          res.stream>>>(d, acc, acc_ld, out.data, out.ld, row0, rows, b.rows, a.cols,
-                       norms_a.data(), norms_b.data(), corr_a, corr_b);
+                       norms_a.data(), norms_b.data(), corr_a, corr_b, a, b);
     SPIRA_CHECK_LAUNCH();
   }
 };
@@ -1434,6 +1486,9 @@ struct intersection_setup {
     p.bt_val = bt.values();
     p.norms_a = ctx.norms_a.data();
     p.norms_b = ctx.norms_b.data();
+    p.b_ptr = ctx.b.row_ptr;  // B's rows: the selection fix-up and the accuracy guard read them
+    p.b_col = ctx.b.col_idx;
+    p.b_val = ctx.b.values;
     if constexpr (sum_namm_v<D, V>) {
       corr_a = ctx.template corrections<true>(ctx.a);
       corr_b = ctx.template corrections<false>(ctx.b);
@@ -1461,9 +1516,6 @@ struct intersection_setup {
       };
       candidates(ctx.a, top_a_col, top_a_val, row_candidates_kernel<D, V, I, true>);
       candidates(ctx.b, top_b_col, top_b_val, row_candidates_kernel<D, V, I, false>);
-      p.b_ptr = ctx.b.row_ptr;
-      p.b_col = ctx.b.col_idx;
-      p.b_val = ctx.b.values;
       p.top_a_col = top_a_col.data();
       p.top_a_val = top_a_val.data();
       p.top_b_col = top_b_col.data();
@@ -1702,19 +1754,21 @@ void run_hybrid(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
       p.s_end = a_ptr_host[std::size_t(row0 + rows)];
       launch(hybrid_kernel<D, V, I, true>, p);
     }
-    // A one-term semiring without finalize already holds its result in the output.
-    if (!(in_place && !distance_traits<D, double>::has_finalize)) {
+    // A one-term semiring without finalize or guard already holds its result in the output.
+    if (!(in_place && !distance_traits<D, double>::has_finalize &&
+          !accuracy_traits<D, double>::guarded)) {
       ctx.finalize_tile(acc, acc_ld, row0, rows);
     }
   }
   // The workspace and the partitions are released stream-ordered when they go out of scope.
 }
 
-template <class D, class V>
+template <class D, class V, class I>
 __global__ void finalize_in_place_kernel(
   D d, V* out, std::int64_t ld, std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
   const typename distance_traits<D, double>::norm_values* norms_a,
-  const typename distance_traits<D, double>::norm_values* norms_b)
+  const typename distance_traits<D, double>::norm_values* norms_b, csr_view<V, I> a,
+  csr_view<V, I> b)
 {
   const std::int64_t total = rows * cols_b;
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
@@ -1722,18 +1776,21 @@ __global__ void finalize_in_place_kernel(
        e += stride) {
     const std::int64_t i = e / cols_b, j = e % cols_b;
     V* x = out + i * ld + j;
-    *x = V(finalize_device(d, terms<V, 1>{{*x}}, norms_a[i], norms_b[j], dim,
-                           static_cast<const terms<double, 1>*>(nullptr)));
+    *x = V(finalize_pair_device(d, terms<V, 1>{{*x}}, norms_a[i], norms_b[j], dim,
+                                static_cast<const terms<double, 1>*>(nullptr),
+                                static_cast<const terms<double, 1>*>(nullptr),
+                                device_row(a.row_ptr, a.col_idx, a.values, i),
+                                device_row(b.row_ptr, b.col_idx, b.values, j)));
   }
 }
 
 template <class D, class V, class I>
 void finalize_dense_in_place(pairwise_context<D, V, I>& ctx)
 {
-  finalize_in_place_kernel<D, V>
+  finalize_in_place_kernel<D, V, I>
     <<<elementwise_grid(ctx.a.rows * ctx.b.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
        ctx.res.stream>>>(ctx.d, ctx.out.data, ctx.out.ld, ctx.a.rows, ctx.b.rows, ctx.a.cols,
-                         ctx.norms_a.data(), ctx.norms_b.data());
+                         ctx.norms_a.data(), ctx.norms_b.data(), ctx.a, ctx.b);
   SPIRA_CHECK_LAUNCH();
 }
 
@@ -1777,8 +1834,8 @@ void run_dense(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
                   ctx.out.ld);
     }
   }
-  // Expansion / finalize in place: the output holds the dot products.
-  if constexpr (distance_traits<D, double>::has_finalize) {
+  // Expansion / finalize (and the accuracy guard) in place: the output holds the dot products.
+  if constexpr (distance_traits<D, double>::has_finalize || accuracy_traits<D, double>::guarded) {
     finalize_dense_in_place(ctx);
   }
 }
@@ -1844,7 +1901,8 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
 {
   using traits = distance_traits<D, V>;
   pairwise_problem prob{a.rows, b.rows, a.cols, a.nnz, b.nnz, traits::annihilating,
-                        traits::invertible_add, dot_product_form<D>::value};
+                        traits::invertible_add,
+                        dot_product_form<D>::value && dense_keeps_accuracy_v<D, V>};
   prob.selection = detail::selection_namm_v<D, V>;
   pairwise_strategy s = requested;
   if (requested == pairwise_strategy::automatic) {

@@ -29,6 +29,20 @@ inline std::size_t knn_default_host_budget()
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 4;
 }
 
+/// The k-NN graph returns float distances, and the tie rule holds on what it returns: a tile of
+/// double distances is rounded to float before it is ranked (x -> double(float(x))), so values
+/// that round to the same float rank by index.
+template <class V>
+void round_to_returned(dense_view<V> d)
+{
+  if constexpr (!std::is_same_v<V, float>) {
+    for (std::int64_t i = 0; i < d.rows; ++i) {
+      V* row = d.row(i);
+      for (std::int64_t j = 0; j < d.cols; ++j) { row[j] = V(static_cast<float>(row[j])); }
+    }
+  }
+}
+
 /// Is (va, ia) better than (vb, ib)? Smaller (or larger) value first, then the smaller index;
 /// NaN is worse than any number in both directions.
 template <class V>
@@ -252,6 +266,7 @@ knn_result knn_tiled_host(const host_resources& res, csr_view<V, I> index, csr_v
                          dense_matrix<V> d(res, q1 - q0, i1 - i0);
                          tile_distances(row_slice(q, q0, q1, qptr), row_slice(index, i0, i1, iptr),
                                         d.view());
+                         round_to_returned(d.view());
                          select_k<V, std::int64_t>(res, dense_view<const V>(d.view()), kt, order,
                                                    tv, tix, {.sorted = true});
                        });
@@ -306,6 +321,10 @@ knn_result knn_tiled_cuda(const cuda_resources& res, csr_view<V, I> index, csr_v
                          const std::int64_t nq = q1 - q0;
                          dense_matrix<V> d(res, nq, i1 - i0);
                          tile_distances(query_tile.view(), index_tile(i0), d.view());
+                         if constexpr (!std::is_same_v<V, float>) {
+                           round_to_float_in_place(d.data(), nq, i1 - i0, d.view().ld,
+                                                   res);
+                         }
                          dense_matrix<V> dv(res, nq, kt);
                          dense_matrix<std::int64_t> di(res, nq, kt);
                          select_k<V, std::int64_t>(res, dense_view<const V>(d.view()), kt, order,

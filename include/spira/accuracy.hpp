@@ -1,0 +1,217 @@
+// spira: the accuracy guard of the pairwise engines (host and device).
+//
+// The engines evaluate distances in fast forms that cancel: expansions such as
+//   sqeuclidean(x, y) = |x|² + |y|² - 2 <x, y>
+// and, for NAMMs with a sum ⊕, the intersection plus per-row corrections
+//   Σ_{A_i ∪ B_j} ⊗(a, b) = Σ_{A_i} ⊗(a, 0) + Σ_{B_j} ⊗(0, b) + Σ_{A_i ∩ B_j} [⊗(a,b) - ⊗(a,0) - ⊗(0,b)].
+// Both lose every digit when the rows share large coordinates (rows [1e9, 0.5] and [1e9, 0.25]:
+// |x|² = 1e18, the answer 0.0625). The guard keeps the fast form only where a cheap test says it
+// is accurate and evaluates the other pairs directly (the union of the two sorted rows, with
+// scaling where a direct sum could overflow):
+//
+//   * a sum NAMM (any distance, also a user's): the accumulated total (corrections included) is
+//     trusted when every term is finite and |total| >= bounds.cancel * (|Σ ⊗(a,0)| + |Σ ⊗(0,b)|);
+//     otherwise the pair is the ⊕ of ⊗ over the union (the NAMM's definition), or D::exact;
+//   * an annihilating distance may declare
+//       template <class T> bool trusted(acc, const terms<T, K>& nx, const terms<T, K>& ny,
+//                                       std::int64_t dim, accumulator_bounds b) const;
+//       template <class T, class V, class I> T exact(sparse_row<V, I> x, sparse_row<V, I> y,
+//                                                    const terms<T, K>& nx, const terms<T, K>& ny,
+//                                                    std::int64_t dim) const;
+//     (the catalogue's expansions do: sqeuclidean, euclidean, cosine, correlation, hellinger,
+//     inner_product); a sum NAMM may declare `exact` to replace the plain union (minkowski,
+//     braycurtis scale their rows so that no intermediate overflows).
+//
+// bounds.cancel is 2^33 unit roundoffs of the accumulator (2^-20 for double): a trusted result r
+// of a sum of n terms of total size M has |error| <= n u M <= n 2^-33 r, far below float32's
+// resolution for any realistic n. Pairs that fail the test are rare on ordinary data (near
+// duplicates, rows far from the origin); on adversarial data they cost O(deg(x) + deg(y)) each.
+#pragma once
+
+#include <spira/config.hpp>
+#include <spira/semiring.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+namespace spira {
+
+/// A row of a canonical CSR matrix as the exact evaluation reads it: `size` sorted columns and
+/// their values.
+template <class V, class I>
+struct sparse_row {
+  const I* cols = nullptr;
+  const V* values = nullptr;
+  std::int64_t size = 0;
+};
+
+/// What an engine tells a distance's accuracy test about its accumulator type.
+struct accumulator_bounds {
+  /// A result of a cancelling expression below `cancel` times the size of the terms it cancels
+  /// is not trusted.
+  double cancel;
+  /// Sums of squares (or of products) below `tiny` may have lost products to underflow.
+  double tiny;
+};
+
+/// The bounds of an accumulator of type T: cancel = 2^33 unit roundoffs (so float accumulators
+/// trust no cancellation at all), tiny = the smallest normal number times 2^digits.
+template <class T>
+SPIRA_HD constexpr accumulator_bounds accumulator_bounds_of()
+{
+  if constexpr (sizeof(T) == sizeof(float)) {
+    return {512.0, 0x1p-102};  // 2^33 * 2^-24; 2^-126 * 2^24
+  } else {
+    return {0x1p-20, 0x1p-969};  // 2^33 * 2^-53; 2^-1022 * 2^53
+  }
+}
+
+/// Optional members of a distance that the guard reads (see the top of this file).
+template <class D, class T>
+struct accuracy_traits {
+  using dt = distance_traits<D, T>;
+  using norm_values = typename dt::norm_values;
+  using product_type = typename dt::product_type;
+  static constexpr bool has_trusted =
+    requires(const D d, product_type acc, norm_values n, accumulator_bounds b) {
+      { d.template trusted<T>(acc, n, n, std::int64_t{}, b) } -> std::convertible_to<bool>;
+    };
+  static constexpr bool has_exact =
+    requires(const D d, sparse_row<double, std::int64_t> r, norm_values n) {
+      { d.template exact<T>(r, r, n, n, std::int64_t{}) } -> std::convertible_to<T>;
+    };
+  /// A NAMM whose ⊕ is a sum: the engines' corrected totals are guarded.
+  static constexpr bool sum_namm = !dt::annihilating && dt::invertible_add;
+  /// The engines run the guard for D.
+  static constexpr bool guarded = has_trusted || sum_namm;
+};
+
+namespace detail {
+
+template <class T>
+SPIRA_HD inline T abs_value(T x)
+{
+  return x < T(0) ? -x : x;
+}
+
+/// ⊕ over the union of the stored columns of two sorted rows of ⊗ (a column missing from a row is
+/// the value 0): the NAMM's definition, in T.
+template <class D, class T, class V, class I>
+SPIRA_HD auto union_reduce(const D& d, sparse_row<V, I> x, sparse_row<V, I> y)
+{
+  using traits = distance_traits<D, T>;
+  using add = typename traits::add_monoid;
+  constexpr int nt = traits::num_terms;
+  terms<T, nt> acc;
+  for (int t = 0; t < nt; ++t) { acc[t] = add::template identity<T>(); }
+  auto put = [&](T a, T b) {
+    const auto p = as_terms(d.template multiply<T>(a, b));
+    for (int t = 0; t < nt; ++t) { acc[t] = add{}(acc[t], p[t]); }
+  };
+  std::int64_t p = 0, q = 0;
+  while (p < x.size && q < y.size) {
+    if (x.cols[p] < y.cols[q]) {
+      put(T(x.values[p++]), T(0));
+    } else if (y.cols[q] < x.cols[p]) {
+      put(T(0), T(y.values[q++]));
+    } else {
+      put(T(x.values[p++]), T(y.values[q++]));
+    }
+  }
+  for (; p < x.size; ++p) { put(T(x.values[p]), T(0)); }
+  for (; q < y.size; ++q) { put(T(0), T(y.values[q])); }
+  return acc;
+}
+
+/// Calls f(a, b) for every column of the union of two sorted rows (0 where a row lacks it).
+template <class V, class I, class F>
+SPIRA_HD inline void for_each_union(sparse_row<V, I> x, sparse_row<V, I> y, F&& f)
+{
+  std::int64_t p = 0, q = 0;
+  while (p < x.size && q < y.size) {
+    if (x.cols[p] < y.cols[q]) {
+      f(x.values[p++], V(0));
+    } else if (y.cols[q] < x.cols[p]) {
+      f(V(0), y.values[q++]);
+    } else {
+      const V a = x.values[p++];
+      f(a, y.values[q++]);
+    }
+  }
+  for (; p < x.size; ++p) { f(x.values[p], V(0)); }
+  for (; q < y.size; ++q) { f(V(0), y.values[q]); }
+}
+
+/// The largest |value| of a row (NaN if it holds one).
+template <class T, class V, class I>
+SPIRA_HD inline T max_abs(sparse_row<V, I> x)
+{
+  T m = T(0);
+  for (std::int64_t k = 0; k < x.size; ++k) {
+    const T v = abs_value(T(x.values[k]));
+    if (v != v) { return v; }
+    m = v > m ? v : m;
+  }
+  return m;
+}
+
+/// x scaled for a scale-invariant formula: x / 2^e with 2^e the power of two at or above `m` (the
+/// row's largest |value|; exact, no rounding). An infinite m keeps only the infinite entries as
+/// ±1 (the limit of the row scaled down), so rows with infinite values still have a direction.
+template <class T>
+SPIRA_HD inline T scaled(T x, T m)
+{
+  using std::frexp;
+  using std::isinf;
+  using std::ldexp;
+  if (isinf(m)) { return isinf(x) ? (x > T(0) ? T(1) : T(-1)) : T(0); }
+  if (m == T(0)) { return x; }
+  int e = 0;
+  frexp(m, &e);
+  return ldexp(x, -e);
+}
+
+}  // namespace detail
+
+/// The value of pair (x, y) from the engine's accumulated total (the NAMM corrections included):
+/// D's finalize of the total when the guard trusts it, else the exact evaluation (D::exact, or
+/// finalize of the ⊕ over the union). `magnitude` (sum NAMMs): per term |Σ ⊗(a,0)| + |Σ ⊗(0,b)|.
+/// x and y are the rows ⊗ sees (prepared, where D prepares them).
+template <class D, class T, class Norms, class V, class I>
+SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::num_terms>& total,
+                            const terms<T, distance_traits<D, T>::num_terms>& magnitude,
+                            const Norms& nx, const Norms& ny, std::int64_t dim,
+                            sparse_row<V, I> x, sparse_row<V, I> y, accumulator_bounds b)
+{
+  using traits = distance_traits<D, T>;
+  using acc_traits = accuracy_traits<D, T>;
+  constexpr int nt = traits::num_terms;
+  static_assert(!acc_traits::has_trusted || acc_traits::has_exact || acc_traits::sum_namm,
+                "a distance that declares trusted must declare exact (its direct form)");
+  auto finalize = [&](const terms<T, nt>& acc) -> T {
+    if constexpr (traits::has_finalize) {
+      return d.template finalize<T>(from_terms(acc), nx, ny, dim);
+    } else {
+      return acc[0];
+    }
+  };
+  bool ok = true;
+  if constexpr (acc_traits::has_trusted) {
+    ok = d.template trusted<T>(from_terms(total), nx, ny, dim, b);
+  } else if constexpr (acc_traits::sum_namm) {
+    using std::isfinite;
+    for (int t = 0; t < nt; ++t) {
+      ok = ok && isfinite(total[t]) && isfinite(magnitude[t]) &&
+           detail::abs_value(total[t]) >= T(b.cancel) * magnitude[t];
+    }
+  }
+  if (ok) { return finalize(total); }
+  if constexpr (acc_traits::has_exact) {
+    return d.template exact<T>(x, y, nx, ny, dim);
+  } else {
+    return finalize(detail::union_reduce<D, T>(d, x, y));
+  }
+}
+
+}  // namespace spira
