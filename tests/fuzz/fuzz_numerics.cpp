@@ -19,9 +19,11 @@
 //      correlation, canberra, braycurtis, jensenshannon; inf - inf in the sums of inner_product
 //      and kl_divergence; inf * 0 in inner_product) only the metric's range and "not NaN" are
 //      checked (not NaN is not asked of the inf - inf and inf * 0 cases);
-//  S3  k-NN rows sorted by the returned float32 value (NaN last), then by the smaller index; no
-//      unlisted row can have a value better than the k-th listed one, and among exact duplicate
-//      rows of the index the smaller index is listed first.
+//  S3  k-NN rows sorted by the returned float32 value (NaN last), then by the smaller index (with
+//      docs/knn.md's exception: without exclude_self, when the index is queried against itself, a
+//      point comes before every other index at its own value); no unlisted row can have a value
+//      better than the k-th listed one, and of exact duplicate rows the one that ranks first is
+//      listed.
 //
 // A violation throws std::logic_error with the inputs and values, which the driver reports as a
 // finding (any spira::error on these valid inputs is a finding too).
@@ -42,6 +44,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -728,15 +731,21 @@ void check_knn(spira::metric m, double p, const sample<V>& queries, const sample
     }
     finding(o.str());
   };
-  // (value, index) order: best value first (NaN last), then the smaller index.
-  auto before = [&](float va, std::int64_t ia, float vb, std::int64_t ib) {
+  // The tie break (docs/knn.md): without exclude_self, when the index is queried against
+  // itself, a point comes before every other index at its own value; then the smaller index.
+  const bool self_first = self_query && !exclude_self;
+  auto rank = [&](std::int64_t r, std::int64_t j) {
+    return std::pair{self_first && j == r ? 0 : 1, j};
+  };
+  // (value, index) order of query row r: best value first (NaN last, in any order), then rank.
+  auto before = [&](std::int64_t r, float va, std::int64_t ia, float vb, std::int64_t ib) {
     if (std::isnan(va) || std::isnan(vb)) {
       return std::isnan(vb);
-    }  // NaN last, in any order
+    }
     if (va != vb) {
       return largest ? va > vb : va < vb;
     }
-    return ia < ib;
+    return rank(r, ia) < rank(r, ib);
   };
   if (g.indices.rows() != queries.rows || g.indices.cols() != k) {
     fail(0, "wrong shape", true);
@@ -756,7 +765,7 @@ void check_knn(spira::metric m, double p, const sample<V>& queries, const sample
         fail(r, "lists itself with exclude_self");
       }
       listed[std::size_t(j)] = true;
-      if (c > 0 && !before(g.distances.view()(r, c - 1), g.indices.view()(r, c - 1), v, j)) {
+      if (c > 0 && !before(r, g.distances.view()(r, c - 1), g.indices.view()(r, c - 1), v, j)) {
         fail(r, "not sorted by (value, index)");
       }
       check_pair<float>(m, p, queries, r, index, j, ld(v), "knn_graph");
@@ -782,14 +791,14 @@ void check_knn(spira::metric m, double p, const sample<V>& queries, const sample
         fail(r, o.str());
       }
     }
-    // Exact duplicates of a listed row with a smaller index tie with it and must come first.
+    // An exact duplicate of a listed row ties with it and must be listed when it ranks first.
     for (std::int64_t c = 0; c < k && !has_nan(q); ++c) {
       const std::int64_t j = g.indices.view()(r, c);
-      for (std::int64_t d = 0; d < j; ++d) {
-        if (!listed[std::size_t(d)] && !(exclude_self && d == r) && same_row(index, d, index, j) &&
-            !has_nan(dense_row(index, j))) {
+      for (std::int64_t d = 0; d < index.rows; ++d) {
+        if (rank(r, d) < rank(r, j) && !listed[std::size_t(d)] && !(exclude_self && d == r) &&
+            same_row(index, d, index, j) && !has_nan(dense_row(index, j))) {
           fail(r, "lists " + std::to_string(j) + " but not its exact duplicate " +
-                      std::to_string(d) + " (tie rule: the smaller index first)");
+                      std::to_string(d) + " (tie rule)");
         }
       }
     }
