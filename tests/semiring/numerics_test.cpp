@@ -310,6 +310,22 @@ TYPED_TEST(numerics, infinite_coordinate_gives_inf_not_nan)
                         metric::russellrao);
 }
 
+TYPED_TEST(numerics, nan_stays_in_the_pairs_of_its_row)
+{
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const rows_t x{{1, 2, 0}, {nan, 1, 0}, {3, 0, 1}, {1e9, 0.5, 0}, {1e9, 0.25, 0}};
+  for (const metric m : all_metrics()) {
+    const matrix d = TestFixture::distances(x, x, m, 3.0);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        if (i != 1 && j != 1) {
+          EXPECT_FALSE(std::isnan(d[i][j])) << to_string(m) << " (" << i << ", " << j << ")";
+        }
+      }
+    }
+  }
+}
+
 TYPED_TEST(numerics, equal_infinite_coordinates_contribute_zero)
 {
   using V = typename TestFixture::V;
