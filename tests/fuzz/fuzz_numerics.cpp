@@ -640,9 +640,9 @@ void check_pair(spira::metric m, double p, const sample<V>& a, std::int64_t i, c
                 std::int64_t j, ld got, const char* where)
 {
   const row_t x = dense_row(a, i), y = dense_row(b, j);
-  if (has_nan(x) || has_nan(y)) {
+  if (has_nan(x) || has_nan(y)) {  // NaN in, anything out
     return;
-  }  // NaN in, anything out
+  }
   const expected e = oracle(m, x, y, p);
   bool ok = true;
   if (e.what == expected::kind::value) {

@@ -246,9 +246,9 @@ TYPED_TEST(numerics, correlation_of_reversed_ramps_on_a_large_offset)
 {
   using V = typename TestFixture::V;
   for (const double scale : {1e5, 1e7, 1e9, 1e12}) {
-    if (TestFixture::is_float && scale > 16777216) {
+    if (TestFixture::is_float && scale > 16777216) {  // scale + 1 is not a float
       continue;
-    }  // b + 1 is not a float
+    }
     SCOPED_TRACE("offset " + std::to_string(scale));
     const rows_t x{{scale, scale + 1, scale + 2},
                    {scale + 2, scale + 1, scale},
