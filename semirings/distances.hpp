@@ -127,6 +127,31 @@ SPIRA_HD inline scaled_row_stats<T> row_stats(sparse_row<V, I> x, std::int64_t d
   if (x.size > 0 && x.size < dim && !(T(x.values[0]) == T(0))) { r.constant = false; }
   return r;
 }
+/// The mass of a non-negative row for jensenshannon's normalisation: the sum of its entries, or,
+/// when it has infinite entries, minus their number (a value < 0 says "count of infinities").
+struct mass_map {
+  template <class T>
+  SPIRA_HD T operator()(T x) const
+  {
+    return finite(x) || x != x ? x : T(-1);
+  }
+};
+/// Sums of masses: counts of infinities (negative) win over finite sums. Associative,
+/// commutative, identity 0.
+struct mass_monoid {
+  static constexpr monoid_kind kind = monoid_kind::custom;
+  template <class T>
+  SPIRA_HD static constexpr T identity()
+  {
+    return T(0);
+  }
+  template <class T>
+  SPIRA_HD constexpr T operator()(T x, T y) const
+  {
+    if (x < T(0) || y < T(0)) { return (x < T(0) ? x : T(0)) + (y < T(0) ? y : T(0)); }
+    return x + y;
+  }
+};
 }  // namespace detail
 
 using sum_of_squares = norm<square_map, plus_monoid>;
@@ -159,9 +184,13 @@ struct inner_product {
     const T mx = spira::detail::max_abs<T>(x);
     const T my = spira::detail::max_abs<T>(y);
     if (!detail::finite(mx) || !detail::finite(my)) {
-      T dot = T(0);  // infinite or NaN entries: the plain sum
-      spira::detail::for_each_union(x, y, [&](V a, V b) { dot += T(a) * T(b); });
-      return dot;
+      // Infinite entries: the infinite products decide (finite ones, even if they overflow, do
+      // not count against them); NaN for ∞ · 0 and for infinite products of both signs.
+      T inf_sum = T(0);
+      spira::detail::for_each_union(x, y, [&](V a, V b) {
+        if (!detail::finite(T(a)) || !detail::finite(T(b))) { inf_sum += T(a) * T(b); }
+      });
+      return inf_sum;
     }
     int ex = 0, ey = 0;
     frexp(mx, &ex);
@@ -245,8 +274,9 @@ struct cosine {
   SPIRA_HD bool trusted(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t,
                         accumulator_bounds b) const
   {
-    return detail::finite(dot) && detail::finite(nx[0]) && detail::finite(ny[0]) &&
-           nx[0] >= T(b.tiny) && ny[0] >= T(b.tiny);
+    const T norms = nx[0] * ny[0];
+    return detail::finite(dot) && detail::finite(norms) && nx[0] >= T(b.tiny) &&
+           ny[0] >= T(b.tiny) && norms >= T(b.tiny);
   }
   /// Each row scaled by its largest |value| (cosine is scale-invariant; rows with infinite values
   /// point along their infinite coordinates).
@@ -316,7 +346,9 @@ struct correlation {
     const T c = T(b.cancel);
     const T vx = nx[1] - nx[0] * nx[0] / k;
     const T vy = ny[1] - ny[0] * ny[0] / k;
-    if (!(vx >= c * nx[1] && vy >= c * ny[1])) { return false; }
+    if (!(vx >= c * nx[1] && vy >= c * ny[1] && detail::finite(vx * vy) && vx * vy >= T(b.tiny))) {
+      return false;
+    }
     const T scale = sqrt(nx[1]) * sqrt(ny[1]) + detail::abs(nx[0]) * detail::abs(ny[0]) / k;
     return c * scale <= sqrt(vx) * sqrt(vy);
   }
@@ -332,10 +364,12 @@ struct correlation {
     const auto sy = detail::row_stats<T>(y, dim);
     if (sx.scale != sx.scale || sy.scale != sy.scale) { return sx.scale != sx.scale ? sx.scale : sy.scale; }
     if (sx.constant || sy.constant) { return sx.constant == sy.constant ? T(0) : T(1); }
+    // Corrected two-pass sums (Björck): the rounding error e of a mean shifts every centred
+    // value by e, which su = Σ u (exactly 0 for an exact mean) measures and removes.
     const T k = T(dim);
     const T mx = sx.sum / k;
     const T my = sy.sum / k;
-    T cov = T(0), vx = T(0), vy = T(0);
+    T cov = T(0), vx = T(0), vy = T(0), su = T(0), sv = T(0);
     std::int64_t both_missing = dim;
     spira::detail::for_each_union(x, y, [&](V a, V b) {
       const T u = spira::detail::scaled(T(a), sx.scale) - mx;
@@ -343,12 +377,19 @@ struct correlation {
       cov += u * v;
       vx += u * u;
       vy += v * v;
+      su += u;
+      sv += v;
       --both_missing;
     });
     const T rest = T(both_missing);
     cov += rest * mx * my;
     vx += rest * mx * mx;
     vy += rest * my * my;
+    su -= rest * mx;
+    sv -= rest * my;
+    cov -= su * sv / k;
+    vx -= su * su / k;
+    vy -= sv * sv / k;
     if (!(vx > T(0)) || !(vy > T(0))) { return vx == vy ? T(0) : T(1); }
     return detail::one_minus_clamped(cov / sqrt(vx * vy));
   }
@@ -550,20 +591,26 @@ struct jensenshannon {
   using add_monoid = plus_monoid;
   static constexpr bool annihilating = false;
   using norms = norm_list<row_sum>;
-  using prepare_norm = row_sum;
+  using prepare_norm = norm<detail::mass_map, detail::mass_monoid>;
+  /// x / mass: the row normalised to sum 1. A row with infinite entries is their limit: each
+  /// infinite entry 1 / (their number), the finite ones 0. (A row of finite values whose sum
+  /// overflows double is normalised as if its finite entries were 0: documented.)
   template <class T>
-  SPIRA_HD constexpr T prepare(T x, T sum) const
+  SPIRA_HD T prepare(T x, T mass) const
   {
-    return sum > T(0) ? x / sum : T(0);
+    if (mass < T(0)) { return detail::finite(x) ? T(0) : T(1) / -mass; }
+    if (!detail::finite(mass) && mass == mass) { return T(0); }
+    return mass > T(0) ? x / mass : T(0);
   }
   template <class T>
   SPIRA_HD T multiply(T p, T q) const
   {
     using std::log;
-    const T m = T(0.5) * (p + q);
+    // p log(p / m) with p / m = 2p / (p + q): no m = (p + q) / 2 that underflows to 0.
+    const T pq = p + q;
     T r = T(0);
-    if (p > T(0)) { r += p * log(p / m); }
-    if (q > T(0)) { r += q * log(q / m); }
+    if (p > T(0)) { r += p * log((p + p) / pq); }
+    if (q > T(0)) { r += q * log((q + q) / pq); }
     return r;
   }
   template <class T>
@@ -588,7 +635,7 @@ struct hellinger {
   SPIRA_HD T multiply(T a, T b) const
   {
     using std::sqrt;
-    return sqrt(a * b);
+    return sqrt(a) * sqrt(b);  // not sqrt(a * b), which underflows for tiny values
   }
   template <class T>
   SPIRA_HD T finalize(T acc, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t) const
@@ -602,18 +649,29 @@ struct hellinger {
   {
     return detail::expansion_trusted(acc, nx[0], ny[0], b);
   }
-  /// sqrt(Σ (sqrt(x) - sqrt(y))^2 / 2) over the union.
+  /// sqrt(Σ (sqrt(x) - sqrt(y))^2 / 2) over the union, each difference as (x - y) / (sqrt(x) +
+  /// sqrt(y)) (no cancellation between close values).
   template <class T, class V, class I>
   SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
                    std::int64_t) const
   {
     using std::sqrt;
+    auto difference = [](T a, T b) {
+      const T ra = sqrt(a), rb = sqrt(b);
+      return a == b ? T(0) : (detail::finite(ra + rb) ? (a - b) / (ra + rb) : ra - rb);
+    };
+    T m = T(0);  // the largest |difference|: the sum of squares is scaled by it
+    spira::detail::for_each_union(x, y, [&](V a, V b) {
+      const T v = detail::abs(difference(T(a), T(b)));
+      m = (v > m || v != v) ? v : m;
+    });
+    if (m == T(0) || !detail::finite(m)) { return m; }
     T s = T(0);
     spira::detail::for_each_union(x, y, [&](V a, V b) {
-      const T v = T(a) == T(b) ? T(0) : sqrt(T(a)) - sqrt(T(b));
+      const T v = difference(T(a), T(b)) / m;
       s += v * v;
     });
-    return sqrt(s / T(2));
+    return m * sqrt(s / T(2));
   }
 };
 
@@ -634,8 +692,13 @@ struct kl_divergence {
     if (y != y) { return y; }
     const T q = y > T(epsilon) ? y : T(epsilon);
     if (x == q) { return T(0); }
-    const T r = x / q;  // log(x / q), or log x - log q where the ratio overflows
-    return x * (detail::finite(r) ? log(r) : log(x) - log(q));
+    using std::log1p;
+    // log(x / q): log1p of the exact difference for close values, log x - log q where the ratio
+    // overflows or leaves the normal range.
+    const T r = x / q;
+    if (r > T(0.5) && r < T(2)) { return x * log1p((x - q) / q); }
+    const T smallest_normal = T(sizeof(T) == sizeof(float) ? 0x1p-126 : 0x1p-1022);
+    return x * (detail::finite(r) && r >= smallest_normal ? log(r) : log(x) - log(q));
   }
 };
 

@@ -10,7 +10,8 @@
 // scaling where a direct sum could overflow):
 //
 //   * a sum NAMM (any distance, also a user's): the accumulated total (corrections included) is
-//     trusted when every term is finite and |total| >= bounds.cancel * (|Σ ⊗(a,0)| + |Σ ⊗(0,b)|);
+//     trusted when every term is finite and |total| >= bounds.cancel * M, with
+//     M = |Σ ⊗(a,0)| + |Σ ⊗(0,b)| >= bounds.tiny (so terms that underflowed are not trusted);
 //     otherwise the pair is the ⊕ of ⊗ over the union (the NAMM's definition), or D::exact;
 //   * an annihilating distance may declare
 //       template <class T> bool trusted(acc, const terms<T, K>& nx, const terms<T, K>& ny,
@@ -202,7 +203,7 @@ SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::nu
   } else if constexpr (acc_traits::sum_namm) {
     using std::isfinite;
     for (int t = 0; t < nt; ++t) {
-      ok = ok && isfinite(total[t]) && isfinite(magnitude[t]) &&
+      ok = ok && isfinite(total[t]) && isfinite(magnitude[t]) && magnitude[t] >= T(b.tiny) &&
            detail::abs_value(total[t]) >= T(b.cancel) * magnitude[t];
     }
   }

@@ -9,8 +9,8 @@
 // any dataset size complete within the budget. The direction follows the metric: distances keep the
 // smallest values, similarities (inner_product) the largest.
 //
-// Promises: rows sorted nearest first; among equal distances the smaller index comes first (the
-// result is unique for given distances; deterministic on the host, and on CUDA up to the last bit
+// Promises: rows sorted nearest first; among equal distances (as the float32 values returned)
+// the smaller index comes first (the result is unique for given distances; deterministic on the host, and on CUDA up to the last bit
 // of atomically summed distances - see below); without exclude_self a point of the index queried against
 // itself is normally its own first neighbour (it ties at distance 0 with exact duplicates, which
 // then come in index order); with exclude_self the query row's own index is removed - only that

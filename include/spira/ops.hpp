@@ -366,10 +366,49 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) c
   }
 }
 
-/// d(row i, row i) for every row of a canonical host CSR matrix, computed in T like the engine
-/// and stored as V: D::exact where D has it, else the ⊕ over the row's stored columns of ⊗(x, x)
-/// (the union of a row with itself is the row), finalized with the row's norms (⊗ on the prepared
-/// row where D has a prepare step).
+/// d(x, y) evaluated directly, in T: D::exact where D has it, else finalize of the ⊕ over the
+/// union of the two rows (the definition; no expansion, no correction). x and y as ⊗ sees them.
+template <class D, class T, class V, class I, class Norm>
+inline T direct_pair(const D& d, sparse_row<V, I> x, sparse_row<V, I> y, const Norm& nx,
+                     const Norm& ny, std::int64_t dim)
+{
+  if constexpr (accuracy_traits<D, T>::has_exact) {
+    return d.template exact<T>(x, y, nx, ny, dim);
+  } else {
+    return finalize_pair<D, T>(d, union_reduce<D, T>(d, x, y), nx, ny, dim);
+  }
+}
+
+/// out(i, j) = d(row i of A, row j of B) for every pair, each evaluated directly (direct_pair):
+/// O(deg_i + deg_j) per pair, the reference the engines' fast forms are checked against (the CLI's
+/// recall check). Canonical host CSR; out rows(A) x rows(B).
+template <class D, class T, class V, class I>
+void pairwise_direct(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                     dense_view<V> out, const D& d)
+{
+  using traits = distance_traits<D, T>;
+  const auto na = row_norms<typename traits::norms, T>(res, a);
+  const auto nb = row_norms<typename traits::norms, T>(res, b);
+  auto run = [&](csr_view<V, I> pa, csr_view<V, I> pb) {
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 8))
+    for (std::int64_t i = 0; i < pa.rows; ++i) {
+      V* row = out.row(i);
+      for (std::int64_t j = 0; j < pb.rows; ++j) {
+        row[j] = V(direct_pair<D, T>(d, row_of(pa, i), row_of(pb, j), na[i], nb[j], pa.cols));
+      }
+    }
+  };
+  if constexpr (traits::has_prepare) {
+    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, a, d);
+    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, b, d);
+    run(pa.view(), pb.view());
+  } else {
+    run(a, b);
+  }
+}
+
+/// d(row i, row i) for every row of a canonical host CSR matrix, computed in T and stored as V,
+/// directly (direct_pair; the union of a row with itself is the row).
 template <class D, class T, class V, class I>
 std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const D& d)
 {
@@ -380,12 +419,7 @@ std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
     for (std::int64_t i = 0; i < pm.rows; ++i) {
       const sparse_row<V, I> x = row_of(pm, i);
-      if constexpr (accuracy_traits<D, T>::has_exact) {
-        out[static_cast<std::size_t>(i)] = V(d.template exact<T>(x, x, norms[i], norms[i], pm.cols));
-      } else {
-        const auto acc = union_reduce<D, T>(d, x, x);
-        out[static_cast<std::size_t>(i)] = V(finalize_pair<D, T>(d, acc, norms[i], norms[i], pm.cols));
-      }
+      out[static_cast<std::size_t>(i)] = V(direct_pair<D, T>(d, x, x, norms[i], norms[i], pm.cols));
     }
     return out;
   };

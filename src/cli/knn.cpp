@@ -4,10 +4,13 @@
 // --check-recall N recomputes N evenly spaced query rows by brute force and reports the recall.
 #include "args.hpp"
 #include "commands.hpp"
+#include "matrix_input.hpp"
+#include "semirings/distances.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/io.hpp>
 #include <spira/knn.hpp>
+#include <spira/ops.hpp>
 
 #include <unistd.h>
 
@@ -25,10 +28,12 @@ namespace spira::cli {
 
 namespace {
 
-/// Fraction of the neighbours of `sample` query rows that a brute force over every index row (on
-/// the host, in double) confirms: a reported neighbour counts when its brute-force distance is at
-/// least as good as the k-th best brute-force distance, so a neighbour that ties with the k-th
-/// (within float rounding: 1e-6 relative) is as good as the one the brute force lists.
+/// Fraction of the neighbours of `sample` query rows that an independent brute force over every
+/// index row confirms: each distance evaluated directly over the union of the two rows, in double
+/// (spira::detail::pairwise_direct: no expansion, no NAMM correction, not the engine that built
+/// the graph). A reported neighbour counts when its brute-force distance is at least as good as
+/// the k-th best brute-force distance, so a neighbour that ties with the k-th (within float
+/// rounding: 1e-6 relative) is as good as the one the brute force lists.
 template <class V, class I>
 double recall_on_sample(const csr_matrix<V, I>& index, const csr_matrix<V, I>& queries,
                         const knn_result& g, const knn_params& params, std::int64_t sample,
@@ -44,8 +49,10 @@ double recall_on_sample(const csr_matrix<V, I>& index, const csr_matrix<V, I>& q
     const std::int64_t row = s * n_q / sample;
     const csr_view<V, I> one = row_slice(queries.view(), row, row + 1, ptr);
     dense_matrix<V> d(res, 1, index.rows());
-    pairwise_distance(res, one, index.view(), d.view(),
-                      {.metric = params.metric, .p = params.p});
+    visit_metric(params.metric, params.p, [&](const auto& dist) {
+      detail::pairwise_direct<std::decay_t<decltype(dist)>, double>(res, one, index.view(),
+                                                                    d.view(), dist);
+    });
     std::vector<std::int64_t> order(static_cast<std::size_t>(index.rows()));
     std::iota(order.begin(), order.end(), 0);
     const bool largest = is_similarity(params.metric);
@@ -185,7 +192,8 @@ int run_knn(int argc, char** argv)
                                      index.rows() - (params.exclude_self ? 1 : 0),
                                      " available neighbours of ", args.positional()[0]));
   }
-  // The host computes in double; the GPU in float (its native precision for this engine).
+  // The host computes in double; the GPU in float (its native precision for this engine) when every
+  // value is exactly a float32, else in double (rounding the data would change the answer).
   const host_resources res{};
   auto run_as = [&]<class V>(std::type_identity<V>) {
     std::optional<csr_matrix<V, std::int64_t>> qv;
@@ -199,8 +207,10 @@ int run_knn(int argc, char** argv)
     }
     return knn(be, iv, qv, params, out_path, check, metric_name.c_str());
   };
-  return be == backend::cuda ? run_as(std::type_identity<float>{})
-                             : run_as(std::type_identity<double>{});
+  const bool float_exact =
+    values_fit_float(index.view()) && (!queries || values_fit_float(queries->view()));
+  return be == backend::cuda && float_exact ? run_as(std::type_identity<float>{})
+                                            : run_as(std::type_identity<double>{});
 }
 
 }  // namespace spira::cli

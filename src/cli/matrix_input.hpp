@@ -3,6 +3,7 @@
 
 #include <spira/io.hpp>
 
+#include <cmath>
 #include <string>
 
 namespace spira::cli {
@@ -17,6 +18,18 @@ decltype(auto) with_matrix(const std::string& path, Fn&& fn)
     return fn(cast_indices<std::int32_t>(host_resources{}, m.view()));
   }
   return fn(std::move(m));
+}
+
+/// True when every value of m is exactly a float32 (NaN included): the GPU may then compute in
+/// float without changing the data.
+template <class I>
+bool values_fit_float(csr_view<double, I> m)
+{
+  for (std::int64_t k = 0; k < m.nnz; ++k) {
+    const double v = m.values[k];
+    if (!(double(static_cast<float>(v)) == v) && !std::isnan(v)) { return false; }
+  }
+  return true;
 }
 
 }  // namespace spira::cli
