@@ -57,6 +57,14 @@ SPIRA_HD constexpr T one_minus_clamped(T s)
   return d < T(0) ? T(0) : (d > T(2) ? T(2) : d);
 }
 
+/// Distances in [0, 2] (cosine, correlation) below this are near duplicates whose value the
+/// rounding of the accumulated dot product could decide: 2^-19 of the bound's cancel threshold
+/// (2^-10 for float sums, 2^-39 for double), far above the rounding of either.
+SPIRA_HD constexpr double near_zero(accumulator_bounds b)
+{
+  return b.cancel * 0x1p-19;
+}
+
 /// An expansion n_x + n_y - 2 dot (n the norms of the rows) that the guard trusts: finite parts,
 /// norms large enough that no square underflowed, and a result that is not a cancellation.
 template <class T>
@@ -268,15 +276,18 @@ struct cosine {
     // sqrt(|x|^2 |y|^2) rather than |x| |y|: exact for x == y, so d(x, x) == 0.
     return detail::one_minus_clamped(dot / sqrt(nx[0] * ny[0]));
   }
-  /// Trusted unless a part overflowed or the norms are so small that products underflowed (an
-  /// all-zero row included: the direct form decides those pairs).
+  /// Trusted unless a part overflowed, the norms are so small that products underflowed (an
+  /// all-zero row included: the direct form decides those pairs), or the distance is so close to
+  /// 0 that the rounding of the dot product could decide it (near duplicates: the direct form
+  /// gives d(x, x) = 0 exactly).
   template <class T>
-  SPIRA_HD bool trusted(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t,
+  SPIRA_HD bool trusted(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t dim,
                         accumulator_bounds b) const
   {
     const T norms = nx[0] * ny[0];
     return detail::finite(dot) && detail::finite(norms) && nx[0] >= T(b.tiny) &&
-           ny[0] >= T(b.tiny) && norms >= T(b.tiny);
+           ny[0] >= T(b.tiny) && norms >= T(b.tiny) &&
+           finalize(dot, nx, ny, dim) >= T(detail::near_zero(b));
   }
   /// Each row scaled by its largest |value| (cosine is scale-invariant; rows with infinite values
   /// point along their infinite coordinates).
@@ -350,7 +361,7 @@ struct correlation {
       return false;
     }
     const T scale = sqrt(nx[1]) * sqrt(ny[1]) + detail::abs(nx[0]) * detail::abs(ny[0]) / k;
-    return c * scale <= sqrt(vx) * sqrt(vy);
+    return c * scale <= sqrt(vx) * sqrt(vy) && finalize(dot, nx, ny, dim) >= T(detail::near_zero(b));
   }
   /// Two passes on rows scaled by their largest |value| (correlation is scale-invariant): the
   /// means, then the centred sums over all dim columns; the constant-row test is exact.

@@ -10,6 +10,7 @@
 #include <spira/resources.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <type_traits>
 #include <utility>
