@@ -167,6 +167,23 @@ class TallFileTest(CliTestCase):
         self.assertIn("row degree min / median / max: 0 / 0 / 2\n", out)
         self.assertIn(f"empty rows: {rows - 2}\n", out)
 
+    def test_info_on_npz_files_declaring_two_to_the_27_rows(self):
+        # scipy.sparse.save_npz of a 2^27 x 3 matrix with 3 entries: 0.5 MB (CSR, whose indptr
+        # holds 2^27 + 1 int32 entries) and 1 KB (CSC).
+        import scipy.sparse
+        rows = 1 << 27
+        m = scipy.sparse.csr_matrix(([1.0, 2.0, 1.0], ([0, rows - 1, rows - 1], [0, 2, 0])),
+                                    shape=(rows, 3))
+        for fmt, matrix in (("csr", m), ("csc", m.tocsc())):
+            with self.subTest(format=fmt):
+                path = self.path(f"tall_{fmt}.npz")
+                scipy.sparse.save_npz(path, matrix, compressed=True)
+                code, out, err = run_limited("info", path)
+                self.assertEqual(code, 0, f"spira info {fmt} under ulimit -v 2000000: {err}")
+                self.assertIn(f"rows: {rows}\n", out)
+                self.assertIn("nnz: 3\n", out)
+                self.assertIn("row degree min / median / max: 0 / 0 / 2\n", out)
+
 
 if __name__ == "__main__":
     unittest.main()
