@@ -35,6 +35,18 @@ constexpr bool fits_index(std::int64_t extent) noexcept
 {
   return extent <= 0 || extent - 1 <= std::int64_t(std::numeric_limits<IndexT>::max());
 }
+
+/// True when the pairwise engines (host and CUDA) renumber the columns of their operands to the
+/// columns in use before building per-column arrays (the CSC of B: cols + 1 row pointers, and
+/// other arrays of one entry or bit per column): when the declared `cols` exceeds the stored
+/// entries nnz_a + nnz_b, at least cols - nnz_a - nnz_b columns are empty and such arrays would
+/// outgrow the operands. At or below it they are O(nnz_a + nnz_b) already and the renumbering
+/// (a sort of the column indices) is skipped.
+constexpr bool columns_worth_compressing(std::int64_t cols, std::int64_t nnz_a,
+                                         std::int64_t nnz_b) noexcept
+{
+  return cols > nnz_a + nnz_b;
+}
 }  // namespace detail
 
 /// Non-owning, read-only compressed sparse row matrix.

@@ -10,9 +10,9 @@
 // All run on host_resources::num_threads() OpenMP threads, give the same result for any thread
 // count, and validate their arguments (mxv and pairwise need canonical CSR: sorted, duplicate-free
 // columns; see spira::canonicalize). Complexity and memory of pairwise (nnz = stored entries,
-// m = rows(A), n = rows(B), T = threads):
+// m = rows(A), n = rows(B), T = threads, u = columns stored by A or B):
 //   annihilating semiring       Σ_c nnz(A[:,c]) nnz(B[:,c]) products + m n finalize;
-//                               memory: CSC of B (O(nnz(B))) + T n accumulators + norms
+//                               memory: CSC of B (O(nnz(B) + u)) + T n accumulators + norms
 //   NAMM with a sum-kind ⊕      the same: one intersection pass with
 //                               ⊗'(a,b) = ⊗(a,b) - ⊗(a,0) - ⊗(0,b) plus per-row corrections;
 //                               ⊗(0,b) is tabulated once per entry of B (O(nnz(B)) more memory)
@@ -20,6 +20,10 @@
 //                               only one row has (see pairwise_union_select)
 //   NAMM with another ⊕         a merge of the two sorted rows per pair, O(deg_i + deg_j) each,
 //                               on tiles of A rows x B rows; memory: norms only
+// Memory besides the output is O(nnz(A) + nnz(B) + m + T n + u) whatever cols(A) declares: when
+// cols exceeds nnz(A) + nnz(B), the columns are first renumbered to the u used ones
+// (detail::compressed_columns: O(nnz log nnz) time, O(nnz) memory), and finalize still receives
+// the declared cols as `dim`.
 // Everything is computed in double and rounded to the output type once. Expansions and NAMM
 // corrections are guarded (spira/accuracy.hpp): a pair whose fast form cancels is evaluated
 // directly over the union of its two rows, O(deg_i + deg_j).
@@ -154,10 +158,13 @@ inline sparse_row<V, I> row_of(csr_view<V, I> m, std::int64_t i)
 /// Intersection engine (annihilating semirings and NAMMs with a sum-kind ⊕): for every row i of A,
 /// scatter its products with the matching columns of B (the rows of bt = Bᵀ) into a dense
 /// accumulator row of length n, then finalize the row of the output (through the accuracy guard
-/// where D has one).
+/// where D has one). This engine and the two below run on the used columns only
+/// (compressed_columns, from pairwise_dispatch); `dim` is the declared column count, which
+/// finalize reads.
 template <class D, class T, class V, class I, class Norms>
 void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
+                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
+                           std::int64_t dim)
 {
   using traits = distance_traits<D, T>;
   using acc_t = typename traits::accumulator;
@@ -236,10 +243,10 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
           }
         }
         if constexpr (accuracy_traits<D, T>::guarded) {
-          row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], a.cols, row_of(a, i),
+          row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, row_of(a, i),
                                             row_of(b, j), bounds));
         } else {
-          row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], a.cols));
+          row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
         }
       }
     }
@@ -257,10 +264,12 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
 ///                           that A_i lacks (a per-thread bitset over the columns marks A_i).
 /// Work: the products that exist, plus rows(A) x rows(B) x (1 + columns skipped in the last step),
 /// instead of O(deg_i + deg_j) per pair for a merge. Memory: O(nnz(B)) for the sorted rows and the
-/// CSC of B, per thread rows(B) accumulators and cols / 8 bytes of bitset.
+/// CSC of B, per thread rows(B) accumulators and a.cols / 8 bytes of bitset (a.cols is at most
+/// nnz(A) + nnz(B) here: compressed_columns renumbers wider inputs).
 template <class D, class T, class V, class I, class Norms>
 void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
+                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
+                           std::int64_t dim)
 {
   using traits = distance_traits<D, T>;
   using add = typename traits::add_monoid;
@@ -333,7 +342,7 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
             break;
           }
         }
-        row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], a.cols));
+        row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], dim));
       }
       for (offset_t k = a0; k < a0 + deg; ++k) { in_a[std::size_t(a.col_idx[k]) >> 6] = 0; }
     }
@@ -344,7 +353,8 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
 /// of the two sorted rows per pair, on tiles of rows of A x rows of B.
 template <class D, class T, class V, class I, class Norms>
 void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                          dense_view<V> out, const D& d, const Norms& na, const Norms& nb)
+                          dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
+                          std::int64_t dim)
 {
   constexpr std::int64_t ta = host_pairwise_policy::merge_tile_a;
   constexpr std::int64_t tb = host_pairwise_policy::merge_tile_b;
@@ -359,7 +369,7 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) c
         V* row = out.row(i);
         for (std::int64_t j = tj * tb; j < j_end; ++j) {
           const auto acc = union_reduce<D, T>(d, row_of(a, i), row_of(b, j));
-          row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], a.cols));
+          row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], dim));
         }
       }
     }
@@ -431,8 +441,59 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
   }
 }
 
+/// A and B with their columns renumbered to the columns either of them stores, in increasing
+/// order: column c becomes its rank among the used columns. The renumbering preserves the order of
+/// the columns within a row and which columns two rows share, so every ⊕ over the intersection or
+/// the union of two rows is unchanged; only the declared dimension is lost, and the caller passes
+/// it to finalize (`dim`). This keeps the engines' memory at O(nnz + rows + used columns) for any
+/// declared shape (hashed feature ids, a file that declares 2^31 columns). When the columns are
+/// not worth compressing (columns_worth_compressing), a and b are the inputs themselves.
+template <class V, class I>
+class compressed_columns {
+ public:
+  compressed_columns(const host_resources& res, csr_view<V, I> a_in, csr_view<V, I> b_in)
+    : a(a_in), b(b_in)
+  {
+    if (!columns_worth_compressing(a_in.cols, a_in.nnz, b_in.nnz)) { return; }
+    const bool same = a_in.col_idx == b_in.col_idx && a_in.nnz == b_in.nnz;
+    std::vector<I> used(a_in.col_idx, a_in.col_idx + a_in.nnz);
+    if (!same) { used.insert(used.end(), b_in.col_idx, b_in.col_idx + b_in.nnz); }
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    renumber(res, used, a, cols_a_);
+    if (same) {
+      b.col_idx = a.col_idx;
+      b.cols = a.cols;
+    } else {
+      renumber(res, used, b, cols_b_);
+    }
+  }
+  compressed_columns(const compressed_columns&) = delete;
+  compressed_columns& operator=(const compressed_columns&) = delete;
+
+  csr_view<V, I> a;  ///< A over the used columns (or A itself)
+  csr_view<V, I> b;  ///< B over the used columns (or B itself)
+
+ private:
+  /// Points m at its columns' ranks among `used` (sorted), stored in `ids`.
+  static void renumber(const host_resources& res, const std::vector<I>& used, csr_view<V, I>& m,
+                       std::vector<I>& ids)
+  {
+    ids.resize(static_cast<std::size_t>(m.nnz));
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
+    for (std::int64_t k = 0; k < m.nnz; ++k) {
+      ids[k] = I(std::lower_bound(used.begin(), used.end(), m.col_idx[k]) - used.begin());
+    }
+    m.col_idx = ids.data();
+    m.cols = std::int64_t(used.size());
+  }
+
+  std::vector<I> cols_a_, cols_b_;  ///< the renumbered column indices of A and B
+};
+
 /// Norms come from the raw rows; ⊗ sees the prepared rows when D has a prepare step (the
-/// prepared copies keep the sparsity pattern of the raw ones).
+/// prepared copies keep the sparsity pattern of the raw ones). The engines run on the used columns
+/// only (compressed_columns); finalize gets the declared column count.
 template <class D, class T, class V, class I>
 void pairwise_dispatch(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                        dense_view<V> out, const D& d)
@@ -440,23 +501,25 @@ void pairwise_dispatch(const host_resources& res, csr_view<V, I> a, csr_view<V, 
   using traits = distance_traits<D, T>;
   const auto na = row_norms<typename traits::norms, T>(res, a);
   const auto nb = row_norms<typename traits::norms, T>(res, b);
+  const std::int64_t dim = a.cols;
+  const compressed_columns<V, I> used(res, a, b);
   auto run = [&](csr_view<V, I> pa, csr_view<V, I> pb) {
     using add = typename traits::add_monoid;
     if constexpr (traits::annihilating || traits::invertible_add) {
-      pairwise_intersection<D, T>(res, pa, pb, out, d, na, nb);
+      pairwise_intersection<D, T>(res, pa, pb, out, d, na, nb, dim);
     } else if constexpr (traits::num_terms == 1 &&
                          (add::kind == monoid_kind::min || add::kind == monoid_kind::max)) {
-      pairwise_union_select<D, T>(res, pa, pb, out, d, na, nb);
+      pairwise_union_select<D, T>(res, pa, pb, out, d, na, nb, dim);
     } else {
-      pairwise_union_merge<D, T>(res, pa, pb, out, d, na, nb);
+      pairwise_union_merge<D, T>(res, pa, pb, out, d, na, nb, dim);
     }
   };
   if constexpr (traits::has_prepare) {
-    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, a, d);
-    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, b, d);
+    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, used.a, d);
+    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, used.b, d);
     run(pa.view(), pb.view());
   } else {
-    run(a, b);
+    run(used.a, used.b);
   }
 }
 

@@ -1,6 +1,6 @@
 // CUDA pairwise engine: the pieces that do not depend on the semiring, compiled once into the
-// library (row partitions of the hybrid kernel, the cuBLAS GEMM of the dense strategy, the
-// non-negativity check of the built-in metrics).
+// library (the renumbering of the used columns, row partitions of the hybrid kernel, the cuBLAS
+// GEMM of the dense strategy, the non-negativity check of the built-in metrics).
 #include "primitives.cuh"
 
 #include <spira/cuda/pairwise.cuh>
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 namespace spira::detail {
@@ -52,6 +53,41 @@ __global__ void fill_parts_kernel(const offset_t* row_ptr, const I* col_idx, std
       part.col_hi = q == np - 1 ? cols : std::int64_t(col_idx[part.end]);
       parts[first + q] = part;
     }
+  }
+}
+
+/// keys[k] = the column of entry k of A (k < nnz_a) or of entry k - nnz_a of B; order[k] = k.
+template <class I, class K>
+__global__ void column_keys_kernel(const I* a_col, std::int64_t nnz_a, const I* b_col,
+                                   std::int64_t n, K* keys, offset_t* order)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    keys[k] = K(k < nnz_a ? a_col[k] : b_col[k - nnz_a]);
+    order[k] = k;
+  }
+}
+
+/// first[k] = 1 where sorted key k starts a run of equal keys, else 0; first[n] = 0 (after the
+/// exclusive sum, first[n] is the number of runs).
+template <class K>
+__global__ void run_starts_kernel(const K* sorted, std::int64_t n, offset_t* first)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k <= n;
+       k += stride) {
+    first[k] = k < n && (k == 0 || sorted[k] != sorted[k - 1]) ? 1 : 0;
+  }
+}
+
+/// out[order[k]] = the run of sorted key k (runs before it, inclusive, minus one).
+template <class I>
+__global__ void scatter_ranks_kernel(const offset_t* order, const offset_t* runs, std::int64_t n,
+                                     I* out)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    out[order[k]] = I(runs[k + 1] - 1);
   }
 }
 
@@ -144,6 +180,49 @@ template hybrid_partition partition_rows(const cuda_resources&, const offset_t*,
 template hybrid_partition partition_rows(const cuda_resources&, const offset_t*,
                                          const std::int64_t*, std::int64_t, std::int64_t,
                                          std::int64_t);
+
+template <class I>
+renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col,
+                                       std::int64_t nnz_a, const I* b_col, std::int64_t nnz_b,
+                                       std::int64_t cols)
+{
+  using K = std::make_unsigned_t<I>;
+  const std::int64_t n = nnz_a + nnz_b;
+  renumbered_columns<I> out;
+  out.col_idx = buffer<I>(res, std::size_t(std::max<std::int64_t>(n, 1)), "renumbered columns");
+  if (n == 0) { return out; }
+  const int sms = multiprocessor_count(res.device);
+  buffer<K> keys(res, std::size_t(n), "column keys");
+  buffer<K> keys_alt(res, std::size_t(n), "column keys");
+  buffer<offset_t> order(res, std::size_t(n), "column key positions");
+  buffer<offset_t> order_alt(res, std::size_t(n), "column key positions");
+  column_keys_kernel<I, K><<<grid_of(n, sms), 256, 0, res.stream>>>(a_col, nnz_a, b_col, n,
+                                                                    keys.data(), order.data());
+  SPIRA_CHECK_LAUNCH();
+  ping_pong<K> kp{keys.data(), keys_alt.data()};
+  ping_pong<offset_t> op{order.data(), order_alt.data()};
+  stable_sort_pairs(res, kp, op, n, bits_for_extent(cols));
+  buffer<offset_t> runs(res, std::size_t(n) + 1, "column runs");
+  run_starts_kernel<K><<<grid_of(n + 1, sms), 256, 0, res.stream>>>(kp.current, n, runs.data());
+  SPIRA_CHECK_LAUNCH();
+  exclusive_sum_in_place(res, runs.data(), n + 1);
+  scatter_ranks_kernel<I><<<grid_of(n, sms), 256, 0, res.stream>>>(op.current, runs.data(), n,
+                                                                   out.col_idx.data());
+  SPIRA_CHECK_LAUNCH();
+  offset_t used = 0;
+  copy(&used, memory_space::host, runs.data() + n, memory_space::device, 1, res);
+  out.used = used;
+  return out;
+}
+
+template renumbered_columns<std::int32_t> renumber_columns(const cuda_resources&,
+                                                           const std::int32_t*, std::int64_t,
+                                                           const std::int32_t*, std::int64_t,
+                                                           std::int64_t);
+template renumbered_columns<std::int64_t> renumber_columns(const cuda_resources&,
+                                                           const std::int64_t*, std::int64_t,
+                                                           const std::int64_t*, std::int64_t,
+                                                           std::int64_t);
 
 template <class V>
 void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int64_t m,

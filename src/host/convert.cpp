@@ -55,35 +55,46 @@ std::int64_t sort_merge_row(I* cols, V* vals, std::int64_t begin, std::int64_t e
   return out - begin;
 }
 
-// Sorts and merges every row of `m` in place, then compacts the arrays. Shared by coo_to_csr and
-// canonicalize so that both produce exactly the same bytes.
+// Rows that sort_merge_rows sorts before compacting them: the count of kept entries per row is
+// held for one block at a time, so its memory does not grow with the rows of the matrix.
+constexpr std::int64_t sort_merge_block_rows = std::int64_t(1) << 16;
+
+// Sorts and merges every row of `m` in place, then compacts the arrays, a block of rows at a time.
+// Shared by coo_to_csr and canonicalize so that both produce exactly the same bytes. Extra memory:
+// O(sort_merge_block_rows + longest row), whatever the number of rows.
 template <class V, class I>
 void sort_merge_rows(const host_resources& res, csr_matrix<V, I>& m, bool drop_zeros)
 {
   const std::int64_t rows = m.rows();
   offset_t* rp = m.row_ptr();
-  std::vector<std::int64_t> kept(static_cast<std::size_t>(rows));
-#pragma omp parallel num_threads(res.num_threads())
-  {
-    std::vector<std::int64_t> perm;
-    std::vector<I> ctmp;
-    std::vector<V> vtmp;
-#pragma omp for schedule(dynamic, 256)
-    for (std::int64_t i = 0; i < rows; ++i) {
-      kept[i] = sort_merge_row(m.col_idx(), m.values(), rp[i], rp[i + 1], perm, ctmp, vtmp,
-                               drop_zeros);
-    }
-  }
-  // Compact: rows move left only, so a sequential forward pass is safe.
+  std::vector<std::int64_t> kept(
+    static_cast<std::size_t>(std::min(rows, sort_merge_block_rows)));
   offset_t out = 0;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const offset_t begin = rp[i];
-    if (out != begin) {
-      std::copy_n(m.col_idx() + begin, kept[i], m.col_idx() + out);
-      std::copy_n(m.values() + begin, kept[i], m.values() + out);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += sort_merge_block_rows) {
+    const std::int64_t r1 = std::min(rows, r0 + sort_merge_block_rows);
+#pragma omp parallel num_threads(res.num_threads())
+    {
+      std::vector<std::int64_t> perm;
+      std::vector<I> ctmp;
+      std::vector<V> vtmp;
+#pragma omp for schedule(dynamic, 256)
+      for (std::int64_t i = r0; i < r1; ++i) {
+        kept[i - r0] = sort_merge_row(m.col_idx(), m.values(), rp[i], rp[i + 1], perm, ctmp,
+                                      vtmp, drop_zeros);
+      }
     }
-    rp[i] = out;
-    out += kept[i];
+    // Compact: rows move left only, so a sequential forward pass is safe, and the rows of the
+    // next block (from rp[r1] on) are not touched.
+    for (std::int64_t i = r0; i < r1; ++i) {
+      const offset_t begin = rp[i];
+      const std::int64_t n = kept[i - r0];
+      if (out != begin) {
+        std::copy_n(m.col_idx() + begin, n, m.col_idx() + out);
+        std::copy_n(m.values() + begin, n, m.values() + out);
+      }
+      rp[i] = out;
+      out += n;
+    }
   }
   rp[rows] = out;
   m.resize_nnz(out);
@@ -157,12 +168,15 @@ csr_matrix<V, I> coo_to_csr(const host_resources& res, coo_view<V, I> a)
   for (std::int64_t k = 0; k < a.nnz; ++k) { ++rp[a.row_idx[k] + 1]; }
   std::partial_sum(rp, rp + a.rows + 1, rp);
   // Counting sort by row keeps input order within a row: duplicates are later summed in input order.
-  std::vector<offset_t> next(rp, rp + a.rows);
+  // rp[i] serves as the insertion point of row i (no second array of rows entries): afterwards it
+  // holds the end of row i, which is the start of row i + 1, and one shift restores the pointers.
   for (std::int64_t k = 0; k < a.nnz; ++k) {
-    const offset_t dst = next[a.row_idx[k]]++;
+    const offset_t dst = rp[a.row_idx[k]]++;
     m.col_idx()[dst] = a.col_idx[k];
     m.values()[dst] = a.values[k];
   }
+  std::copy_backward(rp, rp + a.rows, rp + a.rows + 1);
+  rp[0] = 0;
   sort_merge_rows(res, m, /*drop_zeros=*/false);
   return m;
 }
@@ -192,14 +206,16 @@ csr_matrix<V, I> transpose(const host_resources& res, csr_view<V, I> a)
   std::fill_n(rp, a.cols + 1, offset_t{0});
   for (std::int64_t k = 0; k < a.nnz; ++k) { ++rp[a.col_idx[k] + 1]; }
   std::partial_sum(rp, rp + a.cols + 1, rp);
-  std::vector<offset_t> next(rp, rp + a.cols);
+  // rp[c] is the insertion point of column c (as in coo_to_csr): one array of cols + 1 entries.
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      const offset_t dst = next[a.col_idx[k]]++;
+      const offset_t dst = rp[a.col_idx[k]]++;
       t.col_idx()[dst] = I(i);
       t.values()[dst] = a.values[k];
     }
   }
+  std::copy_backward(rp, rp + a.cols, rp + a.cols + 1);
+  rp[0] = 0;
   return t;
 }
 

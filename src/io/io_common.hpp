@@ -225,6 +225,21 @@ inline host_resources convert_resources(std::int64_t nnz) noexcept
   return host_resources{nnz < parallel_convert_min_nnz ? 1 : 0};
 }
 
+/// True when every row of a valid host CSR has strictly increasing columns (the matrix is what
+/// canonicalize without drop_zeros would return). O(rows + nnz), no memory.
+template <class ValueT, class IndexT>
+bool is_canonical(csr_view<ValueT, IndexT> m)
+{
+  for (std::int64_t i = 0; i < m.rows; ++i) {
+    for (offset_t k = m.row_ptr[i] + 1; k < m.row_ptr[i + 1]; ++k) {
+      if (m.col_idx[k - 1] >= m.col_idx[k]) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// Growable COO triplets; capacity grows geometrically from a cap, never from a declared count.
 template <class ValueT, class IndexT>
 struct triplets {

@@ -331,28 +331,28 @@ csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const rea
   detail::check_extents<IndexT>(path, 0, major, minor, opts);
   detail::check_extents<IndexT>(path, 0, rows, cols, opts);
 
-  auto ptr_block = a.array("indptr", owner, what);
-  if (ptr_block.header.shape.size() != 1 || ptr_block.header.shape[0] != major + 1) {
-    detail::fail(path, "indptr.npy must be 1-D with ", major + 1, " entries for a ", rows, " x ",
-                 cols, " ", format, " matrix");
-  }
-  std::vector<offset_t> row_ptr(static_cast<std::size_t>(major + 1));
-  detail::convert_elements(ptr_block, row_ptr.data(), what);
-  owner = {};
-
+  // The indices first (their length is nnz), so that indptr converts straight into the matrix's
+  // row pointers: one array of major + 1 pointers besides the member's decompressed bytes.
   std::string idx_owner;
   auto idx_block = a.array("indices", idx_owner, what);
   if (idx_block.header.shape.size() != 1) {
     detail::fail(path, "indices.npy must be 1-D");
   }
   const std::int64_t nnz = idx_block.header.shape[0];
-  if (row_ptr.front() != 0 || row_ptr.back() != nnz) {
-    detail::fail(path, "indptr runs from ", row_ptr.front(), " to ", row_ptr.back(),
-                 " but must run from 0 to nnz = ", nnz);
+  std::string ptr_what;
+  auto ptr_block = a.array("indptr", owner, ptr_what);
+  if (ptr_block.header.shape.size() != 1 || ptr_block.header.shape[0] != major + 1) {
+    detail::fail(path, "indptr.npy must be 1-D with ", major + 1, " entries for a ", rows, " x ",
+                 cols, " ", format, " matrix");
   }
   csr_matrix<ValueT, IndexT> m(host_resources{}, major, minor, nnz);
-  std::copy(row_ptr.begin(), row_ptr.end(), m.row_ptr());
-  row_ptr = {};
+  detail::convert_elements(ptr_block, m.row_ptr(), ptr_what);
+  owner = {};
+  const offset_t first = m.row_ptr()[0], last = m.row_ptr()[major];
+  if (first != 0 || last != nnz) {
+    detail::fail(path, "indptr runs from ", first, " to ", last, " but must run from 0 to nnz = ",
+                 nnz);
+  }
   detail::convert_elements(idx_block, m.col_idx(), what);
   idx_owner = {};
 
@@ -370,7 +370,10 @@ csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const rea
     throw io_error(e.what());
   }
   const host_resources res = detail::convert_resources(nnz);
-  auto canonical = canonicalize(res, m.view());
+  // scipy writes sorted, duplicate-free indices unless told otherwise: such a matrix is already
+  // canonical and is kept as it is, without canonicalize's copy.
+  csr_matrix<ValueT, IndexT> canonical =
+    detail::is_canonical(m.view()) ? std::move(m) : canonicalize(res, m.view());
   return csc ? transpose(res, canonical.view()) : std::move(canonical);
 }
 

@@ -157,6 +157,7 @@ svmlight_data<ValueT, IndexT> read_svmlight(const std::filesystem::path& path,
   const auto nnz = static_cast<std::int64_t>(raw.values.size());
   csr_matrix<ValueT, IndexT> m(host_resources{}, rows, cols, nnz);
   std::copy(raw.row_ptr.begin(), raw.row_ptr.end(), m.row_ptr());
+  raw.row_ptr = {};  // freed before canonicalize makes its copy of the row pointers
   for (std::int64_t k = 0; k < nnz; ++k) {
     m.col_idx()[k] = IndexT(raw.cols[k] - base);
   }

@@ -2,10 +2,12 @@
 // offers, against the naive float64 oracle (tests/support/oracle.hpp) and, for CUDA, against the
 // host engine on the same inputs. Shapes cover what the CUDA kernels treat specially: rows longer
 // than the hybrid kernel's hash table, empty rows and an empty operand, a dimension above 2^20,
-// power-law degrees, A and B of different shapes, int64 indices and a padded output.
+// power-law degrees, A and B of different shapes, int64 indices, a padded output and a declared
+// dimension of 2^31 or 2^62 columns of which a few are used.
 // The CUDA half skips with a visible reason when this build or this machine has no GPU.
 #include "support/backend.hpp"
 #include "support/oracle.hpp"
+#include "support/wide_columns.hpp"
 
 #include <spira/distance.hpp>
 
@@ -311,6 +313,51 @@ TYPED_TEST(pairwise_engine, padded_output_keeps_its_padding)
       expect_near<V>(run_on(res, m, a, b, 2.0, s, 5), oracle::pairwise(m, da, db),
                      std::string(to_string(m)) + " " + to_string(s) + " padded", m);
     }
+  }
+}
+
+// ---- a declared dimension far beyond the columns in use ------------------------------------------
+
+// A and B declare 2^31 columns (int32 indices: the widest they hold) or 2^62 (int64) and store a
+// few entries in 11 of them, spread from column 0 to the last: hashed feature ids, or a file whose
+// header declares 2^31 columns. Every metric and strategy gives the values of the padded oracle
+// (the narrow rows plus dim - 11 zero coordinates: hamming, russellrao and correlation count them),
+// A != B and A against itself. Memory follows the used columns: on the host the peak resident
+// memory grows by less than 64 MiB (a CSC of B over the declared columns would take 16 GiB for 2^31
+// columns and cannot be allocated for 2^62, on either backend).
+TYPED_TEST(pairwise_engine, declared_columns_far_beyond_the_used_ones)
+{
+  SPIRA_ENGINE_TYPES;
+  const std::int64_t dim =
+    std::is_same_v<I, std::int32_t> ? std::int64_t(1) << 31 : std::int64_t(1) << 62;
+  const std::vector<std::int64_t> used{
+    0, 1, 5, 4096, 1 << 20, dim / 5, dim / 3, dim / 2, dim - 1000, dim - 2, dim - 1};
+  const std::int64_t u = std::int64_t(used.size());
+  const auto narrow_a = random_csr<V, I>({.rows = 13, .cols = u, .mean_degree = 4, .seed = 101});
+  const auto narrow_b = random_csr<V, I>({.rows = 9, .cols = u, .mean_degree = 3, .seed = 102});
+  const auto a = widen(narrow_a, used, dim);
+  const auto b = widen(narrow_b, used, dim);
+  const peak_memory_probe probe;
+  for (const auto* other : {&b, &a}) {
+    const auto* narrow_other = other == &a ? &narrow_a : &narrow_b;
+    const std::string pair = other == &a ? "A = B" : "A != B";
+    const auto da = densify(narrow_a), db = densify(*narrow_other);
+    for (const metric m : all_metrics()) {
+      for (const double p : exponents_of(m)) {
+        const matrix want = oracle::pairwise_padded(m, da, db, dim, p);
+        for (const pairwise_strategy s : strategies_of<R>()) {
+          if (!supports_strategy(m, s)) { continue; }
+          expect_near<V>(run_on(res, m, a, *other, p, s), want,
+                         "dim = " + std::to_string(dim) + " " + pair + " " + to_string(m) +
+                           " p=" + std::to_string(p) + " " + to_string(s),
+                         m, p);
+        }
+      }
+    }
+  }
+  if constexpr (std::is_same_v<R, host_resources>) {
+    EXPECT_LT(probe.growth(), std::int64_t(64) << 20) << "peak resident memory grew by "
+                                                       << probe.growth() << " bytes";
   }
 }
 

@@ -2,9 +2,10 @@
 // (tests/support/oracle.hpp): every metric of the catalogue on random data (power-law degrees,
 // empty rows) and on slices of the shared datasets, tiles forced small so that the running merge
 // runs many times, k in {1, 15, 100, 2000}, inner_product across several index tiles, queries
-// different from the index, exclude_self with duplicate rows, and a memory budget smaller than the
-// whole distance matrix. On CUDA every case runs with both algorithms (the fused top-k and the
-// tiles with the running merge). The CUDA half skips with a visible reason without a GPU.
+// different from the index, exclude_self with duplicate rows, a memory budget smaller than the
+// whole distance matrix, and a declared dimension of 2^31 or 2^62 of which a few columns are used.
+// On CUDA every case runs with both algorithms (the fused top-k and the tiles with the running
+// merge). The CUDA half skips with a visible reason without a GPU.
 //
 // How a result is compared with the oracle (check_knn). The oracle ranks every index row of a query
 // by its float64 distance in the metric's direction, ties broken by the smaller index, which is the
@@ -28,7 +29,9 @@
 //     of, a copy with a smaller index. The CUDA backend documents that it may order float near-ties
 //     differently, so there 1-4 apply.
 #include "support/backend.hpp"
+#include "support/knn_check.hpp"
 #include "support/oracle.hpp"
+#include "support/wide_columns.hpp"
 
 #include <spira/io.hpp>
 #include <spira/knn.hpp>
@@ -540,6 +543,55 @@ TYPED_TEST(knn, memory_budget_smaller_than_the_distance_matrix)
   EXPECT_THROW((void)(knn_self(res, index.view(),
                                 {.k = 400, .metric = metric::cosine, .memory_budget = 4096})),
                out_of_memory);
+}
+
+/// An index and queries that declare 2^31 columns (float, int32 indices) or 2^62 (double, int64)
+/// and use 12 of them, spread over the whole range: the graph is the padded oracle's (narrow rows
+/// plus zero coordinates, which hamming and correlation count) for the index against itself with
+/// exclude_self and against separate queries, in the default tiles and in small ones (and on CUDA
+/// also with the tiled algorithm); on the host the peak resident memory grows by less than 64 MiB.
+TYPED_TEST(knn, declared_columns_far_beyond_the_used_ones)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto run = [&]<class V, class I>(std::int64_t dim) {
+    const std::vector<std::int64_t> used{0,       3,           77,      1 << 16, dim / 7, dim / 3,
+                                         dim / 2, dim / 2 + 1, dim - 9, dim - 3, dim - 2, dim - 1};
+    const std::int64_t u = std::int64_t(used.size());
+    const auto narrow_index = random_matrix<V, I>(60, u, 4, 131);
+    const auto narrow_queries = random_matrix<V, I>(17, u, 4, 132);
+    const auto index = widen(narrow_index, used, dim);
+    const auto queries = widen(narrow_queries, used, dim);
+    const auto dx = densify(narrow_index), dq = densify(narrow_queries);
+    const peak_memory_probe probe;
+    for (const metric m : {metric::euclidean, metric::cosine, metric::correlation,
+                           metric::hamming, metric::chebyshev, metric::manhattan}) {
+      std::vector<knn_params> variants{{.k = 5, .metric = m},
+                                       {.k = 5, .metric = m, .query_tile = 4, .index_tile = 7}};
+      if constexpr (std::is_same_v<TypeParam, cuda_resources>) {
+        variants.push_back({.k = 5, .metric = m, .algo = knn_algo::tiled});
+      }
+      for (knn_params params : variants) {
+        const std::string what = "dim = " + std::to_string(dim) + " " + to_string(m) +
+                                 (params.query_tile > 0 ? " small tiles" : "");
+        const auto self_exact = oracle::pairwise_padded(m, dx, dx, dim);
+        const auto query_exact = oracle::pairwise_padded(m, dq, dx, dim);
+        const bool largest = is_similarity(m);
+        params.exclude_self = true;
+        const knn_result self = knn_self(res, index.view(), params);
+        expect_knn_matches(self, self_exact, largest, true, 1e-4, (what + " self").c_str());
+        params.exclude_self = false;
+        const knn_result g = knn_graph(res, index.view(), queries.view(), params);
+        expect_knn_matches(g, query_exact, largest, false, 1e-4, (what + " queries").c_str());
+      }
+    }
+    if constexpr (std::is_same_v<TypeParam, host_resources>) {
+      EXPECT_LT(probe.growth(), std::int64_t(64) << 20)
+        << "dim = " << dim << ": peak resident memory grew by " << probe.growth() << " bytes";
+    }
+  };
+  run.template operator()<float, std::int32_t>(std::int64_t(1) << 31);
+  run.template operator()<double, std::int64_t>(std::int64_t(1) << 62);
 }
 
 /// With the default budget (one query tile would hold every query), a progress callback still gets

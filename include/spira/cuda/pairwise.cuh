@@ -50,10 +50,13 @@
 //   automatic     choose_strategy() below, from the shapes, the densities and D's traits, and
 //                 for min / max NAMMs from two statistics measured on the device.
 //
-// Memory: the output, plus O(nnz(A) + nnz(B) + rows) workspace, plus for `hybrid` an accumulator
-// tile of at most cuda_pairwise_policy::workspace_bytes when a distance has several accumulator
-// terms, plus for `dense` densified tiles of at most cuda_pairwise_policy::dense_tile_bytes. The
-// last argument of spira::pairwise (distance_params::workspace_bytes for the built-in metrics)
+// Memory: the output, plus O(nnz(A) + nnz(B) + rows) workspace whatever number of columns A and B
+// declare (when it exceeds nnz(A) + nnz(B), the columns are first renumbered to the ones either
+// operand stores, by a radix sort of the column indices, and finalize still receives the declared
+// count: pairwise_context::compress_columns), plus for `hybrid` an accumulator tile of at most
+// cuda_pairwise_policy::workspace_bytes when a distance has several accumulator terms, plus for
+// `dense` densified tiles (of the used columns) of at most cuda_pairwise_policy::dense_tile_bytes.
+// The last argument of spira::pairwise (distance_params::workspace_bytes for the built-in metrics)
 // caps both tiles: 0 keeps the defaults, a cap takes min(default, cap), and a cap below one
 // minimal tile (workspace_minimum) throws spira::invalid_argument. Every output index is 64-bit:
 // outputs beyond 2^31 elements are fine.
@@ -313,6 +316,21 @@ int multiprocessor_count(int device);
 /// and its device round trip). src/cuda/convert.cu.
 template <class V, class I>
 csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a);
+
+/// The column indices of a device CSR pair renumbered to the columns either stores, in
+/// increasing order (column c becomes its rank among the used columns), and the number of used
+/// columns. col_idx holds A's nnz_a renumbered indices, then B's nnz_b (pass nnz_b = 0 when B is
+/// A). O(nnz_a + nnz_b) device memory (a radix sort of the indices); one read of the count
+/// synchronises the stream. src/cuda/pairwise_support.cu.
+template <class I>
+struct renumbered_columns {
+  buffer<I> col_idx;
+  std::int64_t used = 0;
+};
+template <class I>
+renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col,
+                                       std::int64_t nnz_a, const I* b_col, std::int64_t nnz_b,
+                                       std::int64_t cols);
 
 /// Makes res.device current for a scope (as every CUDA entry point of spira does).
 class pairwise_device_scope {
@@ -763,7 +781,9 @@ struct intersection_args {
   using norm_values = typename traits::norm_values;
   static constexpr int N = distance_traits<D, V>::num_terms;
   D d;
-  std::int64_t rows_a, rows_b, cols;
+  std::int64_t rows_a, rows_b;
+  std::int64_t cols;  ///< columns of the operands as the kernels see them (renumbered)
+  std::int64_t dim;   ///< the declared column count, for finalize
   const offset_t* a_ptr;
   const I* a_col;
   const V* a_val;
@@ -915,7 +935,7 @@ __device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int
   constexpr int N = intersection_args<D, V, I>::N;
   if constexpr (sum_namm_v<D, V> || accuracy_traits<D, double>::guarded) {
     const bool corrected = sum_namm_v<D, V>;
-    return V(finalize_pair_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+    return V(finalize_pair_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
                                   corrected ? &p.corr_a[i] : nullptr,
                                   corrected ? &p.corr_b[j] : nullptr,
                                   device_row(p.a_ptr, p.a_col, p.a_val, i),
@@ -935,7 +955,7 @@ __device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int
                                                     a_n);
       a[0] = add{}(add{}(a[0], from_a), from_b);
     }
-    return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+    return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
                              static_cast<const terms<double, N>*>(nullptr)));
   }
 }
@@ -978,7 +998,7 @@ __device__ inline void intersection_store(
                                                           p.a_col + a_begin, a_n));
         }
       }
-      *dst = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.cols,
+      *dst = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
                                static_cast<const terms<double, 1>*>(nullptr)));
       return;
     }
@@ -1050,7 +1070,7 @@ __global__ void selection_fallback_kernel(intersection_args<D, V, I> p)
     if (lane == 0) {
       V* dst = p.out + f.i * p.ld + f.j;
       const terms<V, 1> a{{add{}(*dst, best)}};
-      *dst = V(finalize_device(p.d, a, p.norms_a[f.i], p.norms_b[f.j], p.cols,
+      *dst = V(finalize_device(p.d, a, p.norms_a[f.i], p.norms_b[f.j], p.dim,
                                static_cast<const terms<double, 1>*>(nullptr)));
     }
   }
@@ -1301,7 +1321,9 @@ inline unsigned elementwise_grid(std::int64_t n, int sms)
   return unsigned(std::clamp<std::int64_t>(want, 1, std::int64_t(sms) * 16));
 }
 
-/// Everything the strategies share: norms, prepared values, NAMM corrections.
+/// Everything the strategies share: norms, prepared values, NAMM corrections, and the operands
+/// over the used columns only (compress_columns), so that no strategy allocates per declared
+/// column; `dim` keeps the declared column count for finalize.
 template <class D, class V, class I>
 struct pairwise_context {
   using traits_d = distance_traits<D, double>;
@@ -1310,25 +1332,45 @@ struct pairwise_context {
 
   const cuda_resources& res;
   const D& d;
-  csr_view<V, I> a, b;  ///< with prepared values when D has a prepare step
+  csr_view<V, I> a, b;  ///< over the used columns, with prepared values when D has a prepare step
   dense_view<V> out;
+  std::int64_t dim = 0;  ///< the declared column count of A and B (finalize's `dim`)
   int sms = 1;
   buffer<norm_values> norms_a, norms_b;
   buffer<V> prepared_a, prepared_b;
+  renumbered_columns<I> renumbered;
 
   pairwise_context(const cuda_resources& r, const D& dist, csr_view<V, I> a_in,
                    csr_view<V, I> b_in, dense_view<V> o)
-    : res(r), d(dist), a(a_in), b(b_in), out(o)
+    : res(r), d(dist), a(a_in), b(b_in), out(o), dim(a_in.cols)
   {
     sms = multiprocessor_count(res.device);
     norms_a = row_norms(a_in, "row norms of A");
     norms_b = row_norms(b_in, "row norms of B");
+    compress_columns();
     if constexpr (distance_traits<D, V>::has_prepare) {
       prepared_a = prepare(a_in);
       prepared_b = prepare(b_in);
       a.values = prepared_a.data();
       b.values = prepared_b.data();
     }
+  }
+
+  /// Renumbers the columns of a and b to the columns either stores (renumber_columns) when the
+  /// declared count exceeds their stored entries (columns_worth_compressing): the CSC of B, the
+  /// column counts of the selection statistics, the hybrid kernel's held row and the dense tiles
+  /// are then sized by the used columns. The renumbering keeps the order of the columns, so every
+  /// strategy computes the same values; B that is A stays the same matrix (same_matrix).
+  void compress_columns()
+  {
+    if (!columns_worth_compressing(a.cols, a.nnz, b.nnz)) { return; }
+    const bool same = a.row_ptr == b.row_ptr && a.col_idx == b.col_idx &&
+                      a.values == b.values && a.rows == b.rows && a.nnz == b.nnz;
+    renumbered = renumber_columns<I>(res, a.col_idx, a.nnz, same ? nullptr : b.col_idx,
+                                     same ? 0 : b.nnz, a.cols);
+    a.col_idx = renumbered.col_idx.data();
+    b.col_idx = same ? a.col_idx : renumbered.col_idx.data() + a.nnz;
+    a.cols = b.cols = renumbered.used;
   }
 
   buffer<norm_values> row_norms(csr_view<V, I> m, const char* what)
@@ -1372,7 +1414,7 @@ struct pairwise_context {
     if (rows == 0) { return; }
     finalize_tile_kernel<D, V, I>
       <<<elementwise_grid(rows * b.rows, sms), cuda_pairwise_policy::row_threads, 0,
-         res.stream>>>(d, acc, acc_ld, out.data, out.ld, row0, rows, b.rows, a.cols,
+         res.stream>>>(d, acc, acc_ld, out.data, out.ld, row0, rows, b.rows, dim,
                        norms_a.data(), norms_b.data(), corr_a, corr_b, a, b);
     SPIRA_CHECK_LAUNCH();
   }
@@ -1478,6 +1520,7 @@ struct intersection_setup {
     p.rows_a = ctx.a.rows;
     p.rows_b = ctx.b.rows;
     p.cols = ctx.a.cols;
+    p.dim = ctx.dim;
     p.a_ptr = ctx.a.row_ptr;
     p.a_col = ctx.a.col_idx;
     p.a_val = ctx.a.values;
@@ -1789,7 +1832,7 @@ void finalize_dense_in_place(pairwise_context<D, V, I>& ctx)
 {
   finalize_in_place_kernel<D, V, I>
     <<<elementwise_grid(ctx.a.rows * ctx.b.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
-       ctx.res.stream>>>(ctx.d, ctx.out.data, ctx.out.ld, ctx.a.rows, ctx.b.rows, ctx.a.cols,
+       ctx.res.stream>>>(ctx.d, ctx.out.data, ctx.out.ld, ctx.a.rows, ctx.b.rows, ctx.dim,
                          ctx.norms_a.data(), ctx.norms_b.data(), ctx.a, ctx.b);
   SPIRA_CHECK_LAUNCH();
 }
