@@ -59,7 +59,7 @@ int run_topk(int argc, char** argv)
   const std::string in_path = args.positional()[0];
   const auto k = args.integer("k", 1, std::numeric_limits<std::int32_t>::max());
   if (!k) { throw usage_error("missing required option '-k'"); }
-  const std::string out_path = args.output_path("output");
+  const std::string out_path = args.output_path("output", ".npz");
   const select_order order = args.flag("smallest") ? select_order::smallest : select_order::largest;
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "topk");
   const io::npy_header header = io::read_npy_header(in_path);
