@@ -255,6 +255,11 @@ struct npz_entry {
   static npz_entry of(std::string name, std::span<const T> v);
 };
 
+/// Removes the temporary files of the writers still in progress (async-signal-safe: a program's
+/// SIGINT/SIGTERM handler calls it so that an interrupted run leaves nothing behind; the spira
+/// CLI does). Normal failures need no call: the writers clean up after themselves.
+void remove_unfinished_outputs() noexcept;
+
 struct npz_write_options {
   /// Write the zip64 records for every member and the archive. Off: only where a member, an
   /// offset or the archive reaches 4 GiB (or 65535 members), as zip64 requires.

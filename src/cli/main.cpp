@@ -4,7 +4,9 @@
 
 #include <spira/config.hpp>
 #include <spira/error.hpp>
+#include <spira/io.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -61,6 +63,14 @@ void report(const std::string& command, const char* what)
   std::fprintf(stderr, "spira %s: %s\n", spira::detail::printable(command).c_str(), line.c_str());
 }
 
+/// SIGINT, SIGTERM, SIGHUP: remove the output being written, then die of the signal as usual.
+extern "C" void on_fatal_signal(int sig)
+{
+  spira::io::remove_unfinished_outputs();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -71,6 +81,7 @@ int main(int argc, char** argv)
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) { std::signal(sig, on_fatal_signal); }
   try {
     if (command == "--version") {
       std::printf("spira %s\n", spira::version());

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -163,6 +164,43 @@ void write_all(std::FILE* f, const void* data, std::size_t n, const std::filesys
   }
 }
 
+namespace {
+
+/// The temporaries being written, for remove_unfinished_outputs() (a signal handler may call it:
+/// fixed storage, one atomic claim flag per slot, no allocation).
+struct unfinished_slot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled or cleared, 2 holds a path
+  char path[4096] = {};
+};
+unfinished_slot unfinished[16];
+
+int register_unfinished(const std::string& path)
+{
+  if (path.size() >= sizeof(unfinished[0].path)) {
+    return -1;
+  }
+  for (int i = 0; i < 16; ++i) {
+    int expected = 0;
+    if (unfinished[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(unfinished[i].path, path.c_str(), path.size() + 1);
+      unfinished[i].state.store(2);
+      return i;
+    }
+  }
+  return -1;  // more than 16 outputs at once: not removed on a signal (still on an exception)
+}
+
+void unregister_unfinished(int slot) noexcept
+{
+  if (slot >= 0) {
+    unfinished[slot].state.store(1);
+    unfinished[slot].path[0] = '\0';
+    unfinished[slot].state.store(0);
+  }
+}
+
+}  // namespace
+
 output_file::output_file(const std::filesystem::path& target) : target_(target)
 {
   if (target.filename().empty()) {
@@ -179,14 +217,16 @@ output_file::output_file(const std::filesystem::path& target) : target_(target)
     return;
   }
   const std::filesystem::path dir = target.parent_path();
-  std::string pattern =
-      (dir / ("." + target.filename().string() + ".spira-XXXXXX")).string();
+  std::string name(1, '.');
+  name.append(target.filename().string()).append(".spira-XXXXXX");
+  std::string pattern = (dir / name).string();
   const int fd = mkstemp(pattern.data());
   if (fd < 0) {
     fail(target, "cannot create a file in ", dir.empty() ? std::string(".") : dir.string(), ": ",
          std::strerror(errno));
   }
   temp_ = pattern;
+  slot_ = register_unfinished(pattern);
   // mkstemp creates the file 0600; give it the permissions a plain fopen would have.
   const mode_t mask = umask(0);
   umask(mask);
@@ -209,6 +249,7 @@ output_file::~output_file()
     std::error_code ec;
     std::filesystem::remove(temp_, ec);
   }
+  unregister_unfinished(slot_);
 }
 
 void output_file::commit()
@@ -228,6 +269,21 @@ void output_file::commit()
     fail(target_, "cannot rename the finished temporary file onto it: ", std::strerror(errno));
   }
   temp_.clear();
+  unregister_unfinished(slot_);
+  slot_ = -1;
 }
 
 }  // namespace spira::io::detail
+
+namespace spira::io {
+
+void remove_unfinished_outputs() noexcept
+{
+  for (auto& slot : detail::unfinished) {
+    if (slot.state.load() == 2) {
+      unlink(slot.path);
+    }
+  }
+}
+
+}  // namespace spira::io

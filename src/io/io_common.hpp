@@ -289,6 +289,7 @@ class output_file {
   std::filesystem::path target_;
   std::filesystem::path temp_;
   std::FILE* f_ = nullptr;
+  int slot_ = -1;  ///< its entry for remove_unfinished_outputs()
 };
 
 /// Closes a FILE* on scope exit unless released (used on error paths of the writers).

@@ -3,9 +3,11 @@
 leaves nothing behind, the output is checked before the work, usage errors exit 2 naming the option,
 bad values are reported at the user's row, bytes that are not UTF-8 are escaped."""
 import os
+import signal
 import struct
 import subprocess
 import sys
+import time
 import unittest
 import zlib
 
@@ -62,6 +64,22 @@ def stored_zip(members):
     return out + central + eocd
 
 
+def slow_job(case, a_rows=60):
+    """A and B where 1 MiB holds one row of distances (87,000 rows of B), so every row of A is one
+    call that builds the column form of B (5,000,000 columns): estimated 40x, measured ~60x
+    slower than one block (several seconds)."""
+    rng = np.random.default_rng(5)
+    n, cols = 87_000, 5_000_000
+    b = sp.csr_matrix((rng.random(n) + 0.1, (np.arange(n), rng.integers(0, cols, n))),
+                      shape=(n, cols))
+    a = sp.csr_matrix((rng.random(a_rows) + 0.1,
+                       (np.arange(a_rows), rng.integers(0, cols, a_rows))), shape=(a_rows, cols))
+    pa, pb = case.path("a.npz"), case.path("b.npz")
+    sp.save_npz(pa, a)
+    sp.save_npz(pb, b)
+    return pa, pb
+
+
 class DistanceBudget(CliTestCase):
     def test_streamed_blocks_equal_one_block(self):
         a = random_csr(700, 60, 8, 1)
@@ -111,17 +129,7 @@ class DistanceBudget(CliTestCase):
         self.assertNotIn("::", line)
 
     def test_a_budget_that_makes_the_job_30x_slower_warns(self):
-        # 87,000 rows of B: 1 MiB holds one row of distances, so every row of A is one call that
-        # builds the column form of B (5,000,000 columns): estimated 40x, measured ~60x.
-        rng = np.random.default_rng(5)
-        n, cols = 87_000, 5_000_000
-        b = sp.csr_matrix((rng.random(n) + 0.1, (np.arange(n), rng.integers(0, cols, n))),
-                          shape=(n, cols))
-        a = sp.csr_matrix((rng.random(60) + 0.1, (np.arange(60), rng.integers(0, cols, 60))),
-                          shape=(60, cols))
-        pa, pb = self.path("a.npz"), self.path("b.npz")
-        sp.save_npz(pa, a)
-        sp.save_npz(pb, b)
+        pa, pb = slow_job(self)
         out = self.path("d.npy")
         code, _, err = run("distance", pa, pb, "--metric", "euclidean", "-o", out, "--backend",
                            "host", "--memory-budget-mb", 1)
@@ -180,6 +188,24 @@ class Outputs(CliTestCase):
             self.assertEqual(sorted(os.listdir(d)), ["d.npy"], args)
             with open(old, "rb") as f:
                 self.assertEqual(f.read(), b"previous result")
+
+    def test_interrupted_run_leaves_nothing_behind(self):
+        pa, pb = slow_job(self, a_rows=400)
+        out_dir = self.path("out")
+        os.mkdir(out_dir)
+        out = os.path.join(out_dir, "d.npy")
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            p = subprocess.Popen([CLI, "distance", pa, pb, "--metric", "euclidean", "-o", out,
+                                  "--backend", "host", "--memory-budget-mb", "1"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 60
+            while not os.listdir(out_dir) and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertTrue(any(n.startswith(".d.npy.spira-") for n in os.listdir(out_dir)),
+                            "no temporary file while writing")
+            p.send_signal(sig)
+            self.assertEqual(p.wait(timeout=60), -sig)
+            self.assertEqual(os.listdir(out_dir), [])
 
     def test_read_only_directory_is_refused_before_the_work(self):
         d = self.mount_tmpfs("size=64k,ro")
