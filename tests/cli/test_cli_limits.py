@@ -36,6 +36,7 @@ PEAK_RSS = """
 import os, sys
 pid = os.fork()
 if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     os.execv(sys.argv[1], sys.argv[1:])
 _, status, usage = os.wait4(pid, 0)
 print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
@@ -141,6 +142,26 @@ class DistanceBudget(CliTestCase):
                            "host")
         self.assertEqual(code, 0, err)
         self.assertNotIn("warning", err)
+
+
+class KnnMemory(CliTestCase):
+    def test_self_query_holds_one_copy_of_the_result(self):
+        # 12,000 x 300 neighbours: 43 MB of int64 indices and float32 distances. The self-query
+        # merges each point into the exclude-self graph in place; a second copy would peak above
+        # twice that.
+        n, k = 12_000, 300
+        x = self.path("x.npz")
+        sp.save_npz(x, random_csr(n, 30, 4, 11))
+        result_kib = n * k * 12 // 1024
+        out = self.path("g.npz")
+        code, rss = peak_rss_kib("knn", x, "-k", k, "--metric", "euclidean", "-o", out,
+                                 "--backend", "host", "--memory-budget-mb", 4)
+        self.assertEqual(code, 0)
+        self.assertLess(rss, result_kib * 3 // 2, f"peak {rss} KiB for a {result_kib} KiB result")
+        g = np.load(out)
+        self.assertEqual(g["indices"].shape, (n, k))
+        # Each point is its own first neighbour unless an exact duplicate has a smaller index.
+        self.assertTrue(np.all(g["distances"][:, 0] == 0))
 
 
 class Outputs(CliTestCase):
