@@ -96,7 +96,7 @@ int run_distance(int argc, char** argv)
   }
   distance_params params{.metric = parse_metric(args)};
   params.p = minkowski_p(args, params.metric);
-  const std::size_t budget = memory_budget(args);
+  (void)memory_budget(args);  // a bad --memory-budget-mb fails before any work
   const std::string out_path = args.output_path("output", ".npy");
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "distance");
   if (auto s = args.value("strategy")) {
@@ -120,6 +120,8 @@ int run_distance(int argc, char** argv)
   check_values_for_metric(a, pos[0], params.metric);
   if (b_own) { check_values_for_metric(b, b_path, params.metric); }
 
+  // The default budget is taken now, with the inputs in memory: it is a share of what is left.
+  const std::size_t budget = memory_budget(args);
   std::int64_t step = block_rows(
     a.rows(), b.rows(), be == backend::cuda ? cuda_bytes_per_value : host_bytes_per_value, budget);
   if (be == backend::cuda) {
