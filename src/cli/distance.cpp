@@ -120,6 +120,8 @@ int run_distance(int argc, char** argv)
   check_values_for_metric(a, pos[0], params.metric);
   if (b_own) { check_values_for_metric(b, b_path, params.metric); }
 
+  // The .npy: a header of at most 128 bytes for two extents, then rows(A) x rows(B) float32.
+  check_free_space(out_path, 128 + std::uint64_t(a.rows()) * std::uint64_t(b.rows()) * 4);
   // The default budget is taken now, with the inputs in memory: it is a share of what is left.
   const std::size_t budget = memory_budget(args);
   std::int64_t step = block_rows(

@@ -226,6 +226,9 @@ int run_knn(int argc, char** argv)
                                      index.rows() - (params.exclude_self ? 1 : 0),
                                      " available neighbours of ", args.positional()[0]));
   }
+  // The .npz: two members of n_q x k (int64 and float32), headers and directory under 1 KiB.
+  check_free_space(out_path, 1024 + std::uint64_t(queries ? queries->rows() : index.rows()) *
+                                      std::uint64_t(params.k) * 12);
   check_values_for_metric(index, args.positional()[0], params.metric);
   if (queries) { check_values_for_metric(*queries, *args.value("query"), params.metric); }
   if (be == backend::host) { check_host_budget(index, queries, params, memory_budget(args)); }

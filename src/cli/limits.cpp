@@ -2,8 +2,11 @@
 
 #include <spira/memory.hpp>
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 namespace spira::cli {
 
@@ -42,6 +45,21 @@ void check_strategy(metric m, pairwise_strategy s)
     throw usage_error(detail::concat("option '--strategy': strategy ", to_string(s),
                                      " cannot evaluate metric ", to_string(m),
                                      " (see docs/cuda-engine.md)"));
+  }
+}
+
+void check_free_space(const std::string& path, std::uint64_t bytes)
+{
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) { return; }
+  const fs::path parent = fs::path(path).parent_path();
+  struct statvfs st {};
+  if (statvfs(parent.empty() ? "." : parent.c_str(), &st) != 0) { return; }
+  const std::uint64_t free_bytes = std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize);
+  if (free_bytes < bytes) {
+    throw io_error(detail::concat(path, ": not enough space for the output: it takes ", bytes,
+                                  " bytes, the file system has ", free_bytes, " bytes free"));
   }
 }
 

@@ -37,6 +37,10 @@ void check_strategy(metric m, pairwise_strategy s);
 /// default_host_memory_budget) when it is absent.
 std::size_t memory_budget(const arguments& args);
 
+/// Fails (io_error naming the output and both sizes) when the file system of `path` has less free
+/// space than the `bytes` the output will take, before the work; devices and pipes are not checked.
+void check_free_space(const std::string& path, std::uint64_t bytes);
+
 /// The shape of a tiled job, for the slowdown rule.
 struct tiled_job {
   std::int64_t query_rows;    ///< rows of A (distance) or of the queries (knn)

@@ -3,6 +3,7 @@
 // the input, float32 or float64), each row best first.
 #include "args.hpp"
 #include "commands.hpp"
+#include "limits.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/io.hpp>
@@ -23,6 +24,8 @@ void topk(const std::string& in_path, std::int64_t k, select_order order, backen
     throw usage_error(detail::concat("option '-k': ", k, " exceeds the row length ", in.cols(),
                                      " of ", in_path));
   }
+  // The .npz: indices (int64) and values (T), rows x k, headers and directory under 1 KiB.
+  check_free_space(out_path, 1024 + std::uint64_t(in.rows()) * std::uint64_t(k) * (8 + sizeof(T)));
   const host_resources host{};
   dense_matrix<T> values(host, in.rows(), k);
   dense_matrix<std::int64_t> indices(host, in.rows(), k);

@@ -3,6 +3,7 @@
 leaves nothing behind, the output is checked before the work, usage errors exit 2 naming the option,
 bad values are reported at the user's row, bytes that are not UTF-8 are escaped."""
 import os
+import resource
 import signal
 import struct
 import subprocess
@@ -194,7 +195,7 @@ class Outputs(CliTestCase):
         self.assertEqual(run("knn", self.a, "-k", 3, "--metric", "cosine", "-o", "/dev/full")[0], 1)
         self.assertNotIn("::", line)
 
-    def test_full_filesystem_leaves_nothing_behind(self):
+    def test_full_filesystem_is_found_before_the_work(self):
         d = self.mount_tmpfs("size=64k")
         old = os.path.join(d, "d.npy")
         with open(old, "wb") as f:
@@ -205,7 +206,34 @@ class Outputs(CliTestCase):
                       "--memory-budget-mb", 1),
                      ("knn", self.a, "-k", 150, "--metric", "cosine", "-o",
                       os.path.join(d, "g.npz"))):
-            self.assert_fails_clearly(*args, mentions=["No space left on device"])
+            self.assert_fails_clearly(*args, mentions=["not enough space", "bytes free"])
+            self.assertEqual(sorted(os.listdir(d)), ["d.npy"], args)
+            with open(old, "rb") as f:
+                self.assertEqual(f.read(), b"previous result")
+
+    def test_a_write_failing_midway_leaves_nothing_behind(self):
+        # A file size limit of 64 KiB: the write fails after the first blocks (EFBIG), as a disk
+        # filling up during the run would.
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+
+        d = self.path("out")
+        os.mkdir(d)
+        old = os.path.join(d, "d.npy")
+        with open(old, "wb") as f:
+            f.write(b"previous result")
+        for args in (("distance", self.a, "--metric", "cosine", "-o", old, "--memory-budget-mb", 1),
+                     ("distance", self.a, "--metric", "cosine", "-o", os.path.join(d, "n.npy")),
+                     ("knn", self.a, "-k", 150, "--metric", "cosine", "-o",
+                      os.path.join(d, "g.npz"))):
+            p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True,
+                               preexec_fn=limit)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertIn("write error: File too large", lines[0])
+            self.assertIn(args[args.index("-o") + 1], lines[0])
             self.assertEqual(sorted(os.listdir(d)), ["d.npy"], args)
             with open(old, "rb") as f:
                 self.assertEqual(f.read(), b"previous result")
