@@ -12,6 +12,13 @@
 
 namespace spira::cli {
 
+namespace {
+
+/// How messages spell an option: "-k" for a one-letter name, "--metric" otherwise.
+std::string spelled(const std::string& name) { return (name.size() == 1 ? "-" : "--") + name; }
+
+}  // namespace
+
 arguments::arguments(int argc, char** argv, int first, const std::vector<option_spec>& specs)
 {
   auto find = [&](const std::string& arg) -> const option_spec* {
@@ -44,7 +51,7 @@ arguments::arguments(int argc, char** argv, int first, const std::vector<option_
         inline_value = argv[++i];
       }
       if (values_.count(spec->name) != 0) {
-        throw usage_error("option '--" + spec->name + "' given twice");
+        throw usage_error("option '" + spelled(spec->name) + "' given twice");
       }
       values_[spec->name] = inline_value;
     } else {
@@ -63,7 +70,7 @@ std::optional<std::string> arguments::value(const std::string& name) const
 std::string arguments::required(const std::string& name) const
 {
   auto v = value(name);
-  if (!v) { throw usage_error("missing required option '--" + name + "'"); }
+  if (!v) { throw usage_error("missing required option '" + spelled(name) + "'"); }
   return *v;
 }
 
@@ -71,7 +78,7 @@ std::string arguments::output_path(const std::string& name, const std::string& e
 {
   const std::string path = required(name);
   namespace fs = std::filesystem;
-  const std::string option = "option '--" + name + "'";
+  const std::string option = "option '" + spelled(name) + "'";
   if (path.empty()) { throw usage_error(option + ": the file name is empty"); }
   std::error_code ec;
   if (path.back() == '/' || fs::is_directory(path, ec)) {
@@ -148,10 +155,10 @@ std::optional<long long> arguments::integer(const std::string& name, long long l
   const char* e = b + v->size();
   auto [p, ec] = std::from_chars(b, e, x);
   if (ec != std::errc{} || p != e) {
-    throw usage_error("option '--" + name + "': '" + *v + "' is not an integer");
+    throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not an integer");
   }
   if (x < lo || x > hi) {
-    throw usage_error(detail::concat("option '--", name, "': ", x, " is outside [", lo, ", ", hi,
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside [", lo, ", ", hi,
                                      "]"));
   }
   return x;
@@ -166,7 +173,7 @@ std::optional<double> arguments::real(const std::string& name) const
   const char* e = b + v->size();
   auto [p, ec] = std::from_chars(b, e, x);
   if (ec != std::errc{} || p != e || !std::isfinite(x)) {
-    throw usage_error("option '--" + name + "': '" + *v + "' is not a finite number");
+    throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not a finite number");
   }
   return x;
 }
