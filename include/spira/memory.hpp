@@ -47,7 +47,8 @@ void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cud
 /// What the machine (or the container) this process runs in lets it allocate on the host.
 struct host_memory_info {
   std::uint64_t physical = 0;   ///< MemTotal (or the page count from sysconf), bytes
-  std::uint64_t available = 0;  ///< MemAvailable: free without swapping, bytes (physical if unknown)
+  /// MemAvailable: bytes free without swapping (physical if unknown)
+  std::uint64_t available = 0;
   /// The tightest memory limit of the process' cgroup and its ancestors (v2 memory.max, v1
   /// memory.limit_in_bytes); empty when there is none (or it exceeds physical memory).
   std::optional<std::uint64_t> cgroup_limit;

@@ -158,8 +158,8 @@ std::optional<long long> arguments::integer(const std::string& name, long long l
     throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not an integer");
   }
   if (x < lo || x > hi) {
-    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside [", lo, ", ", hi,
-                                     "]"));
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside [", lo,
+                                     ", ", hi, "]"));
   }
   return x;
 }

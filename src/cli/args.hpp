@@ -43,7 +43,8 @@ class arguments {
   /// (not empty, not a directory) ending in `extension` (".npy"), in an existing directory where a
   /// file can be created (usage_error naming the option and the path otherwise). A device or pipe
   /// that exists (/dev/stdout) is accepted as it is.
-  [[nodiscard]] std::string output_path(const std::string& name, const std::string& extension) const;
+  [[nodiscard]] std::string output_path(const std::string& name,
+                                        const std::string& extension) const;
 
  private:
   std::vector<std::string> positional_;

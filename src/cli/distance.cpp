@@ -42,7 +42,8 @@ std::int64_t block_rows(std::int64_t a_rows, std::int64_t b_rows, std::int64_t b
 /// Computes in float32 on the GPU, block by block over the rows of A.
 template <class I>
 void cuda_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
-                    const distance_params& params, std::int64_t step, io::npy_row_writer<float>& out)
+                    const distance_params& params, std::int64_t step,
+                    io::npy_row_writer<float>& out)
 {
   const host_resources host{};
   const cuda_resources res{};
@@ -64,7 +65,8 @@ void cuda_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>&
 /// Computes in double on the host, block by block over the rows of A, and rounds once to float32.
 template <class I>
 void host_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
-                    const distance_params& params, std::int64_t step, io::npy_row_writer<float>& out)
+                    const distance_params& params, std::int64_t step,
+                    io::npy_row_writer<float>& out)
 {
   const host_resources res{};
   std::vector<offset_t> ptr;

@@ -96,10 +96,11 @@ int knn(backend be, const csr_matrix<V, I>& index, const std::optional<csr_matri
     } catch (const out_of_memory& e) {
       // The CUDA tiles are planned inside the library (the device budget depends on what the
       // index takes there); its message names the C++ field, the CLI names the option.
-      if (params.memory_budget > 0 && std::string(e.what()).find("memory_budget") != std::string::npos) {
-        throw usage_error(detail::concat("option '--memory-budget-mb': ", params.memory_budget >> 20,
-                                         " MiB is too small for the top-", params.k,
-                                         " lists of one query on the GPU; raise it"));
+      const bool budget = std::string(e.what()).find("memory_budget") != std::string::npos;
+      if (params.memory_budget > 0 && budget) {
+        throw usage_error(detail::concat(
+          "option '--memory-budget-mb': ", params.memory_budget >> 20,
+          " MiB is too small for the top-", params.k, " lists of one query on the GPU; raise it"));
       }
       throw;
     }

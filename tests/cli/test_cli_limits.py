@@ -94,8 +94,8 @@ class DistanceBudget(CliTestCase):
             self.assert_ok("distance", pa, pb, "--metric", metric, "-o", whole, "--backend", "host",
                            "--memory-budget-mb", 4096)
             # 1 MiB holds 29 rows of 3,000 float64 + float32 values: 25 blocks.
-            self.assert_ok("distance", pa, pb, "--metric", metric, "-o", blocks, "--backend", "host",
-                           "--memory-budget-mb", 1)
+            self.assert_ok("distance", pa, pb, "--metric", metric, "-o", blocks, "--backend",
+                           "host", "--memory-budget-mb", 1)
             w, s = np.load(whole), np.load(blocks)
             self.assertEqual(s.shape, (700, 3000))
             self.assertEqual(s.dtype, np.float32)
@@ -104,7 +104,8 @@ class DistanceBudget(CliTestCase):
             np.testing.assert_allclose(s, ref, rtol=1e-5, atol=1e-5)
         # B = A, the default budget.
         self.assert_ok("distance", pa, "--metric", "euclidean", "-o", whole)
-        self.assert_ok("distance", pa, "--metric", "euclidean", "-o", blocks, "--memory-budget-mb", 1)
+        self.assert_ok("distance", pa, "--metric", "euclidean", "-o", blocks,
+                       "--memory-budget-mb", 1)
         np.testing.assert_array_equal(np.load(blocks), np.load(whole))
 
     def test_peak_memory_stays_below_the_output(self):

@@ -334,7 +334,7 @@ TEST(npz_read, corrupt_archives)
   check("lying.npz", zip_image(members, false), "needs more data");
 }
 
-// ---- output guarantees: temporary file + rename, zip64, escaped names -----------------------------
+// ---- output guarantees: temporary file + rename, zip64, escaped names ---------------------------
 
 /// The names in a directory (to show that no temporary file is left behind).
 std::vector<std::string> listing(const std::filesystem::path& dir)
@@ -425,8 +425,12 @@ TEST(npz_write, zip64_records_read_back)
   const auto u16 = [&](std::size_t at) {
     return std::uint16_t(std::uint8_t(z[at]) | std::uint8_t(z[at + 1]) << 8);
   };
-  const auto u32 = [&](std::size_t at) { return std::uint32_t(u16(at)) | std::uint32_t(u16(at + 2)) << 16; };
-  const auto u64 = [&](std::size_t at) { return std::uint64_t(u32(at)) | std::uint64_t(u32(at + 4)) << 32; };
+  const auto u32 = [&](std::size_t at) {
+    return std::uint32_t(u16(at)) | std::uint32_t(u16(at + 2)) << 16;
+  };
+  const auto u64 = [&](std::size_t at) {
+    return std::uint64_t(u32(at)) | std::uint64_t(u32(at + 4)) << 32;
+  };
   ASSERT_EQ(u32(0), 0x04034b50u);
   EXPECT_EQ(u16(4), 45);                // version needed: zip64
   EXPECT_EQ(u32(18), 0xffffffffu);      // compressed size

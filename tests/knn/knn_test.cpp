@@ -661,7 +661,8 @@ TYPED_TEST(knn, negative_value_reported_at_the_users_row)
     const offset_t e = bad.row_ptr()[row];
     bad.values()[e] = -7;
     const auto col = bad.col_idx()[e];
-    const knn_params params{.k = 3, .metric = metric::hellinger, .query_tile = 64, .index_tile = 100};
+    const knn_params params{
+      .k = 3, .metric = metric::hellinger, .query_tile = 64, .index_tile = 100};
     try {
       if (in_queries) {
         (void)knn_graph(res, index.view(), std::optional{queries.view()}, params);
