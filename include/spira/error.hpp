@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace spira {
@@ -70,6 +71,61 @@ template <class ErrorT = invalid_argument, class... Parts>
 void expects(bool ok, const Parts&... parts)
 {
   if (!ok) { throw ErrorT(concat(parts...)); }
+}
+
+/// `s` safe to print in a message: valid UTF-8 and printable characters as they are; control
+/// characters and bytes that are not valid UTF-8 (a corrupt file's names, say) as \xNN.
+inline std::string printable(std::string_view s)
+{
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  const auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) {
+        escape(c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // The length of a well-formed sequence starting with c (RFC 3629: no overlongs, no
+    // surrogates, at most U+10FFFF), else 0.
+    std::size_t len = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      lo = c == 0xe0 ? 0xa0 : 0x80;
+      hi = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      lo = c == 0xf0 ? 0x90 : 0x80;
+      hi = c == 0xf4 ? 0x8f : 0xbf;
+    }
+    bool ok = len > 0 && i + len <= s.size();
+    for (std::size_t j = 1; ok && j < len; ++j) {
+      const auto d = static_cast<unsigned char>(s[i + j]);
+      ok = j == 1 ? (d >= lo && d <= hi) : (d >= 0x80 && d <= 0xbf);
+    }
+    if (!ok) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    out.append(s.data() + i, len);
+    i += len;
+  }
+  return out;
 }
 
 }  // namespace detail

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -198,6 +199,29 @@ void write_npy(const std::filesystem::path& path, dense_view<const T> a);
 template <class T>
 void write_npy(const std::filesystem::path& path, std::span<const T> v);
 
+/// Writes a rows x cols .npy array block of rows after block of rows, so that the whole array is
+/// never held: the header first (the shape is known), then append() the rows in order, then
+/// commit(). Like every writer it writes a temporary file in the target's directory and renames it
+/// onto `path` on commit(); destroyed before commit() (an error on the way) it removes the
+/// temporary and leaves nothing behind.
+template <class T>
+class npy_row_writer {
+ public:
+  npy_row_writer(const std::filesystem::path& path, std::int64_t rows, std::int64_t cols);
+  npy_row_writer(npy_row_writer&&) noexcept;
+  npy_row_writer& operator=(npy_row_writer&&) noexcept;
+  ~npy_row_writer();
+
+  /// Appends the next block.rows rows (block.cols == cols, host memory).
+  void append(dense_view<const T> block);
+  /// Requires all rows appended; makes the file appear at `path`.
+  void commit();
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
 // ---- .npz ---------------------------------------------------------------------------------------
 
 /// Reads a scipy.sparse.save_npz file (compressed or not). format "csr" is read directly, "csc" is
@@ -231,10 +255,24 @@ struct npz_entry {
   static npz_entry of(std::string name, std::span<const T> v);
 };
 
+/// Removes the temporary files of the writers still in progress (async-signal-safe: a program's
+/// SIGINT/SIGTERM handler calls it so that an interrupted run leaves nothing behind; the spira
+/// CLI does). Normal failures need no call: the writers clean up after themselves.
+void remove_unfinished_outputs() noexcept;
+
+struct npz_write_options {
+  /// Write the zip64 records for every member and the archive. Off: only where a member, an
+  /// offset or the archive reaches 4 GiB (or 65535 members), as zip64 requires.
+  bool zip64 = false;
+};
+
 /// Writes the arrays as an uncompressed (stored) zip with valid CRC-32s and a fixed timestamp, so
 /// the output is byte-for-byte deterministic; numpy.load(path)[name] returns each array. Members
-/// larger than 4 GiB (which would need zip64) are rejected with io_error.
-void write_npz(const std::filesystem::path& path, std::span<const npz_entry> entries);
+/// and archives of 4 GiB and more are written as zip64 (which numpy reads). The file appears only
+/// when complete (written under a temporary name in its directory, then renamed); on an error
+/// nothing is left behind.
+void write_npz(const std::filesystem::path& path, std::span<const npz_entry> entries,
+               const npz_write_options& options = {});
 
 // ---- inline definitions -------------------------------------------------------------------------
 

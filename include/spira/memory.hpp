@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -45,6 +47,36 @@ void round_to_float_in_place(double* data, std::int64_t rows, std::int64_t cols,
                              const cuda_resources& res);
 
 }  // namespace detail
+
+/// What the machine (or the container) this process runs in lets it allocate on the host.
+struct host_memory_info {
+  std::uint64_t physical = 0;   ///< MemTotal (or the page count from sysconf), bytes
+  /// MemAvailable: bytes free without swapping (physical if unknown)
+  std::uint64_t available = 0;
+  /// The tightest memory limit of the process' cgroup and its ancestors (v2 memory.max, v1
+  /// memory.limit_in_bytes); empty when there is none (or it exceeds physical memory).
+  std::optional<std::uint64_t> cgroup_limit;
+  /// What the cgroup already uses (memory.current / memory.usage_in_bytes) less its inactive file
+  /// cache (reclaimable); empty without a limit.
+  std::optional<std::uint64_t> cgroup_usage;
+
+  /// Bytes this process can still allocate: MemAvailable, and at most the cgroup's limit minus
+  /// its usage.
+  [[nodiscard]] std::uint64_t headroom() const noexcept;
+};
+
+/// Reads /proc/meminfo, /proc/self/cgroup and the cgroup's files (cgroup v2 under
+/// /sys/fs/cgroup, v1 under /sys/fs/cgroup/memory). `root` prefixes every path (tests point it at
+/// a directory tree that mimics those files). Missing or unreadable files give the fallbacks above.
+[[nodiscard]] host_memory_info read_host_memory(const std::filesystem::path& root = "/");
+
+/// The default host memory budget of every operation that tiles its work (knn_graph's
+/// memory_budget = 0, the CLI's --memory-budget-mb): half of the headroom (the other half is left
+/// for the inputs' copies, the outputs and the allocator), at most a quarter of physical memory,
+/// at least 16 MiB. See docs/knn.md.
+[[nodiscard]] std::size_t default_host_memory_budget(const host_memory_info& info);
+/// The same for the machine this process runs on (read_host_memory()).
+[[nodiscard]] std::size_t default_host_memory_budget();
 
 template <class T>
 class buffer {

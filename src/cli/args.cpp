@@ -1,5 +1,7 @@
 #include "args.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cctype>
@@ -9,6 +11,13 @@
 #include <unistd.h>
 
 namespace spira::cli {
+
+namespace {
+
+/// How messages spell an option: "-k" for a one-letter name, "--metric" otherwise.
+std::string spelled(const std::string& name) { return (name.size() == 1 ? "-" : "--") + name; }
+
+}  // namespace
 
 arguments::arguments(int argc, char** argv, int first, const std::vector<option_spec>& specs)
 {
@@ -42,7 +51,7 @@ arguments::arguments(int argc, char** argv, int first, const std::vector<option_
         inline_value = argv[++i];
       }
       if (values_.count(spec->name) != 0) {
-        throw usage_error("option '--" + spec->name + "' given twice");
+        throw usage_error("option '" + spelled(spec->name) + "' given twice");
       }
       values_[spec->name] = inline_value;
     } else {
@@ -61,27 +70,79 @@ std::optional<std::string> arguments::value(const std::string& name) const
 std::string arguments::required(const std::string& name) const
 {
   auto v = value(name);
-  if (!v) { throw usage_error("missing required option '--" + name + "'"); }
+  if (!v) { throw usage_error("missing required option '" + spelled(name) + "'"); }
   return *v;
 }
 
-std::string arguments::output_path(const std::string& name) const
+std::string arguments::output_path(const std::string& name, const std::string& extension) const
 {
   const std::string path = required(name);
   namespace fs = std::filesystem;
+  const std::string option = "option '" + spelled(name) + "'";
+  if (path.empty()) { throw usage_error(option + ": the file name is empty"); }
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    throw usage_error("option '--" + name + "': '" + path + "' is a directory");
+  if (path.back() == '/' || fs::is_directory(path, ec)) {
+    throw usage_error(option + ": '" + path + "' is a directory, not a file name");
+  }
+  const bool special = fs::exists(path, ec) && !fs::is_regular_file(path, ec);
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (!special && !lower.ends_with(extension)) {
+    throw usage_error(option + ": '" + path + "' does not end in " + extension + "; this command " +
+                      "writes a " + extension + " file");
   }
   const fs::path parent = fs::path(path).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
   if (!fs::is_directory(dir, ec)) {
-    throw usage_error("option '--" + name + "': the directory of '" + path + "' does not exist");
+    throw usage_error(option + ": the directory of '" + path + "' does not exist");
   }
-  if (access(dir.c_str(), W_OK) != 0) {
-    throw usage_error("option '--" + name + "': cannot write to the directory of '" + path + "'");
+  if (!special) {
+    // The writers create a temporary file beside the output and rename it: try that now (access()
+    // says yes to root on a read-only file system).
+    std::string probe = (fs::path(dir) / ".spira-probe-XXXXXX").string();
+    const int fd = mkstemp(probe.data());
+    if (fd < 0) {
+      throw usage_error(option + ": cannot create files in the directory of '" + path +
+                        "': " + std::strerror(errno));
+    }
+    close(fd);
+    unlink(probe.c_str());
   }
   return path;
+}
+
+metric parse_metric(const arguments& args)
+{
+  try {
+    return metric_from_string(args.required("metric"));
+  } catch (const usage_error&) {
+    throw;
+  } catch (const invalid_argument& e) {
+    throw usage_error(std::string("option '--metric': ") + e.what());
+  }
+}
+
+pairwise_strategy parse_strategy(const std::string& name)
+{
+  try {
+    return pairwise_strategy_from_string(name);
+  } catch (const invalid_argument& e) {
+    throw usage_error(std::string("option '--strategy': ") + e.what());
+  }
+}
+
+double minkowski_p(const arguments& args, metric m)
+{
+  const auto p = args.real("p");
+  if (!p) { return distance_params{}.p; }
+  if (m != metric::minkowski) {
+    throw usage_error("option '--p' applies to --metric minkowski only");
+  }
+  if (*p < 1.0) {
+    throw usage_error(detail::concat("option '--p': minkowski needs p >= 1, got ", *p));
+  }
+  return *p;
 }
 
 std::optional<long long> arguments::integer(const std::string& name, long long lo,
@@ -94,11 +155,11 @@ std::optional<long long> arguments::integer(const std::string& name, long long l
   const char* e = b + v->size();
   auto [p, ec] = std::from_chars(b, e, x);
   if (ec != std::errc{} || p != e) {
-    throw usage_error("option '--" + name + "': '" + *v + "' is not an integer");
+    throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not an integer");
   }
   if (x < lo || x > hi) {
-    throw usage_error(detail::concat("option '--", name, "': ", x, " is outside [", lo, ", ", hi,
-                                     "]"));
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside [", lo,
+                                     ", ", hi, "]"));
   }
   return x;
 }
@@ -112,7 +173,7 @@ std::optional<double> arguments::real(const std::string& name) const
   const char* e = b + v->size();
   auto [p, ec] = std::from_chars(b, e, x);
   if (ec != std::errc{} || p != e || !std::isfinite(x)) {
-    throw usage_error("option '--" + name + "': '" + *v + "' is not a finite number");
+    throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not a finite number");
   }
   return x;
 }

@@ -2,6 +2,7 @@
 // anything else is an error naming the option.
 #pragma once
 
+#include <spira/distance.hpp>
 #include <spira/error.hpp>
 
 #include <map>
@@ -38,14 +39,26 @@ class arguments {
   [[nodiscard]] std::optional<long long> integer(const std::string& name, long long lo,
                                                  long long hi) const;
   [[nodiscard]] std::optional<double> real(const std::string& name) const;
-  /// The value of the required output option `name`, checked before any work is done: not a
-  /// directory, and its directory exists and is writable (usage_error naming the path otherwise).
-  [[nodiscard]] std::string output_path(const std::string& name) const;
+  /// The value of the required output option `name`, checked before any work is done: a file name
+  /// (not empty, not a directory) ending in `extension` (".npy"), in an existing directory where a
+  /// file can be created (usage_error naming the option and the path otherwise). A device or pipe
+  /// that exists (/dev/stdout) is accepted as it is.
+  [[nodiscard]] std::string output_path(const std::string& name,
+                                        const std::string& extension) const;
 
  private:
   std::vector<std::string> positional_;
   std::map<std::string, std::string> values_;
   std::set<std::string> flags_;
 };
+
+/// The --metric option (required); an unknown name is a usage_error naming the option.
+metric parse_metric(const arguments& args);
+/// The value of --strategy; an unknown name is a usage_error naming the option.
+pairwise_strategy parse_strategy(const std::string& name);
+
+/// The --p option of a metric: minkowski's p (>= 1; the library's default when absent), a
+/// usage_error for any other metric or a p below 1.
+double minkowski_p(const arguments& args, metric m);
 
 }  // namespace spira::cli

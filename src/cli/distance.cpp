@@ -1,7 +1,11 @@
-// spira distance A [B] --metric M [--p P] [--backend ...] -o OUT.npy
-// Dense float32 distances between the rows of A and the rows of B (B defaults to A).
+// spira distance A [B] --metric M [--p P] [--backend ...] [--memory-budget-mb MB] -o OUT.npy
+// Dense float32 distances between the rows of A and the rows of B (B defaults to A), computed in
+// blocks of rows of A that fit the memory budget and appended to the file as they are done: the
+// whole matrix is never held.
 #include "args.hpp"
 #include "commands.hpp"
+#include "matrix_input.hpp"
+#include "limits.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/distance.hpp>
@@ -14,54 +18,78 @@ namespace spira::cli {
 
 namespace {
 
-/// Rows of A per tile so that one tile of `bytes_per_value` outputs stays near `tile_bytes`.
-std::int64_t tile_rows(std::int64_t b_rows, std::int64_t bytes_per_value, std::int64_t tile_bytes)
+/// Bytes per output value that a block of rows holds: on the host a float64 tile and its float32
+/// copy; on CUDA a tile of the compute type on the device, its host copy and the float32 block.
+constexpr std::int64_t host_bytes_per_value = 8 + 4;
+constexpr std::int64_t cuda_float_bytes_per_value = 4 + 4;
+constexpr std::int64_t cuda_double_bytes_per_value = 8 + 8 + 4;
+/// The CUDA tile also stays near 1 GiB of device memory (the former fixed tile).
+constexpr std::int64_t cuda_tile_bytes = std::int64_t{1} << 30;
+
+/// Rows of A per block so that a block of `bytes_per_value` outputs fits `budget`; usage_error when
+/// not even one row fits.
+std::int64_t block_rows(std::int64_t a_rows, std::int64_t b_rows, std::int64_t bytes_per_value,
+                        std::size_t budget)
 {
-  return std::max<std::int64_t>(1, tile_bytes / (bytes_per_value * std::max<std::int64_t>(1, b_rows)));
+  const std::int64_t row_bytes = bytes_per_value * std::max<std::int64_t>(1, b_rows);
+  const auto rows = static_cast<std::int64_t>(budget / static_cast<std::size_t>(row_bytes));
+  if (rows < 1) {
+    throw usage_error(detail::concat(
+      "option '--memory-budget-mb': ", budget >> 20, " MiB cannot hold one row of distances (",
+      b_rows, " values: ", (row_bytes + (1 << 20) - 1) >> 20, " MiB)"));
+  }
+  return std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(a_rows, 1));
 }
 
-/// Computes in float32 on the GPU, tile by tile over the rows of A (each tile's output near 1 GiB
-/// on the device), copying each tile into the host result.
-template <class I>
-dense_matrix<float> cuda_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
-                                   const distance_params& params)
+/// Computes on the GPU in V (float when every value is exactly a float32, else double), block by
+/// block over the rows of A, rounding once to float32.
+template <class V, class I>
+void cuda_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
+                    const distance_params& params, std::int64_t step,
+                    io::npy_row_writer<float>& out)
 {
   const host_resources host{};
   const cuda_resources res{};
-  const auto a32 = cast_values<float>(host, a.view());
-  const auto b_dev = to_device(res, cast_values<float>(host, b.view()).view());
-  dense_matrix<float> out(host, a.rows(), b.rows());
-  const std::int64_t step = tile_rows(b.rows(), 4, std::int64_t{1} << 30);
+  const auto av = cast_values<V>(host, a.view());
+  const auto b_dev = to_device(res, cast_values<V>(host, b.view()).view());
   std::vector<offset_t> ptr;
   for (std::int64_t r0 = 0; r0 < a.rows(); r0 += step) {
     const std::int64_t r1 = std::min(a.rows(), r0 + step);
-    const auto a_dev = to_device(res, row_slice(a32.view(), r0, r1, ptr));
-    dense_matrix<float> d(res, r1 - r0, b.rows());
+    const auto a_dev = to_device(res, row_slice(av.view(), r0, r1, ptr));
+    dense_matrix<V> d(res, r1 - r0, b.rows());
     pairwise_distance(res, a_dev.view(), b_dev.view(), d.view(), params);
-    copy(out.data() + r0 * b.rows(), memory_space::host, d.data(), memory_space::device,
+    dense_matrix<V> host_copy(host, r1 - r0, b.rows());
+    copy(host_copy.data(), memory_space::host, d.data(), memory_space::device,
          static_cast<std::size_t>(d.rows() * d.cols()), res);
+    if constexpr (std::is_same_v<V, float>) {
+      out.append(dense_view<const float>(host_copy.view()));
+    } else {
+      dense_matrix<float> block(host, r1 - r0, b.rows());
+      std::transform(host_copy.data(), host_copy.data() + d.rows() * d.cols(), block.data(),
+                     [](double x) { return static_cast<float>(x); });
+      out.append(dense_view<const float>(block.view()));
+    }
   }
-  return out;
 }
 
-/// Computes in double on the host (tile by tile over the rows of A) and rounds once to float32.
+/// Computes in double on the host, block by block over the rows of A, and rounds once to float32.
 template <class I>
-dense_matrix<float> host_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
-                                   const distance_params& params)
+void host_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
+                    const distance_params& params, std::int64_t step,
+                    io::npy_row_writer<float>& out)
 {
   const host_resources res{};
-  dense_matrix<float> out(res, a.rows(), b.rows());
-  const std::int64_t step = tile_rows(b.rows(), 8, std::int64_t{256} << 20);
   std::vector<offset_t> ptr;
   for (std::int64_t r0 = 0; r0 < a.rows(); r0 += step) {
     const std::int64_t r1 = std::min(a.rows(), r0 + step);
     const csr_view<double, I> tile = row_slice(a.view(), r0, r1, ptr);
     dense_matrix<double> d(res, r1 - r0, b.rows());
     pairwise_distance(res, tile, b.view(), d.view(), params);
-    std::transform(d.data(), d.data() + d.rows() * d.cols(), out.data() + r0 * b.rows(),
+    dense_matrix<float> block(res, r1 - r0, b.rows());
+    std::transform(d.data(), d.data() + d.rows() * d.cols(), block.data(),
                    [](double x) { return static_cast<float>(x); });
+    out.append(dense_view<const float>(block.view()));
   }
-  return out;
 }
 
 }  // namespace
@@ -72,50 +100,85 @@ int run_distance(int argc, char** argv)
                                        {"p", 0},
                                        {"backend", 0},
                                        {"strategy", 0},
+                                       {"memory-budget-mb", 0},
                                        {"output", 'o'}});
   const auto& pos = args.positional();
   if (pos.empty() || pos.size() > 2) {
     throw usage_error("expects A [B] (usage: spira distance A [B] --metric M -o OUT.npy)");
   }
-  distance_params params{.metric = metric_from_string(args.required("metric"))};
-  if (auto p = args.real("p")) {
-    if (params.metric != metric::minkowski) {
-      throw usage_error("option '--p' applies to --metric minkowski only");
-    }
-    params.p = *p;
-  }
-  const std::string out_path = args.output_path("output");
+  distance_params params{.metric = parse_metric(args)};
+  params.p = minkowski_p(args, params.metric);
+  (void)memory_budget(args);  // a bad --memory-budget-mb fails before any work
+  const std::string out_path = args.output_path("output", ".npy");
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "distance");
   if (auto s = args.value("strategy")) {
     if (be != backend::cuda) {
       throw usage_error("option '--strategy' selects a CUDA engine strategy; it needs the CUDA "
                         "backend");
     }
-    params.strategy = pairwise_strategy_from_string(*s);
+    params.strategy = parse_strategy(*s);
+    check_strategy(params.metric, params.strategy);
   }
 
   auto a = io::read_matrix<double, std::int64_t>(pos[0]);
   std::optional<csr_matrix<double, std::int64_t>> b_own;
   if (pos.size() == 2) { b_own = io::read_matrix<double, std::int64_t>(pos[1]); }
   const csr_matrix<double, std::int64_t>& b = b_own ? *b_own : a;
+  const std::string& b_path = pos.size() == 2 ? pos[1] : pos[0];
   if (a.cols() != b.cols()) {
     throw dimension_mismatch(detail::concat("A (", pos[0], ") has ", a.cols(),
-                                            " columns but B (", pos.size() == 2 ? pos[1] : pos[0],
-                                            ") has ", b.cols()));
+                                            " columns but B (", b_path, ") has ", b.cols()));
   }
+  check_values_for_metric(a, pos[0], params.metric);
+  if (b_own) { check_values_for_metric(b, b_path, params.metric); }
+
+  // The .npy: a header of at most 128 bytes for two extents, then rows(A) x rows(B) float32.
+  check_free_space(out_path, 128 + std::uint64_t(a.rows()) * std::uint64_t(b.rows()) * 4);
+  // The default budget is taken now, with the inputs in memory: it is a share of what is left.
+  const std::size_t budget = memory_budget(args);
+  // The GPU computes in float when every value is exactly a float32, else in double (rounding
+  // the data would change the answer).
+  const bool float_exact = values_fit_float(a.view()) && values_fit_float(b.view());
+  const std::int64_t cuda_value_bytes = float_exact ? 4 : 8;
+  std::int64_t step = block_rows(
+    a.rows(), b.rows(),
+    be == backend::cuda ? (float_exact ? cuda_float_bytes_per_value : cuda_double_bytes_per_value)
+                        : host_bytes_per_value,
+    budget);
+  if (be == backend::cuda) {
+    step = std::min(step, std::max<std::int64_t>(1, cuda_tile_bytes / (cuda_value_bytes *
+                                                                        std::max<std::int64_t>(
+                                                                          1, b.rows()))));
+  }
+  warn_if_budget_slows("distance",
+                       {.query_rows = a.rows(),
+                        .index_rows = b.rows(),
+                        .cols = a.cols(),
+                        .query_nnz = a.nnz(),
+                        .index_nnz = b.nnz(),
+                        .query_tile = step,
+                        .index_tile = b.rows()},
+                       budget);
+
+  io::npy_row_writer<float> out(out_path, a.rows(), b.rows());
   auto compute = [&](const auto& a_, const auto& b_) {
-    return be == backend::cuda ? cuda_distances(a_, b_, params) : host_distances(a_, b_, params);
+    if (be == backend::cuda && float_exact) {
+      cuda_distances<float>(a_, b_, params, step, out);
+    } else if (be == backend::cuda) {
+      cuda_distances<double>(a_, b_, params, step, out);
+    } else {
+      host_distances(a_, b_, params, step, out);
+    }
   };
-  dense_matrix<float> out;
   const host_resources res{};
   if (detail::fits_index<std::int32_t>(a.cols())) {
     auto a32 = cast_indices<std::int32_t>(res, a.view());
     auto b32 = b_own ? cast_indices<std::int32_t>(res, b.view()) : csr_matrix<double, std::int32_t>{};
-    out = compute(a32, b_own ? b32 : a32);
+    compute(a32, b_own ? b32 : a32);
   } else {
-    out = compute(a, b);
+    compute(a, b);
   }
-  io::write_npy(out_path, dense_view<const float>(out.view()));
+  out.commit();
   return 0;
 }
 

@@ -4,10 +4,12 @@
 // --check-recall N recomputes N evenly spaced query rows by brute force and reports the recall.
 #include "args.hpp"
 #include "commands.hpp"
+#include "limits.hpp"
 #include "matrix_input.hpp"
 #include "semirings/distances.hpp"
 
 #include <spira/convert.hpp>
+#include <spira/detail/knn_tiles.hpp>
 #include <spira/io.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>
@@ -94,8 +96,23 @@ int knn(backend be, const csr_matrix<V, I>& index, const std::optional<csr_matri
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<csr_view<V, I>> qv;
   if (queries) { qv = queries->view(); }
-  const knn_result g = be == backend::cuda ? knn_graph(cuda_resources{}, index.view(), qv, params)
-                                           : knn_graph(res, index.view(), qv, params);
+  const auto run = [&] {
+    if (be == backend::host) { return knn_graph(res, index.view(), qv, params); }
+    try {
+      return knn_graph(cuda_resources{}, index.view(), qv, params);
+    } catch (const out_of_memory& e) {
+      // The CUDA tiles are planned inside the library (the device budget depends on what the
+      // index takes there); its message names the C++ field, the CLI names the option.
+      const bool budget = std::string(e.what()).find("memory_budget") != std::string::npos;
+      if (params.memory_budget > 0 && budget) {
+        throw usage_error(detail::concat(
+          "option '--memory-budget-mb': ", params.memory_budget >> 20,
+          " MiB is too small for the top-", params.k, " lists of one query on the GPU; raise it"));
+      }
+      throw;
+    }
+  };
+  const knn_result g = run();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty) { std::fputc('\n', stderr); }
   const io::npz_entry entries[] = {
@@ -113,6 +130,33 @@ int knn(backend be, const csr_matrix<V, I>& index, const std::optional<csr_matri
   }
   std::printf("\n");
   return 0;
+}
+
+/// The host's tiles under `budget` (what knn_graph will plan): a usage_error naming
+/// --memory-budget-mb when not even one query's top-k lists fit, the warning when the tiles are so
+/// small that the job would take much longer (limits.hpp).
+void check_host_budget(const csr_matrix<double, std::int64_t>& index,
+                       const std::optional<csr_matrix<double, std::int64_t>>& queries,
+                       const knn_params& params, std::size_t budget)
+{
+  const csr_matrix<double, std::int64_t>& q = queries ? *queries : index;
+  detail::knn_tiling t{};
+  try {
+    t = detail::plan_knn_tiles(budget, q.rows(), index.rows(), params.k, sizeof(double), params);
+  } catch (const out_of_memory&) {
+    throw usage_error(detail::concat(
+      "option '--memory-budget-mb': ", budget >> 20, " MiB cannot hold the top-", params.k,
+      " lists of one query (about ", (3 * params.k * 16 + (1 << 20) - 1) >> 20, " MiB); raise it"));
+  }
+  warn_if_budget_slows("knn",
+                       {.query_rows = q.rows(),
+                        .index_rows = index.rows(),
+                        .cols = index.cols(),
+                        .query_nnz = q.nnz(),
+                        .index_nnz = index.nnz(),
+                        .query_tile = t.queries,
+                        .index_tile = t.index},
+                       budget);
 }
 
 }  // namespace
@@ -139,23 +183,18 @@ int run_knn(int argc, char** argv)
   if (!k) { throw usage_error("missing required option '-k'"); }
   params.k = *k;
   const std::string metric_name = args.required("metric");
-  params.metric = metric_from_string(metric_name);
-  if (auto p = args.real("p")) {
-    if (params.metric != metric::minkowski) {
-      throw usage_error("option '--p' applies to --metric minkowski only");
-    }
-    params.p = *p;
-  }
+  params.metric = parse_metric(args);
+  params.p = minkowski_p(args, params.metric);
   params.exclude_self = args.flag("exclude-self");
   if (params.exclude_self && args.value("query")) {
     throw usage_error("--exclude-self applies when the index is queried against itself; it "
                       "cannot be combined with --query");
   }
-  params.memory_budget =
-    static_cast<std::size_t>(args.integer("memory-budget-mb", 1, std::int64_t{1} << 30).value_or(0))
-    << 20;
+  // The budget given, or 0: the library's default (on the host the same as memory_budget(args),
+  // on CUDA half the free device memory).
+  params.memory_budget = args.value("memory-budget-mb") ? memory_budget(args) : 0;
   const std::int64_t check = args.integer("check-recall", 0, std::int64_t{1} << 30).value_or(0);
-  const std::string out_path = args.output_path("output");
+  const std::string out_path = args.output_path("output", ".npz");
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "knn");
   for (const char* option : {"algo", "strategy"}) {
     if (args.value(option) && be != backend::cuda) {
@@ -176,7 +215,10 @@ int run_knn(int argc, char** argv)
                                        "' (expected auto, fused or tiled)"));
     }
   }
-  if (auto s = args.value("strategy")) { params.strategy = pairwise_strategy_from_string(*s); }
+  if (auto s = args.value("strategy")) {
+    params.strategy = parse_strategy(*s);
+    check_strategy(params.metric, params.strategy);
+  }
 
   auto index = io::read_matrix<double, std::int64_t>(args.positional()[0]);
   std::optional<csr_matrix<double, std::int64_t>> queries;
@@ -192,6 +234,12 @@ int run_knn(int argc, char** argv)
                                      index.rows() - (params.exclude_self ? 1 : 0),
                                      " available neighbours of ", args.positional()[0]));
   }
+  // The .npz: two members of n_q x k (int64 and float32), headers and directory under 1 KiB.
+  check_free_space(out_path, 1024 + std::uint64_t(queries ? queries->rows() : index.rows()) *
+                                      std::uint64_t(params.k) * 12);
+  check_values_for_metric(index, args.positional()[0], params.metric);
+  if (queries) { check_values_for_metric(*queries, *args.value("query"), params.metric); }
+  if (be == backend::host) { check_host_budget(index, queries, params, memory_budget(args)); }
   // The host computes in double; the GPU in float (its native precision for this engine) when every
   // value is exactly a float32, else in double (rounding the data would change the answer).
   const host_resources res{};

@@ -4,7 +4,9 @@
 
 #include <spira/config.hpp>
 #include <spira/error.hpp>
+#include <spira/io.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -41,17 +43,33 @@ constexpr const char* usage = R"(usage: spira <command> [options]
 
 commands:
   info FILE                      shape, nonzeros, density and row degrees of a matrix file
-  distance A [B] --metric M [--p P] [--backend auto|host|cuda] -o OUT.npy
+  distance A [B] --metric M [--p P] [--backend auto|host|cuda] [--memory-budget-mb MB] -o OUT.npy
                                  dense float32 distances between the rows of A and of B (B = A)
   topk IN.npy -k K [--smallest] [--backend auto|host|cuda] -o OUT.npz
                                  the K largest (or smallest) entries of every row
-  knn INDEX [--query Q] -k K --metric M [--p P] [--exclude-self] [--backend auto|host|cuda] -o OUT.npz
+  knn INDEX [--query Q] -k K --metric M [--p P] [--exclude-self] [--backend auto|host|cuda]
+      [--memory-budget-mb MB] -o OUT.npz
                                  exact k-nearest-neighbour graph
   --version                      print the version
 
 Matrix files: Matrix Market (.mtx, .mtx.gz), svmlight (.svm, .svmlight, .libsvm),
 scipy CSR (.npz), NumPy (.npy), edge lists (.txt, .txt.gz).
 )";
+
+/// One line on stderr; bytes a file or argument supplied are escaped when not printable UTF-8.
+void report(const std::string& command, const char* what)
+{
+  std::string line = spira::detail::printable(what);
+  std::fprintf(stderr, "spira %s: %s\n", spira::detail::printable(command).c_str(), line.c_str());
+}
+
+/// SIGINT, SIGTERM, SIGHUP: remove the output being written, then die of the signal as usual.
+extern "C" void on_fatal_signal(int sig)
+{
+  spira::io::remove_unfinished_outputs();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
 
 }  // namespace
 
@@ -63,6 +81,7 @@ int main(int argc, char** argv)
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) { std::signal(sig, on_fatal_signal); }
   try {
     if (command == "--version") {
       std::printf("spira %s\n", spira::version());
@@ -74,13 +93,13 @@ int main(int argc, char** argv)
     if (command == "knn") { return run_knn(argc, argv); }
     throw usage_error("unknown command '" + command + "' (try spira --help)");
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "spira %s: %s\n", command.c_str(), e.what());
+    report(command, e.what());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "spira %s: out of memory\n", command.c_str());
+    report(command, "out of memory (try a smaller --memory-budget-mb)");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "spira %s: %s\n", command.c_str(), e.what());
+    report(command, e.what());
     return 1;
   }
 }

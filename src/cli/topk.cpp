@@ -3,6 +3,7 @@
 // the input, float32 or float64), each row best first.
 #include "args.hpp"
 #include "commands.hpp"
+#include "limits.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/io.hpp>
@@ -23,6 +24,8 @@ void topk(const std::string& in_path, std::int64_t k, select_order order, backen
     throw usage_error(detail::concat("option '-k': ", k, " exceeds the row length ", in.cols(),
                                      " of ", in_path));
   }
+  // The .npz: indices (int64) and values (T), rows x k, headers and directory under 1 KiB.
+  check_free_space(out_path, 1024 + std::uint64_t(in.rows()) * std::uint64_t(k) * (8 + sizeof(T)));
   const host_resources host{};
   dense_matrix<T> values(host, in.rows(), k);
   dense_matrix<std::int64_t> indices(host, in.rows(), k);
@@ -59,7 +62,7 @@ int run_topk(int argc, char** argv)
   const std::string in_path = args.positional()[0];
   const auto k = args.integer("k", 1, std::numeric_limits<std::int32_t>::max());
   if (!k) { throw usage_error("missing required option '-k'"); }
-  const std::string out_path = args.output_path("output");
+  const std::string out_path = args.output_path("output", ".npz");
   const select_order order = args.flag("smallest") ? select_order::smallest : select_order::largest;
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "topk");
   const io::npy_header header = io::read_npy_header(in_path);

@@ -1,9 +1,13 @@
 // File loading with transparent gzip decompression, and the small write helpers.
 #include "io_common.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -153,15 +157,6 @@ std::uintmax_t file_size_or_fail(const std::filesystem::path& path)
   return size;
 }
 
-std::FILE* open_for_write(const std::filesystem::path& path)
-{
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
-    fail(path, "cannot open for writing: ", std::strerror(errno));
-  }
-  return f;
-}
-
 void write_all(std::FILE* f, const void* data, std::size_t n, const std::filesystem::path& path)
 {
   if (n > 0 && std::fwrite(data, 1, n, f) != n) {
@@ -169,11 +164,126 @@ void write_all(std::FILE* f, const void* data, std::size_t n, const std::filesys
   }
 }
 
-void close_or_fail(std::FILE* f, const std::filesystem::path& path)
+namespace {
+
+/// The temporaries being written, for remove_unfinished_outputs() (a signal handler may call it:
+/// fixed storage, one atomic claim flag per slot, no allocation).
+struct unfinished_slot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled or cleared, 2 holds a path
+  char path[4096] = {};
+};
+unfinished_slot unfinished[16];
+
+int register_unfinished(const std::string& path)
 {
-  if (std::fclose(f) != 0) {
-    fail(path, "write error on close: ", std::strerror(errno));
+  if (path.size() >= sizeof(unfinished[0].path)) {
+    return -1;
+  }
+  for (int i = 0; i < 16; ++i) {
+    int expected = 0;
+    if (unfinished[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(unfinished[i].path, path.c_str(), path.size() + 1);
+      unfinished[i].state.store(2);
+      return i;
+    }
+  }
+  return -1;  // more than 16 outputs at once: not removed on a signal (still on an exception)
+}
+
+void unregister_unfinished(int slot) noexcept
+{
+  if (slot >= 0) {
+    unfinished[slot].state.store(1);
+    unfinished[slot].path[0] = '\0';
+    unfinished[slot].state.store(0);
   }
 }
 
+}  // namespace
+
+output_file::output_file(const std::filesystem::path& target) : target_(target)
+{
+  if (target.filename().empty()) {
+    fail(target, "cannot write: the name of the output file is empty");
+  }
+  std::error_code ec;
+  const auto st = std::filesystem::status(target, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    // A device or a pipe (/dev/stdout, /dev/null): written in place, there is nothing to rename.
+    f_ = std::fopen(target.c_str(), "wb");
+    if (f_ == nullptr) {
+      fail(target, "cannot open for writing: ", std::strerror(errno));
+    }
+    return;
+  }
+  const std::filesystem::path dir = target.parent_path();
+  std::string name(1, '.');
+  name.append(target.filename().string()).append(".spira-XXXXXX");
+  std::string pattern = (dir / name).string();
+  const int fd = mkstemp(pattern.data());
+  if (fd < 0) {
+    fail(target, "cannot create a file in ", dir.empty() ? std::string(".") : dir.string(), ": ",
+         std::strerror(errno));
+  }
+  temp_ = pattern;
+  slot_ = register_unfinished(pattern);
+  // mkstemp creates the file 0600; give it the permissions a plain fopen would have.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  f_ = fdopen(fd, "wb");
+  if (f_ == nullptr) {
+    const int err = errno;
+    close(fd);
+    std::filesystem::remove(temp_);
+    fail(target, "cannot open for writing: ", std::strerror(err));
+  }
+}
+
+output_file::~output_file()
+{
+  if (f_ != nullptr) {
+    std::fclose(f_);
+  }
+  if (!temp_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(temp_, ec);
+  }
+  unregister_unfinished(slot_);
+}
+
+void output_file::commit()
+{
+  std::FILE* f = f_;
+  f_ = nullptr;
+  // fsync only for the temporary (a regular file): devices and pipes may not support it.
+  const bool flushed = std::fflush(f) == 0 && (temp_.empty() || fsync(fileno(f)) == 0);
+  const int err = errno;
+  if (std::fclose(f) != 0 || !flushed) {
+    fail(target_, "write error: ", std::strerror(flushed ? errno : err));
+  }
+  if (temp_.empty()) {
+    return;
+  }
+  if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
+    fail(target_, "cannot rename the finished temporary file onto it: ", std::strerror(errno));
+  }
+  temp_.clear();
+  unregister_unfinished(slot_);
+  slot_ = -1;
+}
+
 }  // namespace spira::io::detail
+
+namespace spira::io {
+
+void remove_unfinished_outputs() noexcept
+{
+  for (auto& slot : detail::unfinished) {
+    if (slot.state.load() == 2) {
+      unlink(slot.path);
+    }
+  }
+}
+
+}  // namespace spira::io

@@ -43,14 +43,16 @@ inline std::string display(const std::filesystem::path& path)
 template <class... Parts>
 [[noreturn]] void fail(const std::filesystem::path& path, const Parts&... parts)
 {
-  throw io_error(spira::detail::concat(display(path), ": ", parts...));
+  // A corrupt file's bytes (member names, header text) are escaped, never echoed raw.
+  throw io_error(spira::detail::printable(spira::detail::concat(display(path), ": ", parts...)));
 }
 
 template <class... Parts>
 [[noreturn]] void fail_line(const std::filesystem::path& path, std::int64_t line,
                             const Parts&... parts)
 {
-  throw io_error(spira::detail::concat(display(path), ":", line, ": ", parts...));
+  throw io_error(
+      spira::detail::printable(spira::detail::concat(display(path), ":", line, ": ", parts...)));
 }
 
 /// Iterates over the lines of a text buffer (LF or CRLF; the last line may lack a newline).
@@ -277,12 +279,33 @@ struct triplets {
 /// Number of bytes of `path` on disk (for messages and size checks).
 std::uintmax_t file_size_or_fail(const std::filesystem::path& path);
 
-/// Opens `path` for writing (binary); throws io_error naming the file on failure.
-std::FILE* open_for_write(const std::filesystem::path& path);
 /// Writes all bytes or throws io_error.
 void write_all(std::FILE* f, const void* data, std::size_t n, const std::filesystem::path& path);
-/// Closes the file, throwing io_error when buffered data could not be written.
-void close_or_fail(std::FILE* f, const std::filesystem::path& path);
+
+/// The output of every writer: a temporary file in the target's directory (".NAME.spira-XXXXXX"),
+/// renamed onto `target` by commit() after its data reached the disk (fflush, fsync, fclose all
+/// checked). Destroyed without commit (an exception on the way, a full disk) it removes the
+/// temporary: the target is then untouched, never half-written. Errors are io_error naming the
+/// target and the system's reason.
+class output_file {
+ public:
+  explicit output_file(const std::filesystem::path& target);
+  output_file(const output_file&) = delete;
+  output_file& operator=(const output_file&) = delete;
+  ~output_file();
+
+  [[nodiscard]] std::FILE* get() const noexcept { return f_; }
+  [[nodiscard]] const std::filesystem::path& target() const noexcept { return target_; }
+  void write(const void* data, std::size_t n) { write_all(f_, data, n, target_); }
+  /// Makes the written bytes the target (atomically replacing a file of that name).
+  void commit();
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  std::FILE* f_ = nullptr;
+  int slot_ = -1;  ///< its entry for remove_unfinished_outputs()
+};
 
 /// Closes a FILE* on scope exit unless released (used on error paths of the writers).
 class file_closer {

@@ -413,7 +413,7 @@ void write_mm(const std::filesystem::path& path, csr_view<ValueT, IndexT> a)
   spira::detail::expects(a.space == memory_space::host,
                          "spira::io::write_mm: the matrix must be in host memory");
   validate(detail::convert_resources(a.nnz), a, csr_check::valid, "spira::io::write_mm: matrix");
-  detail::file_closer file(detail::open_for_write(path));
+  detail::output_file file(path);
   text_sink out(file.get(), path);
   out.put("%%MatrixMarket matrix coordinate real general\n");
   out.number(a.rows);
@@ -433,7 +433,7 @@ void write_mm(const std::filesystem::path& path, csr_view<ValueT, IndexT> a)
     }
   }
   out.flush();
-  detail::close_or_fail(file.release(), path);
+  file.commit();
 }
 
 template <class ValueT>
@@ -444,7 +444,7 @@ void write_mm(const std::filesystem::path& path, dense_view<const ValueT> a)
   spira::detail::expects(a.rows >= 0 && a.cols >= 0 && (a.rows == 0 || a.ld >= a.cols),
                          "spira::io::write_mm: bad dense extents ", a.rows, " x ", a.cols, " (ld ",
                          a.ld, ")");
-  detail::file_closer file(detail::open_for_write(path));
+  detail::output_file file(path);
   text_sink out(file.get(), path);
   out.put("%%MatrixMarket matrix array real general\n");
   out.number(a.rows);
@@ -458,7 +458,7 @@ void write_mm(const std::filesystem::path& path, dense_view<const ValueT> a)
     }
   }
   out.flush();
-  detail::close_or_fail(file.release(), path);
+  file.commit();
 }
 
 #define SPIRA_IO_INSTANTIATE(V, I)                                                            \

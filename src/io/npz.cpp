@@ -257,7 +257,7 @@ struct npz_archive {
   {
     std::string s;
     for (const auto& m : members) {
-      s += (s.empty() ? "" : ", ") + m.name;
+      s += (s.empty() ? "" : ", ") + spira::detail::printable(m.name);
     }
     return s.empty() ? "none" : s;
   }
@@ -302,18 +302,25 @@ template <class ValueT, class IndexT>
 csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const read_options& opts)
 {
   const detail::npz_archive a(path);
-  for (const char* required : {"format", "shape", "indptr", "indices", "data"}) {
+  std::string owner;
+  std::string what;
+  // The format first: a COO, DIA, BSR... matrix lacks indptr, and the message that helps is the
+  // one saying what to save instead.
+  if (a.find("format") == nullptr) {
+    detail::fail(path, "not a scipy.sparse .npz: no 'format.npy' member (members: ", a.names(),
+                 ")");
+  }
+  const std::string format = detail::block_to_string(a.array("format", owner, what), what);
+  if (format != "csr" && format != "csc") {
+    detail::fail(path, "scipy sparse format '", spira::detail::printable(format),
+                 "' is not supported (save the matrix as CSR or CSC: scipy.sparse.save_npz(path, "
+                 "m.tocsr()))");
+  }
+  for (const char* required : {"shape", "indptr", "indices", "data"}) {
     if (a.find(required) == nullptr) {
       detail::fail(path, "not a scipy.sparse .npz: no '", required,
                    ".npy' member (members: ", a.names(), ")");
     }
-  }
-  std::string owner;
-  std::string what;
-  const std::string format = detail::block_to_string(a.array("format", owner, what), what);
-  if (format != "csr" && format != "csc") {
-    detail::fail(path, "scipy sparse format '", format,
-                 "' is not supported (save the matrix as CSR or CSC)");
   }
   const bool csc = format == "csc";
 
@@ -390,7 +397,8 @@ matrix_file_info detail::describe_npz(const std::filesystem::path& path, const r
   return info;
 }
 
-void write_npz(const std::filesystem::path& path, std::span<const npz_entry> entries)
+void write_npz(const std::filesystem::path& path, std::span<const npz_entry> entries,
+               const npz_write_options& options)
 {
   std::set<std::string> seen;
   for (const auto& e : entries) {
@@ -406,16 +414,22 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
   struct central {
     std::string name;
     std::uint32_t crc;
-    std::uint32_t size;
-    std::uint32_t offset;
+    std::uint64_t size;
+    std::uint64_t offset;
+    bool zip64_size;  ///< sizes in the zip64 extra field
   };
   std::vector<central> dir;
-  detail::file_closer file(detail::open_for_write(path));
+  detail::output_file file(path);
   std::uint64_t offset = 0;
   constexpr std::uint16_t version = 20;
+  constexpr std::uint16_t version_zip64 = 45;
   constexpr std::uint16_t dos_date = (0u << 9) | (1u << 5) | 1u;  // 1980-01-01, fixed
+  // A 32-bit field at or above this value goes to the zip64 records (0xffffffff itself is the
+  // marker "see zip64").
+  const std::uint64_t limit = options.zip64 ? 0 : detail::u32_max;
   auto put16 = [](std::string& s, std::uint16_t v) { s.append(reinterpret_cast<char*>(&v), 2); };
   auto put32 = [](std::string& s, std::uint32_t v) { s.append(reinterpret_cast<char*>(&v), 4); };
+  auto put64 = [](std::string& s, std::uint64_t v) { s.append(reinterpret_cast<char*>(&v), 8); };
 
   for (const auto& e : entries) {
     const std::string name = e.name + ".npy";
@@ -426,75 +440,105 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
     const std::size_t row_bytes = static_cast<std::size_t>(e.cols) * item;
     const auto* base = static_cast<const char*>(e.data);
     const std::uint64_t size = header.size() + static_cast<std::uint64_t>(e.rows) * row_bytes;
-    if (size >= detail::u32_max || offset >= detail::u32_max) {
-      detail::fail(path, "array '", e.name,
-                   "' would need a zip64 archive (over 4 GiB), which "
-                   "write_npz does not produce");
-    }
+    const bool zip64_size = size >= limit;
     std::uint32_t crc = detail::crc32_of(0, header.data(), header.size());
     for (std::int64_t i = 0; i < e.rows; ++i) {
       crc = detail::crc32_of(crc, base + static_cast<std::size_t>(i * e.ld) * item, row_bytes);
     }
     std::string local;
     put32(local, detail::sig_local);
-    put16(local, version);
+    put16(local, zip64_size ? version_zip64 : version);
     put16(local, 0);  // flags
     put16(local, 0);  // stored
     put16(local, 0);  // time
     put16(local, dos_date);
     put32(local, crc);
-    put32(local, static_cast<std::uint32_t>(size));
-    put32(local, static_cast<std::uint32_t>(size));
+    put32(local, zip64_size ? detail::u32_max : static_cast<std::uint32_t>(size));
+    put32(local, zip64_size ? detail::u32_max : static_cast<std::uint32_t>(size));
     put16(local, static_cast<std::uint16_t>(name.size()));
-    put16(local, 0);  // extra
+    put16(local, zip64_size ? 20 : 0);  // extra
     local += name;
-    detail::write_all(file.get(), local.data(), local.size(), path);
-    detail::write_all(file.get(), header.data(), header.size(), path);
-    for (std::int64_t i = 0; i < e.rows; ++i) {
-      detail::write_all(file.get(), base + static_cast<std::size_t>(i * e.ld) * item, row_bytes,
-                        path);
+    if (zip64_size) {  // the zip64 extra field: uncompressed, then compressed size
+      put16(local, 0x0001);
+      put16(local, 16);
+      put64(local, size);
+      put64(local, size);
     }
-    dir.push_back(
-        {name, crc, static_cast<std::uint32_t>(size), static_cast<std::uint32_t>(offset)});
+    file.write(local.data(), local.size());
+    file.write(header.data(), header.size());
+    for (std::int64_t i = 0; i < e.rows; ++i) {
+      file.write(base + static_cast<std::size_t>(i * e.ld) * item, row_bytes);
+    }
+    dir.push_back({name, crc, size, offset, zip64_size});
     offset += local.size() + size;
   }
   std::string cd;
+  bool zip64_archive = options.zip64 || dir.size() >= 0xffff;
   for (const auto& c : dir) {
+    const bool zip64_offset = c.offset >= limit;
+    std::string extra;
+    if (c.zip64_size || zip64_offset) {
+      put16(extra, 0x0001);
+      put16(extra, static_cast<std::uint16_t>((c.zip64_size ? 16 : 0) + (zip64_offset ? 8 : 0)));
+      if (c.zip64_size) {
+        put64(extra, c.size);
+        put64(extra, c.size);
+      }
+      if (zip64_offset) { put64(extra, c.offset); }
+      zip64_archive = true;
+    }
+    const std::uint16_t needed = extra.empty() ? version : version_zip64;
     put32(cd, detail::sig_central);
-    put16(cd, version);  // made by (MS-DOS attributes)
-    put16(cd, version);  // needed
+    put16(cd, needed);  // made by (MS-DOS attributes)
+    put16(cd, needed);  // needed
     put16(cd, 0);
     put16(cd, 0);
     put16(cd, 0);
     put16(cd, dos_date);
     put32(cd, c.crc);
-    put32(cd, c.size);
-    put32(cd, c.size);
+    put32(cd, c.zip64_size ? detail::u32_max : static_cast<std::uint32_t>(c.size));
+    put32(cd, c.zip64_size ? detail::u32_max : static_cast<std::uint32_t>(c.size));
     put16(cd, static_cast<std::uint16_t>(c.name.size()));
-    put16(cd, 0);  // extra
+    put16(cd, static_cast<std::uint16_t>(extra.size()));
     put16(cd, 0);  // comment
     put16(cd, 0);  // disk
     put16(cd, 0);  // internal attributes
     put32(cd, 0);  // external attributes
-    put32(cd, c.offset);
+    put32(cd, zip64_offset ? detail::u32_max : static_cast<std::uint32_t>(c.offset));
     cd += c.name;
+    cd += extra;
   }
-  if (offset + cd.size() >= detail::u32_max || dir.size() >= 0xffff) {
-    detail::fail(path,
-                 "the archive would need zip64 (over 4 GiB or 65535 arrays), which "
-                 "write_npz does not produce");
+  const std::uint64_t cd_size = cd.size();
+  zip64_archive = zip64_archive || cd_size >= limit || offset >= limit;
+  if (zip64_archive) {
+    // The zip64 end-of-central-directory record and its locator, then a classic record whose
+    // fields all say "see zip64".
+    const std::uint64_t record = offset + cd_size;
+    put32(cd, detail::sig_zip64_eocd);
+    put64(cd, 44);  // size of the rest of the record
+    put16(cd, version_zip64);
+    put16(cd, version_zip64);
+    put32(cd, 0);  // this disk
+    put32(cd, 0);  // disk of the central directory
+    put64(cd, dir.size());
+    put64(cd, dir.size());
+    put64(cd, cd_size);
+    put64(cd, offset);
+    put32(cd, detail::sig_zip64_locator);
+    put32(cd, 0);  // disk of the zip64 record
+    put64(cd, record);
+    put32(cd, 1);  // total disks
   }
-  const auto cd_size = static_cast<std::uint32_t>(cd.size());
   put32(cd, detail::sig_eocd);
   put16(cd, 0);
   put16(cd, 0);
-  put16(cd, static_cast<std::uint16_t>(dir.size()));
-  put16(cd, static_cast<std::uint16_t>(dir.size()));
-  put32(cd, cd_size);
-  put32(cd, static_cast<std::uint32_t>(offset));
+  put16(cd, zip64_archive ? 0xffff : static_cast<std::uint16_t>(dir.size()));
+  put16(cd, zip64_archive ? 0xffff : static_cast<std::uint16_t>(dir.size()));
+  put32(cd, zip64_archive ? detail::u32_max : static_cast<std::uint32_t>(cd_size));
+  put32(cd, zip64_archive ? detail::u32_max : static_cast<std::uint32_t>(offset));
   put16(cd, 0);
-  detail::write_all(file.get(), cd.data(), cd.size(), path);
-  detail::close_or_fail(file.release(), path);
+  file.write(cd.data(), cd.size());
+  file.commit();
 }
 
 template dense_matrix<float> read_npz_array<float>(const std::filesystem::path&, std::string_view);

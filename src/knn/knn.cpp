@@ -33,6 +33,29 @@ std::vector<V> metric_self_distances(csr_view<V, I> index, const knn_params& par
   });
 }
 
+/// The metrics of distributions need non-negative values: checked once on the whole input before
+/// any tile, so that a bad value is reported at its row of the caller's matrix (the tiles' own
+/// checks would name the row inside a tile) and as the index or the queries.
+template <class V, class I>
+void check_nonnegative_input(csr_view<V, I> index, std::optional<csr_view<V, I>> queries,
+                             const knn_params& params)
+{
+  if (!requires_nonnegative(params.metric)) { return; }
+  const auto check = [&](csr_view<V, I> m, const char* name) {
+    for (std::int64_t i = 0; i < m.rows; ++i) {
+      for (offset_t e = m.row_ptr[i]; e < m.row_ptr[i + 1]; ++e) {
+        if (m.values[e] < V(0)) {
+          throw invalid_argument(detail::concat(
+            "knn_graph: metric ", to_string(params.metric), " requires non-negative values, but ",
+            name, " has ", m.values[e], " at row ", i, ", column ", m.col_idx[e]));
+        }
+      }
+    }
+  };
+  if (queries) { check(*queries, "the query matrix"); }
+  check(index, "the index");
+}
+
 /// The index queried against itself without exclude_self, on either backend: each point first
 /// among the indices at its distance (detail::knn_self_first).
 template <class R, class V, class I>
@@ -52,6 +75,7 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
+  check_nonnegative_input(index, queries, params);
   if (!queries && !params.exclude_self) { return self_first(res, index, params); }
   const distance_params dp{.metric = params.metric, .p = params.p};
   return detail::knn_tiled_host(res, index, q, params, is_similarity(params.metric),
@@ -66,6 +90,7 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
                      const knn_params& params)
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
+  check_nonnegative_input(index, queries, params);
   if (!queries && !params.exclude_self) { return self_first(res, index, params); }
   // Half of the free device memory by default: the index tiles (O(nnz)) and the workspaces of the
   // distance engine and of select_k live beside the tiles.

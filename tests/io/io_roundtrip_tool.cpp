@@ -4,8 +4,10 @@
 //   io_roundtrip_tool csr FILE            -> "rows cols nnz checksum" of read_matrix<double,int64>
 //   io_roundtrip_tool dense FILE          -> "rows cols checksum" of read_npy<double>
 //   io_roundtrip_tool convert IN OUT.mtx  -> reads IN (any format), writes Matrix Market
-//   io_roundtrip_tool write-npz OUT.npz   -> arrays indices (int64 3x2), values (float32 3x2),
-//                                            labels (float64 1-D, 4), counts (int32 2x3)
+//   io_roundtrip_tool write-npz OUT.npz [zip64]
+//                                         -> arrays indices (int64 3x2), values (float32 3x2),
+//                                            labels (float64 1-D, 4), counts (int32 2x3); with
+//                                            "zip64", every zip64 record (npz_write_options)
 //   io_roundtrip_tool write-npy OUT.npy T -> 3x4 array of type T (f4 f8 i4 i8), a(i,j) = 10i+j-5
 //
 // The checksum weights every entry by its position: sum of v * (1 + (31 i + 17 j) mod 101).
@@ -78,7 +80,8 @@ int run(int argc, char** argv)
         spira::io::npz_entry::of("labels", std::span<const double>(labels)),
         spira::io::npz_entry::of("counts",
                                  spira::dense_view<const std::int32_t>{2, 3, 3, counts.data()})};
-    spira::io::write_npz(argv[2], entries);
+    const bool zip64 = argc == 4 && std::strcmp(argv[3], "zip64") == 0;
+    spira::io::write_npz(argv[2], entries, {.zip64 = zip64});
   } else if (cmd == "write-npy" && argc == 4) {
     const std::string t = argv[3];
     if (t == "f4") {

@@ -2,6 +2,7 @@
 // library's writer), scipy-style sparse archives (stored and deflated), and malformed input.
 #include "io_test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace spira::test {
@@ -331,6 +332,192 @@ TEST(npz_read, corrupt_archives)
   members[4].second = npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (9,), }",
                                 bytes_of(std::vector<double>{2, 1, 3, 4}));
   check("lying.npz", zip_image(members, false), "needs more data");
+}
+
+// ---- output guarantees: temporary file + rename, zip64, escaped names ---------------------------
+
+/// The names in a directory (to show that no temporary file is left behind).
+std::vector<std::string> listing(const std::filesystem::path& dir)
+{
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string contents(const std::filesystem::path& p)
+{
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+TEST(npy_row_writer, blocks_give_the_bytes_of_write_npy)
+{
+  temp_dir dir;
+  std::vector<float> a(7 * 5);
+  for (std::size_t i = 0; i < a.size(); ++i) { a[i] = 0.5f * float(i) - 3; }
+  io::write_npy(dir.path("whole.npy"), dense_view<const float>{7, 5, 5, a.data()});
+  io::npy_row_writer<float> w(dir.path("blocks.npy"), 7, 5);
+  w.append(dense_view<const float>{3, 5, 5, a.data()});
+  w.append(dense_view<const float>{0, 5, 5, a.data() + 15});
+  w.append(dense_view<const float>{4, 5, 5, a.data() + 15});
+  EXPECT_FALSE(std::filesystem::exists(dir.path("blocks.npy")));  // not before commit
+  w.commit();
+  EXPECT_EQ(contents(dir.path("blocks.npy")), contents(dir.path("whole.npy")));
+  // More rows than declared, or a commit before all rows, are errors.
+  io::npy_row_writer<float> over(dir.path("over.npy"), 2, 5);
+  EXPECT_THROW(over.append(dense_view<const float>{3, 5, 5, a.data()}), invalid_argument);
+  EXPECT_THROW(over.commit(), invalid_argument);
+}
+
+TEST(output_file, an_unfinished_or_failed_write_leaves_nothing_behind)
+{
+  temp_dir dir;
+  const std::vector<double> v{1, 2, 3, 4};
+  io::write_npy(dir.path("keep.npy"), std::span<const double>(v));
+  const std::string before = contents(dir.path("keep.npy"));
+  {
+    // Abandoned (an exception on the way): the temporary is removed, the old file untouched.
+    io::npy_row_writer<double> w(dir.path("keep.npy"), 1, 4);
+    w.append(dense_view<const double>{1, 4, 4, v.data()});
+  }
+  {
+    io::npy_row_writer<double> w(dir.path("new.npy"), 2, 4);
+    w.append(dense_view<const double>{1, 4, 4, v.data()});
+  }
+  EXPECT_EQ(listing(dir.path("")), (std::vector<std::string>{"keep.npy"}));
+  EXPECT_EQ(contents(dir.path("keep.npy")), before);
+  // A directory that does not exist, a file name that is empty.
+  expect_io_error([&] { io::write_npy(dir.path("no/such/dir/x.npy"), std::span<const double>(v)); },
+                  {"no/such/dir/x.npy", "cannot create a file"});
+  expect_io_error([&] { io::write_npy(dir.path("") / "", std::span<const double>(v)); },
+                  {"empty"});
+  // A full device: the write error names the file and the reason.
+  if (std::filesystem::exists("/dev/full")) {
+    std::vector<double> big(1 << 20, 1.0);
+    expect_io_error([&] { io::write_npy("/dev/full", std::span<const double>(big)); },
+                    {"/dev/full", "No space left on device"});
+  }
+  EXPECT_EQ(listing(dir.path("")), (std::vector<std::string>{"keep.npy"}));
+}
+
+TEST(npz_write, zip64_records_read_back)
+{
+  temp_dir dir;
+  const std::vector<std::int64_t> idx{5, 4, 3, 2, 1, 0};
+  const std::vector<float> dist{0.5f, 0.25f, 1e-3f, 8, 9, 10};
+  const io::npz_entry entries[] = {
+      io::npz_entry::of("indices", dense_view<const std::int64_t>{2, 3, 3, idx.data()}),
+      io::npz_entry::of("distances", dense_view<const float>{3, 2, 2, dist.data()})};
+  io::write_npz(dir.path("z.npz"), entries, {.zip64 = true});
+  EXPECT_EQ(io::npz_names(dir.path("z.npz")), (std::vector<std::string>{"indices", "distances"}));
+  const auto i = io::read_npz_array<std::int64_t>(dir.path("z.npz"), "indices");
+  EXPECT_EQ(std::vector<std::int64_t>(i.data(), i.data() + 6), idx);
+  const auto d = io::read_npz_array<float>(dir.path("z.npz"), "distances");
+  EXPECT_EQ(std::vector<float>(d.data(), d.data() + 6), dist);
+
+  // The layout (APPNOTE 4.3.14-4.3.15, 4.5.3): local headers with saturated sizes and a 20-byte
+  // zip64 extra field, central entries with both sizes and the offset in it, the zip64 end record
+  // and its locator before a classic end record whose fields all say "see zip64".
+  const std::string z = contents(dir.path("z.npz"));
+  const auto u16 = [&](std::size_t at) {
+    return std::uint16_t(std::uint8_t(z[at]) | std::uint8_t(z[at + 1]) << 8);
+  };
+  const auto u32 = [&](std::size_t at) {
+    return std::uint32_t(u16(at)) | std::uint32_t(u16(at + 2)) << 16;
+  };
+  const auto u64 = [&](std::size_t at) {
+    return std::uint64_t(u32(at)) | std::uint64_t(u32(at + 4)) << 32;
+  };
+  ASSERT_EQ(u32(0), 0x04034b50u);
+  EXPECT_EQ(u16(4), 45);                // version needed: zip64
+  EXPECT_EQ(u32(18), 0xffffffffu);      // compressed size
+  EXPECT_EQ(u32(22), 0xffffffffu);      // size
+  EXPECT_EQ(u16(28), 20);               // extra length
+  const std::size_t extra = 30 + u16(26);
+  EXPECT_EQ(u16(extra), 1);             // zip64 extra id
+  EXPECT_EQ(u16(extra + 2), 16);
+  const std::uint64_t size = u64(extra + 4);
+  EXPECT_EQ(u64(extra + 12), size);
+  EXPECT_EQ(size, 128 + 6 * 8);         // npy header + 2 x 3 int64
+  const std::size_t eocd = z.size() - 22;
+  ASSERT_EQ(u32(eocd), 0x06054b50u);
+  EXPECT_EQ(u16(eocd + 10), 0xffff);
+  EXPECT_EQ(u32(eocd + 12), 0xffffffffu);
+  EXPECT_EQ(u32(eocd + 16), 0xffffffffu);
+  const std::size_t locator = eocd - 20;
+  ASSERT_EQ(u32(locator), 0x07064b50u);
+  const std::size_t record = u64(locator + 8);
+  ASSERT_EQ(record, locator - 56);
+  ASSERT_EQ(u32(record), 0x06064b50u);
+  EXPECT_EQ(u64(record + 4), 44u);
+  EXPECT_EQ(u64(record + 24), 2u);      // entries on this disk
+  EXPECT_EQ(u64(record + 32), 2u);      // entries
+  const std::uint64_t cd_size = u64(record + 40);
+  const std::uint64_t cd_offset = u64(record + 48);
+  EXPECT_EQ(cd_offset + cd_size, record);
+  ASSERT_EQ(u32(cd_offset), 0x02014b50u);
+  EXPECT_EQ(u32(cd_offset + 20), 0xffffffffu);
+  EXPECT_EQ(u32(cd_offset + 24), 0xffffffffu);
+  EXPECT_EQ(u32(cd_offset + 42), 0xffffffffu);  // local header offset
+  const std::size_t cextra = cd_offset + 46 + u16(cd_offset + 28);
+  EXPECT_EQ(u16(cd_offset + 30), 28);
+  EXPECT_EQ(u16(cextra), 1);
+  EXPECT_EQ(u16(cextra + 2), 24);
+  EXPECT_EQ(u64(cextra + 4), size);
+  EXPECT_EQ(u64(cextra + 12), size);
+  EXPECT_EQ(u64(cextra + 20), 0u);      // the first member's local header
+  // Without the option a small archive has no zip64 record.
+  io::write_npz(dir.path("small.npz"), entries);
+  EXPECT_EQ(contents(dir.path("small.npz")).find(std::string("PK\x06\x06", 4)), std::string::npos);
+}
+
+TEST(npz_read, coo_and_dia_get_the_csr_or_csc_message)
+{
+  temp_dir dir;
+  const std::string hdr = "'fortran_order': False, ";
+  const auto ints = [&](std::vector<std::int32_t> v) {
+    return npy_image("{'descr': '<i4', " + hdr + "'shape': (" + std::to_string(v.size()) + ",), }",
+                     bytes_of(v));
+  };
+  // scipy.sparse.save_npz of a COO matrix: row, col, data, shape, format; no indptr.
+  const std::vector<std::pair<std::string, std::string>> coo{
+      {"row.npy", ints({0, 2})},
+      {"col.npy", ints({1, 0})},
+      {"format.npy", npy_image("{'descr': '|S3', " + hdr + "'shape': (), }", "coo")},
+      {"shape.npy", npy_image("{'descr': '<i8', " + hdr + "'shape': (2,), }",
+                              bytes_of(std::vector<std::int64_t>{3, 4}))},
+      {"data.npy", npy_image("{'descr': '<f8', " + hdr + "'shape': (2,), }",
+                             bytes_of(std::vector<double>{1, 2}))}};
+  const auto p = dir.write("coo.npz", zip_image(coo, true));
+  expect_io_error([&] { (void)io::read_npz<double, std::int64_t>(p); },
+                  {p.string(), "'coo' is not supported", "save the matrix as CSR or CSC"});
+  auto dia = coo;
+  dia[2].second = npy_image("{'descr': '|S3', " + hdr + "'shape': (), }", "dia");
+  const auto q = dir.write("dia.npz", zip_image(dia, false));
+  expect_io_error([&] { (void)io::read_npz<double, std::int64_t>(q); },
+                  {"'dia' is not supported", "CSR or CSC"});
+}
+
+TEST(npz_read, bytes_that_are_not_utf8_are_escaped)
+{
+  temp_dir dir;
+  const auto p = dir.write("odd.npz", zip_image({{"\xff\xfe\x01x.npy", "junk"}}, false));
+  try {
+    (void)io::read_npz<double, std::int64_t>(p);
+    FAIL() << "read an archive without scipy members";
+  } catch (const io_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("\\xff\\xfe\\x01x.npy"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\xff'), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\x01'), std::string::npos) << msg;
+  }
+  EXPECT_EQ(spira::detail::printable("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");
+  EXPECT_EQ(spira::detail::printable("\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80"),
+            "\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80");  // overlong, surrogate, > U+10FFFF
+  EXPECT_EQ(spira::detail::printable("a\nb\x7f"), "a\\x0ab\\x7f");
 }
 
 }  // namespace

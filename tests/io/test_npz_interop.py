@@ -135,18 +135,27 @@ def main():
 
         # .npz written by spira, read by numpy.load.
         p = os.path.join(d, "out.npz")
-        tool("write-npz", p)
-        z = np.load(p)
-        assert sorted(z.files) == ["counts", "indices", "labels", "values"], z.files
-        assert z["indices"].dtype == np.int64 and z["indices"].shape == (3, 2)
-        assert z["indices"].tolist() == [[0, 2], [1, 0], [2, 1]]
-        assert z["values"].dtype == np.float32 and z["values"].shape == (3, 2)
-        assert np.array_equal(z["values"], np.array([[0.5, 1.25], [-2.0, 3.0e-8], [1.0e30, 0.0]],
-                                                    dtype=np.float32))
-        assert z["labels"].dtype == np.float64 and z["labels"].tolist() == [1.0, -1.0, 0.5, 2.0]
-        assert z["counts"].dtype == np.int32 and z["counts"].tolist() == [[1, 2, 3],
-                                                                          [-4, 5, 2147483647]]
-        checks += 1
+        # The classic layout, and every zip64 record (what a member or archive over 4 GiB gets).
+        for extra in ((), ("zip64",)):
+            tool("write-npz", p, *extra)
+            z = np.load(p)
+            assert sorted(z.files) == ["counts", "indices", "labels", "values"], z.files
+            assert z["indices"].dtype == np.int64 and z["indices"].shape == (3, 2)
+            assert z["indices"].tolist() == [[0, 2], [1, 0], [2, 1]]
+            assert z["values"].dtype == np.float32 and z["values"].shape == (3, 2)
+            assert np.array_equal(z["values"], np.array([[0.5, 1.25], [-2.0, 3.0e-8],
+                                                         [1.0e30, 0.0]], dtype=np.float32))
+            assert z["labels"].dtype == np.float64 and z["labels"].tolist() == [1.0, -1.0, 0.5, 2.0]
+            assert z["counts"].dtype == np.int32 and z["counts"].tolist() == [[1, 2, 3],
+                                                                              [-4, 5, 2147483647]]
+            if extra:
+                import zipfile
+                with zipfile.ZipFile(p) as zf:
+                    assert zf.testzip() is None
+                    assert all(i.extract_version >= 45 for i in zf.infolist())
+                with open(p, "rb") as f:
+                    assert b"PK\x06\x06" in f.read(), "no zip64 end record"
+            checks += 1
         # .npy written by spira, read by numpy.load.
         expected = (10 * np.arange(3)[:, None] + np.arange(4)[None, :] - 5)
         for t, dt in (("f4", np.float32), ("f8", np.float64), ("i4", np.int32), ("i8", np.int64)):

@@ -695,6 +695,42 @@ TYPED_TEST(knn, bad_arguments)
   }
 }
 
+/// A negative value is reported at its row of the caller's matrix, as the index or the queries,
+/// however small the tiles (the check runs once on the whole input, not on each tile).
+TYPED_TEST(knn, negative_value_reported_at_the_users_row)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  for (const bool in_queries : {false, true}) {
+    auto index = random_matrix(2000, 12, 3, 93);
+    auto queries = random_matrix(1600, 12, 3, 94);
+    for (auto* m : {&index, &queries}) {
+      for (std::int64_t e = 0; e < m->nnz(); ++e) { m->values()[e] = std::abs(m->values()[e]); }
+    }
+    auto& bad = in_queries ? queries : index;
+    const std::int64_t row = 1500;
+    ASSERT_GT(bad.row_ptr()[row + 1], bad.row_ptr()[row]);
+    const offset_t e = bad.row_ptr()[row];
+    bad.values()[e] = -7;
+    const auto col = bad.col_idx()[e];
+    const knn_params params{
+      .k = 3, .metric = metric::hellinger, .query_tile = 64, .index_tile = 100};
+    try {
+      if (in_queries) {
+        (void)knn_graph(res, index.view(), std::optional{queries.view()}, params);
+      } else {
+        (void)knn_self(res, index.view(), params);
+      }
+      FAIL() << "a negative value passed the hellinger check";
+    } catch (const invalid_argument& err) {
+      const std::string msg = err.what();
+      EXPECT_NE(msg.find(in_queries ? "the query matrix has -7" : "the index has -7"),
+                std::string::npos) << msg;
+      EXPECT_NE(msg.find("at row 1500, column " + std::to_string(col)), std::string::npos) << msg;
+    }
+  }
+}
+
 /// to_csr_graph in scikit-learn's kneighbors_graph layout, and symmetrize = max(G, G^T), against
 /// dense reconstructions.
 TEST(knn_graph_conversions, csr_graph_and_symmetrized_graph)

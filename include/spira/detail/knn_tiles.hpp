@@ -9,8 +9,6 @@
 #include <spira/memory.hpp>
 #include <spira/select_k.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -21,13 +19,9 @@
 
 namespace spira::detail {
 
-inline std::size_t knn_default_host_budget()
-{
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) { return std::size_t{1} << 30; }
-  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 4;
-}
+/// knn_params::memory_budget = 0 on the host: the library's one default (spira/memory.hpp), which
+/// respects the cgroup limit and the memory already in use.
+inline std::size_t knn_default_host_budget() { return default_host_memory_budget(); }
 
 /// The k-NN graph returns float distances, and the tie rule holds on what it returns: a tile of
 /// double distances is rounded to float before it is ranked (x -> double(float(x))), so values
@@ -61,6 +55,9 @@ bool knn_better(V va, std::int64_t ia, V vb, std::int64_t ib, bool largest)
 /// `run(p)` computes the graph with exclude_self (k' = min(k, n - 1) neighbours besides the point
 /// itself); `self_distance()` gives d(i, i) for every row (host, in the engine's arithmetic,
 /// spira::detail::self_distances); each point is merged in at its own distance.
+/// One n x k result is held: when k' = k (k < n) the point is inserted into the rows of run's
+/// result in place (its last entry drops out). Only k = n (every index a neighbour) needs a second,
+/// wider result.
 template <class Run, class SelfDistance>
 knn_result knn_self_first(std::int64_t n, const knn_params& params, bool largest, Run&& run,
                           SelfDistance&& self_distance)
@@ -74,6 +71,22 @@ knn_result knn_self_first(std::int64_t n, const knn_params& params, bool largest
   if (others_params.k > 0) { others.emplace(run(others_params)); }
   const auto self = self_distance();
   const std::int64_t ko = others_params.k;
+  if (ko == k) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float ds = static_cast<float>(self[static_cast<std::size_t>(i)]);
+      std::int64_t* ri = others->indices.view().row(i);
+      float* rd = others->distances.view().row(i);
+      // The point itself (index -1 for the tie rule: before every other at its distance).
+      std::int64_t c = 0;
+      while (c < k && !knn_better(ds, std::int64_t{-1}, rd[c], ri[c], largest)) { ++c; }
+      if (c == k) { continue; }  // k others strictly nearer
+      std::copy_backward(ri + c, ri + k - 1, ri + k);
+      std::copy_backward(rd + c, rd + k - 1, rd + k);
+      ri[c] = i;
+      rd[c] = ds;
+    }
+    return std::move(*others);
+  }
   knn_result out{dense_matrix<std::int64_t>(res, n, k), dense_matrix<float>(res, n, k)};
   for (std::int64_t i = 0; i < n; ++i) {
     const float ds = static_cast<float>(self[static_cast<std::size_t>(i)]);
