@@ -17,11 +17,9 @@ out=$3
 data=${4:-$root/../shared/data}
 [ -d "$data" ] || data=$root/.carry/data
 
-gtest=()
-[ -f /usr/src/googletest/CMakeLists.txt ] && gtest=(-DSPIRA_GTEST_SOURCE_DIR=/usr/src/googletest)
 cmake -S "$base_src" -B "$base_src/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DSPIRA_ENABLE_CUDA=ON -DSPIRA_BUILD_TESTS=OFF -DSPIRA_BUILD_BENCHMARKS=ON \
-      -DSPIRA_BUILD_EXAMPLES=OFF "${gtest[@]}" > "$base_src/configure.log" 2>&1
+      -DSPIRA_BUILD_EXAMPLES=OFF > "$base_src/configure.log" 2>&1
 cmake --build "$base_src/build-bench" -j "$(nproc)" --target bench_knn > "$base_src/build.log" 2>&1
 cmake --build "$cur_build" -j "$(nproc)" --target bench_knn > /dev/null
 
@@ -34,6 +32,11 @@ cases=(
   "movielens|--file $data/movielens-latest-small/ratings.mtx.gz|cosine,euclidean"
   "synthetic-sec-edgar-663k|--synthetic sec-edgar --synthetic-rows 663000|cosine,manhattan"
 )
+# SPIRA_BENCH_QUICK=1: the cases that fit a short lease (the largest real sets and the 663k shape).
+if [ "${SPIRA_BENCH_QUICK:-0}" = 1 ]; then
+  cases=("${cases[0]}" "${cases[2]}" "20newsgroups-again|--file $data/20newsgroups/tfidf.mtx.gz|cosine"
+         "synthetic-sec-edgar-663k|--synthetic sec-edgar --synthetic-rows 663000|cosine")
+fi
 : > "$out"
 for c in "${cases[@]}"; do
   IFS='|' read -r label input metrics <<< "$c"
@@ -41,7 +44,7 @@ for c in "${cases[@]}"; do
     bin=$cur_build/bench/bench_knn
     [ "$tool" = base ] && bin=$base_src/build-bench/bench/bench_knn
     # shellcheck disable=SC2086
-    "$bin" $input --backend cuda --k 15 --metrics "$metrics" --repeats 5 --max-seconds 15 \
+    "$bin" $input --backend cuda --k 15 --metrics "$metrics" --repeats 5 --max-seconds "${SPIRA_BENCH_SECONDS:-15}" \
         --label "$label" 2>/dev/null | sed "s/\"tool\": \"spira\"/\"tool\": \"$tool\"/" >> "$out" ||
       echo "{\"tool\": \"$tool\", \"dataset\": \"$label\", \"error\": \"bench_knn failed\"}" >> "$out"
   done

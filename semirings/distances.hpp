@@ -65,6 +65,14 @@ SPIRA_HD constexpr double near_zero(accumulator_bounds b)
   return b.cancel * 0x1p-19;
 }
 
+/// dot / sqrt(p) <= limit (p > 0, 0 < limit <= 1) without the square root: the test of cosine and
+/// correlation that the distance 1 - dot / sqrt(p) is not near 0.
+template <class T>
+SPIRA_HD constexpr bool similarity_below(T dot, T p, T limit)
+{
+  return dot <= T(0) || dot * dot <= limit * limit * p;
+}
+
 /// An expansion n_x + n_y - 2 dot (n the norms of the rows) that the guard trusts: finite parts,
 /// norms large enough that no square underflowed, and a result that is not a cancellation.
 template <class T>
@@ -281,13 +289,13 @@ struct cosine {
   /// 0 that the rounding of the dot product could decide it (near duplicates: the direct form
   /// gives d(x, x) = 0 exactly).
   template <class T>
-  SPIRA_HD bool trusted(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t dim,
+  SPIRA_HD bool trusted(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t,
                         accumulator_bounds b) const
   {
     const T norms = nx[0] * ny[0];
     return detail::finite(dot) && detail::finite(norms) && nx[0] >= T(b.tiny) &&
            ny[0] >= T(b.tiny) && norms >= T(b.tiny) &&
-           finalize(dot, nx, ny, dim) >= T(detail::near_zero(b));
+           detail::similarity_below(dot, norms, T(1) - T(detail::near_zero(b)));
   }
   /// Each row scaled by its largest |value| (cosine is scale-invariant; rows with infinite values
   /// point along their infinite coordinates).
@@ -361,7 +369,9 @@ struct correlation {
       return false;
     }
     const T scale = sqrt(nx[1]) * sqrt(ny[1]) + detail::abs(nx[0]) * detail::abs(ny[0]) / k;
-    return c * scale <= sqrt(vx) * sqrt(vy) && finalize(dot, nx, ny, dim) >= T(detail::near_zero(b));
+    const T cov = dot - nx[0] * ny[0] / k;
+    return c * scale <= sqrt(vx) * sqrt(vy) &&
+           detail::similarity_below(cov, vx * vy, T(1) - T(detail::near_zero(b)));
   }
   /// Two passes on rows scaled by their largest |value| (correlation is scale-invariant): the
   /// means, then the centred sums over all dim columns; the constant-row test is exact.

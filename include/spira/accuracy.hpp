@@ -47,6 +47,19 @@ struct sparse_row {
   std::int64_t size = 0;
 };
 
+/// The rows of a canonical CSR matrix (row pointers, columns, values), read one at a time by the
+/// guard only for the pairs it evaluates directly.
+template <class V, class I>
+struct csr_rows {
+  const offset_t* ptr = nullptr;
+  const I* cols = nullptr;
+  const V* values = nullptr;
+  SPIRA_HD sparse_row<V, I> operator[](std::int64_t i) const
+  {
+    return {cols + ptr[i], values + ptr[i], ptr[i + 1] - ptr[i]};
+  }
+};
+
 /// What an engine tells a distance's accuracy test about its accumulator type.
 struct accumulator_bounds {
   /// A result of a cancelling expression below `cancel` times the size of the terms it cancels
@@ -173,17 +186,45 @@ SPIRA_HD inline T scaled(T x, T m)
   return ldexp(x, -e);
 }
 
+/// Out of line on the device: the direct evaluation is rare, and inlined into the engines' kernels
+/// its loops would cost every pair registers.
+#if defined(__CUDACC__)
+#define SPIRA_RARE_PATH __noinline__
+#else
+#define SPIRA_RARE_PATH
+#endif
+
+/// d(x, y) evaluated directly, in T: D::exact where D has it, else finalize of the ⊕ over the
+/// union of the two rows (the definition; no expansion, no correction). x and y as ⊗ sees them.
+template <class D, class T, class V, class I, class Norms>
+SPIRA_HD SPIRA_RARE_PATH T direct_value(const D& d, sparse_row<V, I> x, sparse_row<V, I> y,
+                                        const Norms& nx, const Norms& ny, std::int64_t dim)
+{
+  using traits = distance_traits<D, T>;
+  if constexpr (accuracy_traits<D, T>::has_exact) {
+    return d.template exact<T>(x, y, nx, ny, dim);
+  } else {
+    const auto acc = union_reduce<D, T>(d, x, y);
+    if constexpr (traits::has_finalize) {
+      return d.template finalize<T>(from_terms(acc), nx, ny, dim);
+    } else {
+      return acc[0];
+    }
+  }
+}
+
 }  // namespace detail
 
 /// The value of pair (x, y) from the engine's accumulated total (the NAMM corrections included):
-/// D's finalize of the total when the guard trusts it, else the exact evaluation (D::exact, or
-/// finalize of the ⊕ over the union). `magnitude` (sum NAMMs): per term |Σ ⊗(a,0)| + |Σ ⊗(0,b)|.
-/// x and y are the rows ⊗ sees (prepared, where D prepares them).
+/// D's finalize of the total when the guard trusts it, else the direct evaluation of row i of A
+/// and row j of B (detail::direct_value). `magnitude` (sum NAMMs): per term |Σ ⊗(a,0)| +
+/// |Σ ⊗(0,b)|. The rows are those ⊗ sees (prepared, where D prepares them).
 template <class D, class T, class Norms, class V, class I>
 SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::num_terms>& total,
                             const terms<T, distance_traits<D, T>::num_terms>& magnitude,
                             const Norms& nx, const Norms& ny, std::int64_t dim,
-                            sparse_row<V, I> x, sparse_row<V, I> y, accumulator_bounds b)
+                            csr_rows<V, I> a, std::int64_t i, csr_rows<V, I> b, std::int64_t j,
+                            accumulator_bounds bounds)
 {
   using traits = distance_traits<D, T>;
   using acc_traits = accuracy_traits<D, T>;
@@ -199,20 +240,16 @@ SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::nu
   };
   bool ok = true;
   if constexpr (acc_traits::has_trusted) {
-    ok = d.template trusted<T>(from_terms(total), nx, ny, dim, b);
+    ok = d.template trusted<T>(from_terms(total), nx, ny, dim, bounds);
   } else if constexpr (acc_traits::sum_namm) {
     using std::isfinite;
     for (int t = 0; t < nt; ++t) {
-      ok = ok && isfinite(total[t]) && isfinite(magnitude[t]) && magnitude[t] >= T(b.tiny) &&
-           detail::abs_value(total[t]) >= T(b.cancel) * magnitude[t];
+      ok = ok && isfinite(total[t]) && isfinite(magnitude[t]) && magnitude[t] >= T(bounds.tiny) &&
+           detail::abs_value(total[t]) >= T(bounds.cancel) * magnitude[t];
     }
   }
   if (ok) { return finalize(total); }
-  if constexpr (acc_traits::has_exact) {
-    return d.template exact<T>(x, y, nx, ny, dim);
-  } else {
-    return finalize(detail::union_reduce<D, T>(d, x, y));
-  }
+  return detail::direct_value<D, T>(d, a[i], b[j], nx, ny, dim);
 }
 
 }  // namespace spira

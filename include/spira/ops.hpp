@@ -233,6 +233,8 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
       }
       V* row = out.row(i);
       constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
+      const csr_rows<V, I> rows_a{a.row_ptr, a.col_idx, a.values};
+      const csr_rows<V, I> rows_b{b.row_ptr, b.col_idx, b.values};
       for (std::int64_t j = 0; j < n; ++j) {
         acc_t total = acc[j];
         acc_t magnitude{};
@@ -243,8 +245,8 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
           }
         }
         if constexpr (accuracy_traits<D, T>::guarded) {
-          row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, row_of(a, i),
-                                            row_of(b, j), bounds));
+          row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, rows_a, i,
+                                            rows_b, j, bounds));
         } else {
           row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
         }
@@ -376,20 +378,7 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) c
   }
 }
 
-/// d(x, y) evaluated directly, in T: D::exact where D has it, else finalize of the ⊕ over the
-/// union of the two rows (the definition; no expansion, no correction). x and y as ⊗ sees them.
-template <class D, class T, class V, class I, class Norm>
-inline T direct_pair(const D& d, sparse_row<V, I> x, sparse_row<V, I> y, const Norm& nx,
-                     const Norm& ny, std::int64_t dim)
-{
-  if constexpr (accuracy_traits<D, T>::has_exact) {
-    return d.template exact<T>(x, y, nx, ny, dim);
-  } else {
-    return finalize_pair<D, T>(d, union_reduce<D, T>(d, x, y), nx, ny, dim);
-  }
-}
-
-/// out(i, j) = d(row i of A, row j of B) for every pair, each evaluated directly (direct_pair):
+/// out(i, j) = d(row i of A, row j of B) for every pair, each evaluated directly (direct_value):
 /// O(deg_i + deg_j) per pair, the reference the engines' fast forms are checked against (the CLI's
 /// recall check). Canonical host CSR; out rows(A) x rows(B).
 template <class D, class T, class V, class I>
@@ -404,7 +393,7 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 8))
     for (std::int64_t i = 0; i < pa.rows; ++i) {
       V* row = out.row(i);
       for (std::int64_t j = 0; j < pb.rows; ++j) {
-        row[j] = V(direct_pair<D, T>(d, row_of(pa, i), row_of(pb, j), na[i], nb[j], pa.cols));
+        row[j] = V(direct_value<D, T>(d, row_of(pa, i), row_of(pb, j), na[i], nb[j], pa.cols));
       }
     }
   };
@@ -418,7 +407,7 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 8))
 }
 
 /// d(row i, row i) for every row of a canonical host CSR matrix, computed in T and stored as V,
-/// directly (direct_pair; the union of a row with itself is the row).
+/// directly (direct_value; the union of a row with itself is the row).
 template <class D, class T, class V, class I>
 std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const D& d)
 {
@@ -429,7 +418,7 @@ std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
     for (std::int64_t i = 0; i < pm.rows; ++i) {
       const sparse_row<V, I> x = row_of(pm, i);
-      out[static_cast<std::size_t>(i)] = V(direct_pair<D, T>(d, x, x, norms[i], norms[i], pm.cols));
+      out[static_cast<std::size_t>(i)] = V(direct_value<D, T>(d, x, x, norms[i], norms[i], pm.cols));
     }
     return out;
   };

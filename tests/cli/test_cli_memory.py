@@ -21,17 +21,42 @@ from scipy.spatial.distance import cdist
 
 from clitest import CLI, CliTestCase
 
-# Address space the tool may map, in bytes (the shell's ulimit -v 2000000, in KiB).
+# Address space the tool may map for its work, in bytes (the shell's ulimit -v 2000000, in KiB),
+# on top of what it maps before reading any input (startup_address_space).
 LIMIT = 2_000_000 * 1024
+_startup = []
+
+
+def startup_address_space():
+    """Bytes of address space the tool needs to start at all (`spira --version`): the libraries it
+    links (a CUDA build maps the CUDA runtime and cuBLAS, several hundred MB). Found by bisection
+    on RLIMIT_AS, to 16 MiB."""
+    if not _startup:
+        env = dict(os.environ, OMP_NUM_THREADS="2", MALLOC_ARENA_MAX="2")
+
+        def starts(limit):
+            def limit_memory():
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            p = subprocess.run([CLI, "--version"], capture_output=True, timeout=60,
+                               preexec_fn=limit_memory, env=env)
+            return p.returncode == 0
+
+        lo, hi = 0, 64 << 30
+        while hi - lo > 16 << 20:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if starts(mid) else (mid, hi)
+        _startup.append(hi)
+    return _startup[0]
 
 
 def run_limited(*args, limit=LIMIT):
-    """Runs the tool with RLIMIT_AS = limit; returns (exit status, stdout, stderr). Two OpenMP
-    threads and two malloc arenas keep the address space of thread stacks and arenas small on
-    machines with many cores."""
+    """Runs the tool with RLIMIT_AS = its start-up address space + limit; returns (exit status,
+    stdout, stderr). Two OpenMP threads and two malloc arenas keep the address space of thread
+    stacks and arenas small on machines with many cores."""
+    total = startup_address_space() + limit
 
     def limit_memory():
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_AS, (total, total))
 
     env = dict(os.environ, OMP_NUM_THREADS="2", MALLOC_ARENA_MAX="2")
     p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=600,
@@ -69,13 +94,13 @@ class WideFilesTest(CliTestCase):
     METRICS = ["euclidean", "cosine", "manhattan", "chebyshev", "hamming", "correlation"]
 
     def mtx(self, name, rows, used, dim):
-        lines = [f"{i + 1} {used[c]} {v!r}" for i, r in enumerate(rows) for c, v in enumerate(r)
+        lines = [f"{i + 1} {used[c]} {float(v)!r}" for i, r in enumerate(rows) for c, v in enumerate(r)
                  if v != 0]
         header = f"%%MatrixMarket matrix coordinate real general\n{len(rows)} {dim} {len(lines)}\n"
         return self.path(name, header + "\n".join(lines) + "\n")
 
     def svm(self, name, rows, used):
-        lines = [" ".join(["1"] + [f"{used[c]}:{v!r}" for c, v in enumerate(r) if v != 0])
+        lines = [" ".join(["1"] + [f"{used[c]}:{float(v)!r}" for c, v in enumerate(r) if v != 0])
                  for r in rows]
         return self.path(name, "\n".join(lines) + "\n")
 

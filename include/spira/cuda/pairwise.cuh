@@ -501,8 +501,8 @@ template <class D, class T, int N, class NormValues, class V, class I>
 __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc,
                                               const NormValues& na, const NormValues& nb,
                                               std::int64_t dim, const terms<double, N>* corr_a,
-                                              const terms<double, N>* corr_b, sparse_row<V, I> x,
-                                              sparse_row<V, I> y)
+                                              const terms<double, N>* corr_b, csr_rows<V, I> a,
+                                              std::int64_t i, csr_rows<V, I> b, std::int64_t j)
 {
   if constexpr (accuracy_traits<D, double>::guarded) {
     terms<double, N> total, magnitude;
@@ -515,7 +515,7 @@ __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc
         magnitude[t] = fabs((*corr_a)[t]) + fabs((*corr_b)[t]);
       }
     }
-    return guarded_finalize<D, double>(d, total, magnitude, na, nb, dim, x, y,
+    return guarded_finalize<D, double>(d, total, magnitude, na, nb, dim, a, i, b, j,
                                        accumulator_bounds_of<T>());
   } else {
     if (corr_a != nullptr) {
@@ -528,13 +528,11 @@ __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc
   }
 }
 
-/// Row i of a device CSR as the accuracy guard reads it.
+/// The rows of a CSR view, for the accuracy guard.
 template <class V, class I>
-__device__ inline sparse_row<V, I> device_row(const offset_t* ptr, const I* col, const V* val,
-                                              std::int64_t i)
+SPIRA_HD inline csr_rows<V, I> rows_of(csr_view<V, I> m)
 {
-  if (ptr == nullptr) { return {}; }
-  return {col + ptr[i], val + ptr[i], ptr[i + 1] - ptr[i]};
+  return {m.row_ptr, m.col_idx, m.values};
 }
 
 /// The one-sided terms ⊗(x, 0) (Left) or ⊗(0, x), in double. The NAMM corrections are sums of
@@ -938,8 +936,8 @@ __device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int
     return V(finalize_pair_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
                                   corrected ? &p.corr_a[i] : nullptr,
                                   corrected ? &p.corr_b[j] : nullptr,
-                                  device_row(p.a_ptr, p.a_col, p.a_val, i),
-                                  device_row(p.b_ptr, p.b_col, p.b_val, j)));
+                                  csr_rows<V, I>{p.a_ptr, p.a_col, p.a_val}, i,
+                                  csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}, j));
   } else {
     if constexpr (selection_namm_v<D, V>) {
       // The union: the intersection's ⊕ and each row's best entry outside the other row.
@@ -1278,8 +1276,7 @@ __global__ void finalize_tile_kernel(
     for (int t = 0; t < N; ++t) { acc_ij[t] = acc[r * acc_ld + j * N + t]; }
     out[i * out_ld + j] = V(finalize_pair_device(
       d, acc_ij, norms_a[i], norms_b[j], dim, corr_a != nullptr ? &corr_a[i] : nullptr,
-      corr_b != nullptr ? &corr_b[j] : nullptr, device_row(a.row_ptr, a.col_idx, a.values, i),
-      device_row(b.row_ptr, b.col_idx, b.values, j)));
+      corr_b != nullptr ? &corr_b[j] : nullptr, rows_of(a), i, rows_of(b), j));
   }
 }
 
@@ -1821,9 +1818,8 @@ __global__ void finalize_in_place_kernel(
     V* x = out + i * ld + j;
     *x = V(finalize_pair_device(d, terms<V, 1>{{*x}}, norms_a[i], norms_b[j], dim,
                                 static_cast<const terms<double, 1>*>(nullptr),
-                                static_cast<const terms<double, 1>*>(nullptr),
-                                device_row(a.row_ptr, a.col_idx, a.values, i),
-                                device_row(b.row_ptr, b.col_idx, b.values, j)));
+                                static_cast<const terms<double, 1>*>(nullptr), rows_of(a), i,
+                                rows_of(b), j));
   }
 }
 
