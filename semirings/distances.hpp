@@ -185,14 +185,14 @@ struct inner_product {
   {
     return a * b;
   }
-  template <class T>
-  SPIRA_HD bool trusted(T dot, const terms<T, 0>&, const terms<T, 0>&, std::int64_t,
-                        accumulator_bounds) const
+  // The (empty) norms are taken as any type: nothing is deduced from terms<T, 0>.
+  template <class T, class Norms>
+  SPIRA_HD bool trusted(T dot, const Norms&, const Norms&, std::int64_t, accumulator_bounds) const
   {
     return detail::finite(dot);
   }
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 0>&, const terms<T, 0>&,
+  template <class T, class V, class I, class Norms>
+  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const Norms&, const Norms&,
                    std::int64_t) const
   {
     using std::frexp;
