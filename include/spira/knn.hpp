@@ -43,8 +43,10 @@ struct knn_params {
   /// Remove each query row's own index from its neighbours. Only meaningful when the queries are
   /// the index (no separate queries given); rejected otherwise.
   bool exclude_self = false;
-  /// Bytes the distance tiles and the running top-k may use; 0 = a quarter of physical memory on
-  /// the host, half the free device memory on CUDA. The tile sizes follow from it unless forced.
+  /// Bytes the distance tiles and the running top-k may use; 0 = spira::default_host_memory_budget()
+  /// on the host (half of the memory available to the process, its cgroup limit included, at most
+  /// a quarter of physical memory), half the free device memory on CUDA. The tile sizes follow
+  /// from it unless forced.
   std::size_t memory_budget = 0;
   /// Strategy overrides (tests and benchmarks): rows of queries and of the index per tile (0 =
   /// derived from the budget). Setting either selects the tiled algorithm.
