@@ -179,6 +179,65 @@ class KnnMemory(CliTestCase):
         self.assertTrue(np.all(g["distances"][:, 0] == 0))
 
 
+class ContainerLimit(CliTestCase):
+    """The default budgets follow the cgroup memory limit the tool runs under (Docker, Kubernetes,
+    Slurm): a child cgroup of 300 MB (cgroup v1 memory controller, as root); skipped where none can
+    be made. With the old default (a quarter of physical memory) knn was killed there."""
+
+    LIMIT = 300 << 20
+
+    def setUp(self):
+        super().setUp()
+        root = "/sys/fs/cgroup/memory"
+        if os.geteuid() != 0 or not os.path.isfile(os.path.join(root, "memory.limit_in_bytes")):
+            self.skipTest("needs root and the cgroup v1 memory controller")
+        self.cgroup = os.path.join(root, f"spira-test-{os.getpid()}")
+        try:
+            os.mkdir(self.cgroup)
+            with open(os.path.join(self.cgroup, "memory.limit_in_bytes"), "w") as f:
+                f.write(str(self.LIMIT))
+        except OSError as e:
+            self.skipTest(f"cannot make a memory cgroup: {e}")
+
+    def tearDown(self):
+        try:
+            os.rmdir(self.cgroup)
+        except OSError:
+            pass
+        super().tearDown()
+
+    def run_contained(self, *args):
+        """Runs the tool inside the cgroup; returns (exit status, stderr)."""
+        procs = os.path.join(self.cgroup, "cgroup.procs")
+
+        def enter():
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+
+        p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=600,
+                           preexec_fn=enter)
+        return p.returncode, p.stderr
+
+    def test_knn_and_distance_fit_the_limit_by_default(self):
+        x = self.path("x.npz")
+        sp.save_npz(x, random_csr(20_000, 2_000, 30, 21))
+        out = self.path("g.npz")
+        code, err = self.run_contained("knn", x, "-k", 15, "--metric", "euclidean", "--backend",
+                                       "host", "-o", out)
+        self.assertEqual(code, 0, f"knn under a 300 MB cgroup: status {code}, {err}")
+        self.assertEqual(np.load(out)["indices"].shape, (20_000, 15))
+        # distance: 6,000 x 6,000 float32 (144 MB) would be 432 MB with its float64 tile at once.
+        a = self.path("a.npz")
+        sp.save_npz(a, random_csr(6_000, 2_000, 30, 22))
+        d = self.path("d.npy")
+        code, err = self.run_contained("distance", a, "--metric", "euclidean", "--backend", "host",
+                                       "-o", d)
+        self.assertEqual(code, 0, f"distance under a 300 MB cgroup: status {code}, {err}")
+        got = np.load(d, mmap_mode="r")
+        rows = sp.load_npz(a)[:50].toarray()
+        np.testing.assert_allclose(got[:50, :50], cdist(rows, rows), rtol=1e-5, atol=1e-5)
+
+
 class Outputs(CliTestCase):
     def setUp(self):
         super().setUp()
