@@ -40,6 +40,17 @@ arguments::arguments(int argc, char** argv, int first, const std::vector<option_
         has_inline = true;
       }
       const option_spec* spec = find(arg);
+      if (spec == nullptr && arg.size() > 2 && arg[1] != '-') {
+        // A short option with its value attached, as in -k15.
+        spec = find(arg.substr(0, 2));
+        if (spec != nullptr && spec->takes_value) {
+          inline_value = arg.substr(2);
+          arg = arg.substr(0, 2);
+          has_inline = true;
+        } else {
+          spec = nullptr;
+        }
+      }
       if (spec == nullptr) { throw usage_error("unknown option '" + arg + "'"); }
       if (!spec->takes_value) {
         if (has_inline) { throw usage_error("option '" + arg + "' takes no value"); }
@@ -132,6 +143,11 @@ pairwise_strategy parse_strategy(const std::string& name)
   }
 }
 
+host_resources host_resources_of(const arguments& args)
+{
+  return host_resources{.threads = static_cast<int>(args.integer("threads", 0, 1 << 16).value_or(0))};
+}
+
 double minkowski_p(const arguments& args, metric m)
 {
   const auto p = args.real("p");
@@ -157,9 +173,13 @@ std::optional<long long> arguments::integer(const std::string& name, long long l
   if (ec != std::errc{} || p != e) {
     throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not an integer");
   }
-  if (x < lo || x > hi) {
-    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside [", lo,
-                                     ", ", hi, "]"));
+  if (x < lo) {
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is too small; it must ",
+                                     "be at least ", lo));
+  }
+  if (x > hi) {
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is too large; it must ",
+                                     "be between ", lo, " and ", hi));
   }
   return x;
 }

@@ -4,6 +4,7 @@
 
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
+#include <spira/resources.hpp>
 
 #include <map>
 #include <optional>
@@ -56,6 +57,10 @@ class arguments {
 metric parse_metric(const arguments& args);
 /// The value of --strategy; an unknown name is a usage_error naming the option.
 pairwise_strategy parse_strategy(const std::string& name);
+
+/// The host resources of a command: --threads N worker threads (0, the default: OpenMP's default,
+/// OMP_NUM_THREADS when it is set, else one per core).
+host_resources host_resources_of(const arguments& args);
 
 /// The --p option of a metric: minkowski's p (>= 1; the library's default when absent), a
 /// usage_error for any other metric or a p below 1.
