@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace spira::cli {
@@ -145,7 +146,17 @@ pairwise_strategy parse_strategy(const std::string& name)
 
 host_resources host_resources_of(const arguments& args)
 {
-  return host_resources{.threads = static_cast<int>(args.integer("threads", 0, 1 << 16).value_or(0))};
+  const auto threads = args.integer("threads", 0, 1 << 16).value_or(0);
+  return host_resources{.threads = static_cast<int>(threads)};
+}
+
+std::FILE* summary_stream(const std::string& out_path)
+{
+  struct stat out{};
+  struct stat std_out{};
+  const bool same = stat(out_path.c_str(), &out) == 0 && fstat(STDOUT_FILENO, &std_out) == 0 &&
+                    out.st_dev == std_out.st_dev && out.st_ino == std_out.st_ino;
+  return same ? stderr : stdout;
 }
 
 double minkowski_p(const arguments& args, metric m)

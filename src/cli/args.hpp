@@ -6,6 +6,7 @@
 #include <spira/error.hpp>
 #include <spira/resources.hpp>
 
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -61,6 +62,10 @@ pairwise_strategy parse_strategy(const std::string& name);
 /// The host resources of a command: --threads N worker threads (0, the default: OpenMP's default,
 /// OMP_NUM_THREADS when it is set, else one per core).
 host_resources host_resources_of(const arguments& args);
+
+/// Where the one-line summary of a command goes: stdout, or stderr when the output file is stdout
+/// itself (-o /dev/stdout), so that the summary does not land in the data.
+std::FILE* summary_stream(const std::string& out_path);
 
 /// The --p option of a metric: minkowski's p (>= 1; the library's default when absent), a
 /// usage_error for any other metric or a p below 1.

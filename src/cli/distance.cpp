@@ -183,9 +183,10 @@ int run_distance(int argc, char** argv)
   out.commit();
   const double seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("spira distance: %lld x %lld distances, %s, %s, %.3f s -> %s\n",
-              (long long)a.rows(), (long long)b.rows(), to_string(params.metric),
-              be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
+  std::fprintf(summary_stream(out_path),
+               "spira distance: %lld x %lld distances, %s, %s, %.3f s -> %s\n",
+               (long long)a.rows(), (long long)b.rows(), to_string(params.metric),
+               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
   return 0;
 }
 

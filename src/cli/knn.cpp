@@ -82,7 +82,8 @@ double recall_on_sample(const host_resources& res, const csr_matrix<V, I>& index
 
 /// The progress callback for a terminal: queries done, elapsed time and, once some are done, an
 /// estimate of the rest (the elapsed time scaled by the queries left), on one rewritten line.
-std::function<void(std::int64_t, std::int64_t)> progress_line(std::chrono::steady_clock::time_point t0)
+std::function<void(std::int64_t, std::int64_t)> progress_line(
+  std::chrono::steady_clock::time_point t0)
 {
   return [t0](std::int64_t done, std::int64_t total) {
     const double elapsed =
@@ -132,16 +133,18 @@ int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
     io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
     io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
   io::write_npz(out_path, entries);
-  std::printf("spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
-              (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
-              be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
+  std::FILE* summary = summary_stream(out_path);
+  std::fprintf(summary,
+               "spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
+               (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
+               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
   if (check > 0) {
     const double recall = recall_on_sample(res, index, queries ? *queries : index, g, params, check,
                                            params.exclude_self);
-    std::printf(", recall vs brute force on %lld rows: %.4f",
-                (long long)std::min(check, g.indices.rows()), recall);
+    std::fprintf(summary, ", recall vs brute force on %lld rows: %.4f",
+                 (long long)std::min(check, g.indices.rows()), recall);
   }
-  std::printf("\n");
+  std::fputc('\n', summary);
   return 0;
 }
 

@@ -52,10 +52,11 @@ void topk(const host_resources& host, const std::string& in_path, std::int64_t k
   io::write_npz(out_path, entries);
   const double seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("spira topk: %lld rows x %lld, k = %lld, %s, %s, %.3f s -> %s\n",
-              (long long)in.rows(), (long long)in.cols(), (long long)k,
-              order == select_order::smallest ? "smallest" : "largest",
-              be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
+  std::fprintf(summary_stream(out_path),
+               "spira topk: %lld rows x %lld, k = %lld, %s, %s, %.3f s -> %s\n",
+               (long long)in.rows(), (long long)in.cols(), (long long)k,
+               order == select_order::smallest ? "smallest" : "largest",
+               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 """Small option rules of the spira tool: metric aliases, -k15, range messages, --threads, the
 one-line summaries on stdout."""
+import io
 import re
+import subprocess
 import unittest
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from clitest import CliTestCase, run
+from clitest import CLI, CliTestCase, run
 
 
 class OptionsTest(CliTestCase):
@@ -112,6 +114,13 @@ class OptionsTest(CliTestCase):
                               r"[0-9.]+ s -> " + re.escape(t) + r"\n$")
         _, _, out = self.knn("-k", 3, "--metric", "cosine")
         self.assertRegex(out, r"^spira knn: 60 queries x 60 index rows, k = 3, cosine, ")
+
+    def test_summary_goes_to_stderr_when_the_output_is_stdout(self):
+        p = subprocess.run([CLI, "distance", self.mtx, "--metric", "l2", "-o", "/dev/stdout"],
+                           capture_output=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        np.testing.assert_array_equal(np.load(io.BytesIO(p.stdout)), self.distances("euclidean"))
+        self.assertIn(b"spira distance: 60 x 60 distances", p.stderr)
 
 
 if __name__ == "__main__":
