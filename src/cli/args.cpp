@@ -173,7 +173,7 @@ double minkowski_p(const arguments& args, metric m)
 }
 
 std::optional<long long> arguments::integer(const std::string& name, long long lo,
-                                            long long hi) const
+                                            long long hi, const std::string& range) const
 {
   auto v = value(name);
   if (!v) { return std::nullopt; }
@@ -183,6 +183,10 @@ std::optional<long long> arguments::integer(const std::string& name, long long l
   auto [p, ec] = std::from_chars(b, e, x);
   if (ec != std::errc{} || p != e) {
     throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not an integer");
+  }
+  if ((x < lo || x > hi) && !range.empty()) {
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside the valid ",
+                                     "range, ", range));
   }
   if (x < lo) {
     throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is too small; it must ",

@@ -196,7 +196,7 @@ int run_knn(int argc, char** argv)
     throw usage_error("expects one INDEX file (usage: spira knn INDEX -k K --metric M -o OUT.npz)");
   }
   knn_params params;
-  const auto k = args.integer("k", 1, std::int64_t{1} << 40);
+  const auto k = args.integer("k", 1, std::int64_t{1} << 40, "1 to the rows of INDEX");
   if (!k) { throw usage_error("missing required option '-k'"); }
   params.k = *k;
   const std::string metric_name = args.required("metric");

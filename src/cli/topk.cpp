@@ -73,7 +73,8 @@ int run_topk(int argc, char** argv)
     throw usage_error("expects one input IN.npy (usage: spira topk IN.npy -k K -o OUT.npz)");
   }
   const std::string in_path = args.positional()[0];
-  const auto k = args.integer("k", 1, std::numeric_limits<std::int32_t>::max());
+  const auto k =
+    args.integer("k", 1, std::numeric_limits<std::int32_t>::max(), "1 to the row length of IN");
   if (!k) { throw usage_error("missing required option '-k'"); }
   const std::string out_path = args.output_path("output", ".npz");
   const host_resources host = host_resources_of(args);
