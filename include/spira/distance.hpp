@@ -45,8 +45,17 @@ enum class metric {
 /// The scipy / scikit-learn name of a metric ("cosine", "kl_divergence", ...).
 [[nodiscard]] const char* to_string(metric m) noexcept;
 
-/// Parses a metric name (exactly the names to_string returns); throws spira::invalid_argument
-/// listing the valid names otherwise.
+/// Another name of a metric that scipy or scikit-learn accepts ("cityblock" for manhattan).
+struct metric_alias {
+  const char* name;
+  metric target;
+};
+
+/// The aliases metric_from_string accepts: cityblock and l1 (manhattan), l2 (euclidean).
+[[nodiscard]] std::span<const metric_alias> metric_aliases() noexcept;
+
+/// Parses a metric name: the names to_string returns or an alias (metric_aliases); throws
+/// spira::invalid_argument listing the valid names otherwise.
 [[nodiscard]] metric metric_from_string(std::string_view name);
 
 /// True when larger values mean closer (inner_product); k-NN then keeps the largest values.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace spira::cli {
@@ -40,6 +41,17 @@ arguments::arguments(int argc, char** argv, int first, const std::vector<option_
         has_inline = true;
       }
       const option_spec* spec = find(arg);
+      if (spec == nullptr && arg.size() > 2 && arg[1] != '-') {
+        // A short option with its value attached, as in -k15.
+        spec = find(arg.substr(0, 2));
+        if (spec != nullptr && spec->takes_value) {
+          inline_value = arg.substr(2);
+          arg = arg.substr(0, 2);
+          has_inline = true;
+        } else {
+          spec = nullptr;
+        }
+      }
       if (spec == nullptr) { throw usage_error("unknown option '" + arg + "'"); }
       if (!spec->takes_value) {
         if (has_inline) { throw usage_error("option '" + arg + "' takes no value"); }
@@ -132,6 +144,21 @@ pairwise_strategy parse_strategy(const std::string& name)
   }
 }
 
+host_resources host_resources_of(const arguments& args)
+{
+  const auto threads = args.integer("threads", 0, 1 << 16).value_or(0);
+  return host_resources{.threads = static_cast<int>(threads)};
+}
+
+std::FILE* summary_stream(const std::string& out_path)
+{
+  struct stat out{};
+  struct stat std_out{};
+  const bool same = stat(out_path.c_str(), &out) == 0 && fstat(STDOUT_FILENO, &std_out) == 0 &&
+                    out.st_dev == std_out.st_dev && out.st_ino == std_out.st_ino;
+  return same ? stderr : stdout;
+}
+
 double minkowski_p(const arguments& args, metric m)
 {
   const auto p = args.real("p");
@@ -146,7 +173,7 @@ double minkowski_p(const arguments& args, metric m)
 }
 
 std::optional<long long> arguments::integer(const std::string& name, long long lo,
-                                            long long hi) const
+                                            long long hi, const std::string& range) const
 {
   auto v = value(name);
   if (!v) { return std::nullopt; }
@@ -157,9 +184,17 @@ std::optional<long long> arguments::integer(const std::string& name, long long l
   if (ec != std::errc{} || p != e) {
     throw usage_error("option '" + spelled(name) + "': '" + *v + "' is not an integer");
   }
-  if (x < lo || x > hi) {
-    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside [", lo,
-                                     ", ", hi, "]"));
+  if ((x < lo || x > hi) && !range.empty()) {
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is outside the valid ",
+                                     "range, ", range));
+  }
+  if (x < lo) {
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is too small; it must ",
+                                     "be at least ", lo));
+  }
+  if (x > hi) {
+    throw usage_error(detail::concat("option '", spelled(name), "': ", x, " is too large; it must ",
+                                     "be between ", lo, " and ", hi));
   }
   return x;
 }

@@ -4,7 +4,9 @@
 
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
+#include <spira/resources.hpp>
 
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,9 +37,11 @@ class arguments {
   [[nodiscard]] std::optional<std::string> value(const std::string& name) const;
   /// The value of a required option, or usage_error naming it.
   [[nodiscard]] std::string required(const std::string& name) const;
-  /// An integer option in [lo, hi], or usage_error naming the option and the bad value.
+  /// An integer option in [lo, hi], or usage_error naming the option, the bad value and the valid
+  /// range (`range` in words when given, e.g. "1 to the rows of INDEX").
   [[nodiscard]] std::optional<long long> integer(const std::string& name, long long lo,
-                                                 long long hi) const;
+                                                 long long hi,
+                                                 const std::string& range = {}) const;
   [[nodiscard]] std::optional<double> real(const std::string& name) const;
   /// The value of the required output option `name`, checked before any work is done: a file name
   /// (not empty, not a directory) ending in `extension` (".npy"), in an existing directory where a
@@ -56,6 +60,14 @@ class arguments {
 metric parse_metric(const arguments& args);
 /// The value of --strategy; an unknown name is a usage_error naming the option.
 pairwise_strategy parse_strategy(const std::string& name);
+
+/// The host resources of a command: --threads N worker threads (0, the default: OpenMP's default,
+/// OMP_NUM_THREADS when it is set, else one per core).
+host_resources host_resources_of(const arguments& args);
+
+/// Where the one-line summary of a command goes: stdout, or stderr when the output file is stdout
+/// itself (-o /dev/stdout), so that the summary does not land in the data.
+std::FILE* summary_stream(const std::string& out_path);
 
 /// The --p option of a metric: minkowski's p (>= 1; the library's default when absent), a
 /// usage_error for any other metric or a p below 1.

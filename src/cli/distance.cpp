@@ -12,6 +12,8 @@
 #include <spira/io.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <optional>
 
 namespace spira::cli {
@@ -44,11 +46,10 @@ std::int64_t block_rows(std::int64_t a_rows, std::int64_t b_rows, std::int64_t b
 /// Computes on the GPU in V (float when every value is exactly a float32, else double), block by
 /// block over the rows of A, rounding once to float32.
 template <class V, class I>
-void cuda_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
-                    const distance_params& params, std::int64_t step,
-                    io::npy_row_writer<float>& out)
+void cuda_distances(const host_resources& host, const csr_matrix<double, I>& a,
+                    const csr_matrix<double, I>& b, const distance_params& params,
+                    std::int64_t step, io::npy_row_writer<float>& out)
 {
-  const host_resources host{};
   const cuda_resources res{};
   const auto av = cast_values<V>(host, a.view());
   const auto b_dev = to_device(res, cast_values<V>(host, b.view()).view());
@@ -74,11 +75,10 @@ void cuda_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>&
 
 /// Computes in double on the host, block by block over the rows of A, and rounds once to float32.
 template <class I>
-void host_distances(const csr_matrix<double, I>& a, const csr_matrix<double, I>& b,
-                    const distance_params& params, std::int64_t step,
-                    io::npy_row_writer<float>& out)
+void host_distances(const host_resources& res, const csr_matrix<double, I>& a,
+                    const csr_matrix<double, I>& b, const distance_params& params,
+                    std::int64_t step, io::npy_row_writer<float>& out)
 {
-  const host_resources res{};
   std::vector<offset_t> ptr;
   for (std::int64_t r0 = 0; r0 < a.rows(); r0 += step) {
     const std::int64_t r1 = std::min(a.rows(), r0 + step);
@@ -101,6 +101,7 @@ int run_distance(int argc, char** argv)
                                        {"backend", 0},
                                        {"strategy", 0},
                                        {"memory-budget-mb", 0},
+                                       {"threads", 0},
                                        {"output", 'o'}});
   const auto& pos = args.positional();
   if (pos.empty() || pos.size() > 2) {
@@ -109,6 +110,7 @@ int run_distance(int argc, char** argv)
   distance_params params{.metric = parse_metric(args)};
   params.p = minkowski_p(args, params.metric);
   (void)memory_budget(args);  // a bad --memory-budget-mb fails before any work
+  const host_resources res = host_resources_of(args);
   const std::string out_path = args.output_path("output", ".npy");
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "distance");
   if (auto s = args.value("strategy")) {
@@ -163,14 +165,14 @@ int run_distance(int argc, char** argv)
   io::npy_row_writer<float> out(out_path, a.rows(), b.rows());
   auto compute = [&](const auto& a_, const auto& b_) {
     if (be == backend::cuda && float_exact) {
-      cuda_distances<float>(a_, b_, params, step, out);
+      cuda_distances<float>(res, a_, b_, params, step, out);
     } else if (be == backend::cuda) {
-      cuda_distances<double>(a_, b_, params, step, out);
+      cuda_distances<double>(res, a_, b_, params, step, out);
     } else {
-      host_distances(a_, b_, params, step, out);
+      host_distances(res, a_, b_, params, step, out);
     }
   };
-  const host_resources res{};
+  const auto t0 = std::chrono::steady_clock::now();
   if (detail::fits_index<std::int32_t>(a.cols())) {
     auto a32 = cast_indices<std::int32_t>(res, a.view());
     auto b32 = b_own ? cast_indices<std::int32_t>(res, b.view()) : csr_matrix<double, std::int32_t>{};
@@ -179,6 +181,12 @@ int run_distance(int argc, char** argv)
     compute(a, b);
   }
   out.commit();
+  const double seconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(summary_stream(out_path),
+               "spira distance: %lld x %lld distances, %s, %s, %.3f s -> %s\n",
+               (long long)a.rows(), (long long)b.rows(), to_string(params.metric),
+               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
   return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -37,11 +38,10 @@ namespace {
 /// the k-th best brute-force distance, so a neighbour that ties with the k-th (within float
 /// rounding: 1e-6 relative) is as good as the one the brute force lists.
 template <class V, class I>
-double recall_on_sample(const csr_matrix<V, I>& index, const csr_matrix<V, I>& queries,
-                        const knn_result& g, const knn_params& params, std::int64_t sample,
-                        bool exclude_self)
+double recall_on_sample(const host_resources& res, const csr_matrix<V, I>& index,
+                        const csr_matrix<V, I>& queries, const knn_result& g,
+                        const knn_params& params, std::int64_t sample, bool exclude_self)
 {
-  const host_resources res{};
   const std::int64_t n_q = queries.rows();
   const std::int64_t k = params.k;
   sample = std::min(sample, n_q);
@@ -80,20 +80,34 @@ double recall_on_sample(const csr_matrix<V, I>& index, const csr_matrix<V, I>& q
   return sample > 0 ? double(found) / double(sample * k) : 1.0;
 }
 
-template <class V, class I>
-int knn(backend be, const csr_matrix<V, I>& index, const std::optional<csr_matrix<V, I>>& queries,
-        knn_params params, const std::string& out_path, std::int64_t check, const char* metric)
+/// The progress callback for a terminal: queries done, elapsed time and, once some are done, an
+/// estimate of the rest (the elapsed time scaled by the queries left), on one rewritten line.
+std::function<void(std::int64_t, std::int64_t)> progress_line(
+  std::chrono::steady_clock::time_point t0)
 {
-  const host_resources res{};
+  return [t0](std::int64_t done, std::int64_t total) {
+    const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "\rspira knn: %lld / %lld queries (%3.0f%%), %.1f s elapsed",
+                 (long long)done, (long long)total,
+                 100.0 * double(done) / double(std::max<std::int64_t>(total, 1)), elapsed);
+    if (done > 0 && done < total) {
+      std::fprintf(stderr, ", about %.1f s left   ", elapsed * double(total - done) / double(done));
+    } else {
+      std::fputs("                  ", stderr);
+    }
+    std::fflush(stderr);
+  };
+}
+
+template <class V, class I>
+int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
+        const std::optional<csr_matrix<V, I>>& queries, knn_params params,
+        const std::string& out_path, std::int64_t check, const char* metric)
+{
   const bool tty = isatty(STDERR_FILENO) != 0;
-  if (tty) {
-    params.progress = [](std::int64_t done, std::int64_t total) {
-      std::fprintf(stderr, "\rspira knn: %lld / %lld queries (%3.0f%%)", (long long)done,
-                   (long long)total, 100.0 * double(done) / double(std::max<std::int64_t>(total, 1)));
-      std::fflush(stderr);
-    };
-  }
   const auto t0 = std::chrono::steady_clock::now();
+  if (tty) { params.progress = progress_line(t0); }
   std::optional<csr_view<V, I>> qv;
   if (queries) { qv = queries->view(); }
   const auto run = [&] {
@@ -119,16 +133,18 @@ int knn(backend be, const csr_matrix<V, I>& index, const std::optional<csr_matri
     io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
     io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
   io::write_npz(out_path, entries);
-  std::printf("spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
-              (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
-              be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
+  std::FILE* summary = summary_stream(out_path);
+  std::fprintf(summary,
+               "spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
+               (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
+               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
   if (check > 0) {
-    const double recall = recall_on_sample(index, queries ? *queries : index, g, params, check,
+    const double recall = recall_on_sample(res, index, queries ? *queries : index, g, params, check,
                                            params.exclude_self);
-    std::printf(", recall vs brute force on %lld rows: %.4f",
-                (long long)std::min(check, g.indices.rows()), recall);
+    std::fprintf(summary, ", recall vs brute force on %lld rows: %.4f",
+                 (long long)std::min(check, g.indices.rows()), recall);
   }
-  std::printf("\n");
+  std::fputc('\n', summary);
   return 0;
 }
 
@@ -174,12 +190,13 @@ int run_knn(int argc, char** argv)
                         {"strategy", 0},
                         {"memory-budget-mb", 0},
                         {"check-recall", 0},
+                        {"threads", 0},
                         {"output", 'o'}});
   if (args.positional().size() != 1) {
     throw usage_error("expects one INDEX file (usage: spira knn INDEX -k K --metric M -o OUT.npz)");
   }
   knn_params params;
-  const auto k = args.integer("k", 1, std::int64_t{1} << 40);
+  const auto k = args.integer("k", 1, std::int64_t{1} << 40, "1 to the rows of INDEX");
   if (!k) { throw usage_error("missing required option '-k'"); }
   params.k = *k;
   const std::string metric_name = args.required("metric");
@@ -194,6 +211,7 @@ int run_knn(int argc, char** argv)
   // on CUDA half the free device memory).
   params.memory_budget = args.value("memory-budget-mb") ? memory_budget(args) : 0;
   const std::int64_t check = args.integer("check-recall", 0, std::int64_t{1} << 30).value_or(0);
+  const host_resources res = host_resources_of(args);
   const std::string out_path = args.output_path("output", ".npz");
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "knn");
   for (const char* option : {"algo", "strategy"}) {
@@ -242,7 +260,6 @@ int run_knn(int argc, char** argv)
   if (be == backend::host) { check_host_budget(index, queries, params, memory_budget(args)); }
   // The host computes in double; the GPU in float (its native precision for this engine) when every
   // value is exactly a float32, else in double (rounding the data would change the answer).
-  const host_resources res{};
   auto run_as = [&]<class V>(std::type_identity<V>) {
     std::optional<csr_matrix<V, std::int64_t>> qv;
     if (queries) { qv = cast_values<V>(res, queries->view()); }
@@ -250,10 +267,10 @@ int run_knn(int argc, char** argv)
     if (detail::fits_index<std::int32_t>(index.cols())) {
       std::optional<csr_matrix<V, std::int32_t>> q32;
       if (qv) { q32 = cast_indices<std::int32_t>(res, qv->view()); }
-      return knn(be, cast_indices<std::int32_t>(res, iv.view()), q32, params, out_path, check,
+      return knn(res, be, cast_indices<std::int32_t>(res, iv.view()), q32, params, out_path, check,
                  metric_name.c_str());
     }
-    return knn(be, iv, qv, params, out_path, check, metric_name.c_str());
+    return knn(res, be, iv, qv, params, out_path, check, metric_name.c_str());
   };
   const bool float_exact =
     values_fit_float(index.view()) && (!queries || values_fit_float(queries->view()));

@@ -1,6 +1,7 @@
 // spira: command-line front end of the library.
 #include "args.hpp"
 #include "commands.hpp"
+#include "help.hpp"
 
 #include <spira/config.hpp>
 #include <spira/error.hpp>
@@ -39,23 +40,6 @@ backend resolve_backend(const std::string& requested, bool cuda_supported, const
 
 namespace {
 
-constexpr const char* usage = R"(usage: spira <command> [options]
-
-commands:
-  info FILE                      shape, nonzeros, density and row degrees of a matrix file
-  distance A [B] --metric M [--p P] [--backend auto|host|cuda] [--memory-budget-mb MB] -o OUT.npy
-                                 dense float32 distances between the rows of A and of B (B = A)
-  topk IN.npy -k K [--smallest] [--backend auto|host|cuda] -o OUT.npz
-                                 the K largest (or smallest) entries of every row
-  knn INDEX [--query Q] -k K --metric M [--p P] [--exclude-self] [--backend auto|host|cuda]
-      [--memory-budget-mb MB] -o OUT.npz
-                                 exact k-nearest-neighbour graph
-  --version                      print the version
-
-Matrix files: Matrix Market (.mtx, .mtx.gz), svmlight (.svm, .svmlight, .libsvm),
-scipy CSR (.npz), NumPy (.npy), edge lists (.txt, .txt.gz).
-)";
-
 /// One line on stderr; bytes a file or argument supplied are escaped when not printable UTF-8.
 void report(const std::string& command, const char* what)
 {
@@ -77,10 +61,18 @@ int main(int argc, char** argv)
 {
   using namespace spira::cli;
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-    std::fputs(usage, argc < 2 ? stderr : stdout);
+    std::fputs(help_text("")->c_str(), argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  // COMMAND --help (or -h) anywhere among the arguments: that command's help, nothing else.
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) { continue; }
+    if (const auto text = help_text(command); text && !command.empty()) {
+      std::fputs(text->c_str(), stdout);
+      return 0;
+    }
+  }
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) { std::signal(sig, on_fatal_signal); }
   try {
     if (command == "--version") {

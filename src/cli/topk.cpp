@@ -9,6 +9,8 @@
 #include <spira/io.hpp>
 #include <spira/select_k.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <limits>
 
 namespace spira::cli {
@@ -16,8 +18,8 @@ namespace spira::cli {
 namespace {
 
 template <class T>
-void topk(const std::string& in_path, std::int64_t k, select_order order, backend be,
-          const std::string& out_path)
+void topk(const host_resources& host, const std::string& in_path, std::int64_t k,
+          select_order order, backend be, const std::string& out_path)
 {
   const dense_matrix<T> in = io::read_npy<T>(in_path);
   if (k > in.cols()) {
@@ -26,7 +28,7 @@ void topk(const std::string& in_path, std::int64_t k, select_order order, backen
   }
   // The .npz: indices (int64) and values (T), rows x k, headers and directory under 1 KiB.
   check_free_space(out_path, 1024 + std::uint64_t(in.rows()) * std::uint64_t(k) * (8 + sizeof(T)));
-  const host_resources host{};
+  const auto t0 = std::chrono::steady_clock::now();
   dense_matrix<T> values(host, in.rows(), k);
   dense_matrix<std::int64_t> indices(host, in.rows(), k);
   const select_params params{.sorted = true};
@@ -48,6 +50,13 @@ void topk(const std::string& in_path, std::int64_t k, select_order order, backen
     io::npz_entry::of("indices", dense_view<const std::int64_t>(indices.view())),
     io::npz_entry::of("values", dense_view<const T>(values.view()))};
   io::write_npz(out_path, entries);
+  const double seconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(summary_stream(out_path),
+               "spira topk: %lld rows x %lld, k = %lld, %s, %s, %.3f s -> %s\n",
+               (long long)in.rows(), (long long)in.cols(), (long long)k,
+               order == select_order::smallest ? "smallest" : "largest",
+               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
 }
 
 }  // namespace
@@ -55,21 +64,27 @@ void topk(const std::string& in_path, std::int64_t k, select_order order, backen
 int run_topk(int argc, char** argv)
 {
   const arguments args(argc, argv, 2,
-                       {{"k", 'k'}, {"smallest", 0, false}, {"backend", 0}, {"output", 'o'}});
+                       {{"k", 'k'},
+                        {"smallest", 0, false},
+                        {"backend", 0},
+                        {"threads", 0},
+                        {"output", 'o'}});
   if (args.positional().size() != 1) {
     throw usage_error("expects one input IN.npy (usage: spira topk IN.npy -k K -o OUT.npz)");
   }
   const std::string in_path = args.positional()[0];
-  const auto k = args.integer("k", 1, std::numeric_limits<std::int32_t>::max());
+  const auto k =
+    args.integer("k", 1, std::numeric_limits<std::int32_t>::max(), "1 to the row length of IN");
   if (!k) { throw usage_error("missing required option '-k'"); }
   const std::string out_path = args.output_path("output", ".npz");
+  const host_resources host = host_resources_of(args);
   const select_order order = args.flag("smallest") ? select_order::smallest : select_order::largest;
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "topk");
   const io::npy_header header = io::read_npy_header(in_path);
   if (header.dtype == io::npy_dtype::f4) {
-    topk<float>(in_path, *k, order, be, out_path);
+    topk<float>(host, in_path, *k, order, be, out_path);
   } else if (header.dtype == io::npy_dtype::f8) {
-    topk<double>(in_path, *k, order, be, out_path);
+    topk<double>(host, in_path, *k, order, be, out_path);
   } else {
     throw invalid_argument(detail::concat(in_path, ": topk reads float32 or float64 arrays, not ",
                                           header.descr));

@@ -15,7 +15,14 @@ constexpr std::array<metric, 17> metrics{
   metric::correlation,   metric::jensenshannon, metric::hellinger,   metric::kl_divergence,
   metric::inner_product,
 };
+constexpr std::array<metric_alias, 3> aliases{{
+  {"cityblock", metric::manhattan},
+  {"l1", metric::manhattan},
+  {"l2", metric::euclidean},
+}};
 }  // namespace
+
+std::span<const metric_alias> metric_aliases() noexcept { return aliases; }
 
 std::span<const metric> all_metrics() noexcept { return metrics; }
 
@@ -48,13 +55,20 @@ metric metric_from_string(std::string_view name)
   for (const metric m : metrics) {
     if (name == to_string(m)) { return m; }
   }
+  for (const metric_alias& a : aliases) {
+    if (name == a.name) { return a.target; }
+  }
   std::string valid;
   for (const metric m : metrics) {
     if (!valid.empty()) { valid += ", "; }
     valid += to_string(m);
   }
-  throw invalid_argument(
-    detail::concat("unknown metric '", name, "'; valid metrics are: ", valid));
+  std::string other;
+  for (const metric_alias& a : aliases) {
+    other += detail::concat(other.empty() ? "" : ", ", a.name, " (", to_string(a.target), ")");
+  }
+  throw invalid_argument(detail::concat("unknown metric '", name, "'; valid metrics are: ", valid,
+                                        "; aliases: ", other));
 }
 
 bool is_similarity(metric m) noexcept { return m == metric::inner_product; }

@@ -89,16 +89,29 @@ TEST(metric_names, round_trip_the_scipy_names)
 TEST(metric_names, unknown_name_lists_the_valid_ones)
 {
   try {
-    (void)metric_from_string("cityblock");
+    (void)metric_from_string("cosinus");
     FAIL() << "expected spira::invalid_argument";
   } catch (const invalid_argument& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("'cityblock'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'cosinus'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cityblock (manhattan)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("manhattan"), std::string::npos) << msg;
     EXPECT_NE(msg.find("kl_divergence"), std::string::npos) << msg;
   }
   EXPECT_THROW((void)metric_from_string("Cosine"), invalid_argument);
   EXPECT_THROW((void)metric_from_string(""), invalid_argument);
+}
+
+TEST(metric_names, scipy_and_sklearn_aliases)
+{
+  EXPECT_EQ(metric_from_string("cityblock"), metric::manhattan);
+  EXPECT_EQ(metric_from_string("l1"), metric::manhattan);
+  EXPECT_EQ(metric_from_string("l2"), metric::euclidean);
+  ASSERT_EQ(metric_aliases().size(), 3u);
+  for (const metric_alias& a : metric_aliases()) {
+    EXPECT_EQ(metric_from_string(a.name), a.target);
+  }
+  EXPECT_THROW((void)metric_from_string("L1"), invalid_argument);
 }
 
 TEST(metric_names, only_inner_product_is_a_similarity)
