@@ -30,6 +30,7 @@
 #pragma once
 
 #include <spira/config.hpp>
+#include <spira/matrix.hpp>
 #include <spira/semiring.hpp>
 
 #include <cmath>
@@ -59,6 +60,13 @@ struct csr_rows {
     return {cols + ptr[i], values + ptr[i], ptr[i + 1] - ptr[i]};
   }
 };
+
+/// The rows of a CSR view, for the guard and the direct evaluations.
+template <class V, class I>
+SPIRA_HD inline csr_rows<V, I> rows_of(csr_view<V, I> m)
+{
+  return {m.row_ptr, m.col_idx, m.values};
+}
 
 /// What an engine tells a distance's accuracy test about its accumulator type.
 struct accumulator_bounds {

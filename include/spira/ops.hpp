@@ -149,12 +149,6 @@ inline T finalize_pair(const D& d, const Acc& acc, const Norm& na, const Norm& n
   }
 }
 
-template <class V, class I>
-inline sparse_row<V, I> row_of(csr_view<V, I> m, std::int64_t i)
-{
-  return {m.col_idx + m.row_ptr[i], m.values + m.row_ptr[i], m.row_ptr[i + 1] - m.row_ptr[i]};
-}
-
 /// Intersection engine (annihilating semirings and NAMMs with a sum-kind ⊕): for every row i of A,
 /// scatter its products with the matching columns of B (the rows of bt = Bᵀ) into a dense
 /// accumulator row of length n, then finalize the row of the output (through the accuracy guard
@@ -233,8 +227,8 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
       }
       V* row = out.row(i);
       constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
-      const csr_rows<V, I> rows_a{a.row_ptr, a.col_idx, a.values};
-      const csr_rows<V, I> rows_b{b.row_ptr, b.col_idx, b.values};
+      const csr_rows<V, I> rows_a = rows_of(a);
+      const csr_rows<V, I> rows_b = rows_of(b);
       for (std::int64_t j = 0; j < n; ++j) {
         acc_t total = acc[j];
         acc_t magnitude{};
@@ -370,11 +364,26 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) c
       for (std::int64_t i = ti * ta; i < i_end; ++i) {
         V* row = out.row(i);
         for (std::int64_t j = tj * tb; j < j_end; ++j) {
-          const auto acc = union_reduce<D, T>(d, row_of(a, i), row_of(b, j));
+          const auto acc = union_reduce<D, T>(d, rows_of(a)[i], rows_of(b)[j]);
           row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], dim));
         }
       }
     }
+  }
+}
+
+/// run(pa, pb) on the rows as ⊗ sees them: copies prepared by D (D::prepare) where D has a
+/// prepare step, else a and b themselves (norms are taken from the raw rows by the caller).
+template <class T, class D, class V, class I, class Run>
+void with_prepared(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, const D& d,
+                   Run&& run)
+{
+  if constexpr (distance_traits<D, T>::has_prepare) {
+    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, a, d);
+    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, b, d);
+    run(pa.view(), pb.view());
+  } else {
+    run(a, b);
   }
 }
 
@@ -393,17 +402,11 @@ SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 8))
     for (std::int64_t i = 0; i < pa.rows; ++i) {
       V* row = out.row(i);
       for (std::int64_t j = 0; j < pb.rows; ++j) {
-        row[j] = V(direct_value<D, T>(d, row_of(pa, i), row_of(pb, j), na[i], nb[j], pa.cols));
+        row[j] = V(direct_value<D, T>(d, rows_of(pa)[i], rows_of(pb)[j], na[i], nb[j], pa.cols));
       }
     }
   };
-  if constexpr (traits::has_prepare) {
-    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, a, d);
-    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, b, d);
-    run(pa.view(), pb.view());
-  } else {
-    run(a, b);
-  }
+  with_prepared<T>(res, a, b, d, run);
 }
 
 /// d(row i, row i) for every row of a canonical host CSR matrix, computed in T and stored as V,
@@ -417,7 +420,7 @@ std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const
     std::vector<V> out(static_cast<std::size_t>(pm.rows));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
     for (std::int64_t i = 0; i < pm.rows; ++i) {
-      const sparse_row<V, I> x = row_of(pm, i);
+      const sparse_row<V, I> x = rows_of(pm)[i];
       out[static_cast<std::size_t>(i)] = V(direct_value<D, T>(d, x, x, norms[i], norms[i], pm.cols));
     }
     return out;
@@ -503,13 +506,7 @@ void pairwise_dispatch(const host_resources& res, csr_view<V, I> a, csr_view<V, 
       pairwise_union_merge<D, T>(res, pa, pb, out, d, na, nb, dim);
     }
   };
-  if constexpr (traits::has_prepare) {
-    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, used.a, d);
-    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, used.b, d);
-    run(pa.view(), pb.view());
-  } else {
-    run(used.a, used.b);
-  }
+  with_prepared<T>(res, used.a, used.b, d, run);
 }
 
 }  // namespace detail

@@ -528,12 +528,6 @@ __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc
   }
 }
 
-/// The rows of a CSR view, for the accuracy guard.
-template <class V, class I>
-SPIRA_HD inline csr_rows<V, I> rows_of(csr_view<V, I> m)
-{
-  return {m.row_ptr, m.col_idx, m.values};
-}
 
 /// The one-sided terms ⊗(x, 0) (Left) or ⊗(0, x), in double. The NAMM corrections are sums of
 /// exactly these values and the intersection kernel subtracts exactly these values, so the two
