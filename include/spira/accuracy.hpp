@@ -223,10 +223,46 @@ SPIRA_HD SPIRA_RARE_PATH T direct_value(const D& d, sparse_row<V, I> x, sparse_r
 
 }  // namespace detail
 
-/// The value of pair (x, y) from the engine's accumulated total (the NAMM corrections included):
-/// D's finalize of the total when the guard trusts it, else the direct evaluation of row i of A
-/// and row j of B (detail::direct_value). `magnitude` (sum NAMMs): per term |Σ ⊗(a,0)| +
-/// |Σ ⊗(0,b)|. The rows are those ⊗ sees (prepared, where D prepares them).
+/// D's finalize of an accumulated total (the NAMM corrections included), or the total itself.
+template <class D, class T, class Norms>
+SPIRA_HD T finalize_total(const D& d, const terms<T, distance_traits<D, T>::num_terms>& total,
+                          const Norms& nx, const Norms& ny, std::int64_t dim)
+{
+  if constexpr (distance_traits<D, T>::has_finalize) {
+    return d.template finalize<T>(from_terms(total), nx, ny, dim);
+  } else {
+    return total[0];
+  }
+}
+
+/// Whether the guard trusts the fast form of a pair: D::trusted where D declares it; for a sum
+/// NAMM, every term finite, `magnitude` (per term |Σ ⊗(a,0)| + |Σ ⊗(0,b)|) at least bounds.tiny
+/// and |total| at least bounds.cancel times it; true for the other distances.
+template <class D, class T, class Norms>
+SPIRA_HD bool guard_trusts(const D& d, const terms<T, distance_traits<D, T>::num_terms>& total,
+                           const terms<T, distance_traits<D, T>::num_terms>& magnitude,
+                           const Norms& nx, const Norms& ny, std::int64_t dim,
+                           accumulator_bounds bounds)
+{
+  using acc_traits = accuracy_traits<D, T>;
+  static_assert(!acc_traits::has_trusted || acc_traits::has_exact || acc_traits::sum_namm,
+                "a distance that declares trusted must declare exact (its direct form)");
+  bool ok = true;
+  if constexpr (acc_traits::has_trusted) {
+    ok = d.template trusted<T>(from_terms(total), nx, ny, dim, bounds);
+  } else if constexpr (acc_traits::sum_namm) {
+    using std::isfinite;
+    for (int t = 0; t < distance_traits<D, T>::num_terms; ++t) {
+      ok = ok && isfinite(total[t]) && isfinite(magnitude[t]) && magnitude[t] >= T(bounds.tiny) &&
+           detail::abs_value(total[t]) >= T(bounds.cancel) * magnitude[t];
+    }
+  }
+  return ok;
+}
+
+/// The value of pair (x, y) from the engine's accumulated total: finalize_total when the guard
+/// trusts it (guard_trusts), else the direct evaluation of row i of A and row j of B
+/// (detail::direct_value). The rows are those ⊗ sees (prepared, where D prepares them).
 template <class D, class T, class Norms, class V, class I>
 SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::num_terms>& total,
                             const terms<T, distance_traits<D, T>::num_terms>& magnitude,
@@ -234,29 +270,9 @@ SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::nu
                             csr_rows<V, I> a, std::int64_t i, csr_rows<V, I> b, std::int64_t j,
                             accumulator_bounds bounds)
 {
-  using traits = distance_traits<D, T>;
-  using acc_traits = accuracy_traits<D, T>;
-  constexpr int nt = traits::num_terms;
-  static_assert(!acc_traits::has_trusted || acc_traits::has_exact || acc_traits::sum_namm,
-                "a distance that declares trusted must declare exact (its direct form)");
-  auto finalize = [&](const terms<T, nt>& acc) -> T {
-    if constexpr (traits::has_finalize) {
-      return d.template finalize<T>(from_terms(acc), nx, ny, dim);
-    } else {
-      return acc[0];
-    }
-  };
-  bool ok = true;
-  if constexpr (acc_traits::has_trusted) {
-    ok = d.template trusted<T>(from_terms(total), nx, ny, dim, bounds);
-  } else if constexpr (acc_traits::sum_namm) {
-    using std::isfinite;
-    for (int t = 0; t < nt; ++t) {
-      ok = ok && isfinite(total[t]) && isfinite(magnitude[t]) && magnitude[t] >= T(bounds.tiny) &&
-           detail::abs_value(total[t]) >= T(bounds.cancel) * magnitude[t];
-    }
+  if (guard_trusts<D, T>(d, total, magnitude, nx, ny, dim, bounds)) {
+    return finalize_total<D, T>(d, total, nx, ny, dim);
   }
-  if (ok) { return finalize(total); }
   return detail::direct_value<D, T>(d, a[i], b[j], nx, ny, dim);
 }
 

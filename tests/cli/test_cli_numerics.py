@@ -189,28 +189,43 @@ def exact(metric, x, y, p=2.0):
     raise ValueError(metric)
 
 
-def admissible(got, want, metric):
-    """S1/S2: may the float32 result `got` be returned for the exact value `want`?"""
+def bound_scale(metric, x, y):
+    """The s of the bound S1 for the pair (x, y) (docs/metrics.md): 1 for the bounded metrics;
+    for inner_product, a plain dot product, sum |x y| (the bound of BLAS); for kl_divergence,
+    whose terms have both signs, sum |x log(x / max(y, eps))|; else 0 (a relative bound)."""
+    if metric == "inner_product":
+        return sum((abs(Fraction(a) * Fraction(b)) for a, b in zip(x, y)
+                    if a != 0 and b != 0 and not (math.isinf(a) or math.isinf(b))), Fraction(0))
+    if metric == "kl_divergence":
+        return sum((abs(Fraction(a) * ln(Fraction(a) / max(Fraction(b), Fraction(KL_EPSILON))))
+                    for a, b in zip(x, y) if a > 0 and not (math.isinf(a) or math.isinf(b))),
+                   Fraction(0))
+    return FLOOR.get(metric, 0)
+
+
+def admissible(got, want, metric, scale=0):
+    """S1/S2: may the float32 result `got` be returned for the exact value `want`? `scale`: the
+    pair's bound_scale."""
     if isinstance(want, Range):
         return want.nan_ok if math.isnan(got) else want.lo <= got <= want.hi
     if math.isnan(got):
         return False
     if isinstance(want, float):  # +-inf
         return got == want
-    b = BOUND * max(abs(want), FLOOR.get(metric, 0)) + F32_TINY
+    b = BOUND * max(abs(want), scale) + F32_TINY
     if math.isinf(got):
         return want + b > F32_MAX if got > 0 else want - b < -F32_MAX
     return abs(Fraction(got) - want) <= b
 
 
-def least_favourable(want, metric, largest):
+def least_favourable(want, metric, largest, scale=0):
     """The worst float32 value a pair may be returned with: highest (distances), lowest
-    (similarities); None without an exact value."""
+    (similarities); None without an exact value. `scale`: the pair's bound_scale."""
     if isinstance(want, Range):
         return None
     if isinstance(want, float):
         return want
-    b = BOUND * max(abs(want), FLOOR.get(metric, 0)) + F32_TINY
+    b = BOUND * max(abs(want), scale) + F32_TINY
     v = want - b if largest else want + b
     return (INF if v > 0 else -INF) if abs(v) > F32_MAX else v
 
@@ -294,7 +309,7 @@ class NumericsTest(CliTestCase):
                 if has_nan(x) or has_nan(y):
                     continue
                 want = exact(metric, x, y, p)
-                if not admissible(float(got[i, j]), want, metric):
+                if not admissible(float(got[i, j]), want, metric, bound_scale(metric, x, y)):
                     bad.append(f"({i}, {j}) = {float(got[i, j])!r}, exact {show(want)}")
         self.assertFalse(bad, f"{label} {metric}: {len(bad)} pairs outside the bound: {bad[:6]}")
 
@@ -345,13 +360,15 @@ class NumericsTest(CliTestCase):
             for v, j in listed:
                 if not (has_nan(q) or has_nan(index_rows[j])):
                     want = exact(metric, q, index_rows[j], p)
-                    self.assertTrue(admissible(v, want, metric),
+                    self.assertTrue(admissible(v, want, metric,
+                                               bound_scale(metric, q, index_rows[j])),
                                     f"{where} row {r}: {j} listed at {v!r}, exact {show(want)}")
             v_k = listed[-1][0]
             for j, x in enumerate(index_rows):
                 if j in js or (exclude_self and j == r) or has_nan(q) or has_nan(x):
                     continue
-                worst = least_favourable(exact(metric, q, x, p), metric, largest)
+                worst = least_favourable(exact(metric, q, x, p), metric, largest,
+                                         bound_scale(metric, q, x))
                 if worst is None:
                     continue
                 better = math.isnan(v_k) or (worst > v_k if largest else worst < v_k)

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -92,13 +93,15 @@ class numerics : public ::testing::Test {
   }
 
   /// pairwise_distance(A, B) on the backend, as doubles (the output type is V).
-  static matrix distances(const rows_t& a, const rows_t& b, metric m, double p = 2.0)
+  static matrix distances(const rows_t& a, const rows_t& b, metric m, double p = 2.0,
+                          pairwise_strategy strategy = pairwise_strategy::automatic)
   {
     const R res{};
     const auto da = on_backend(res, csr(a));
     const auto db = on_backend(res, csr(b));
     dense_matrix<V> out(res, da.rows(), db.rows());
-    pairwise_distance(res, da.view(), db.view(), out.view(), {.metric = m, .p = p});
+    pairwise_distance(res, da.view(), db.view(), out.view(),
+                      {.metric = m, .p = p, .strategy = strategy});
     dense_matrix<V> host;
     if constexpr (std::is_same_v<R, cuda_resources>) {
       synchronize(res);
@@ -135,11 +138,15 @@ double floor_of(metric m)
 }
 
 /// S1 and S2 for one value of output type Out: `exact` is the exact distance (long double).
+/// `scale`: the s of the pair where it depends on the rows (inner_product: Σ |x_c y_c|), else
+/// floor_of(m).
 template <class Out>
-::testing::AssertionResult within_bound(double got, long double exact, metric m)
+::testing::AssertionResult within_bound(double got, long double exact, metric m,
+                                        long double scale = -1)
 {
   const long double max = std::numeric_limits<Out>::max();
-  const long double b = 1e-5L * std::max<long double>(std::abs(exact), floor_of(m)) +
+  const long double s = scale >= 0 ? scale : floor_of(m);
+  const long double b = 1e-5L * std::max<long double>(std::abs(exact), s) +
                         std::numeric_limits<Out>::denorm_min();
   bool ok = false;
   if (std::isnan(got)) {
@@ -399,6 +406,34 @@ TYPED_TEST(numerics, float32_overflow_gives_inf)
   EXPECT_EQ(self[1][1], 0.0);
 }
 
+TYPED_TEST(numerics, every_strategy_handles_products_beyond_the_float_range)
+{
+  using V = typename TestFixture::V;
+  // Row 2 is orthogonal to rows 0 and 1, but its products with them overflow float (3e68): a sum
+  // that meets them as +inf and -inf, or as one +inf, must not reach the result.
+  const rows_t x{{3e38, -3e38}, {-3e38, 3e38}, {1e30, 1e30}};
+  const long double a = V(3e38), c = V(1e30);
+  const long double sq02 = (a - c) * (a - c) + (a + c) * (a + c);
+  for (const auto s : {pairwise_strategy::automatic, pairwise_strategy::intersection,
+                       pairwise_strategy::hybrid, pairwise_strategy::dense}) {
+    SCOPED_TRACE(std::string("strategy ") + to_string(s));
+    // inner_product is within the bound of BLAS, relative to Σ |x_c y_c| = 2ac (docs/metrics.md).
+    const matrix ip = TestFixture::distances(x, x, metric::inner_product, 2.0, s);
+    EXPECT_TRUE(within_bound<V>(ip[0][2], 0.0L, metric::inner_product, 2 * a * c));
+    EXPECT_TRUE(within_bound<V>(ip[2][1], 0.0L, metric::inner_product, 2 * a * c));
+    SPIRA_EXPECT_DISTANCE(ip[0][1], -2 * a * a, metric::inner_product);
+    SPIRA_EXPECT_DISTANCE(ip[2][2], 2 * c * c, metric::inner_product);
+    const matrix cs = TestFixture::distances(x, x, metric::cosine, 2.0, s);
+    SPIRA_EXPECT_DISTANCE(cs[0][2], 1.0L, metric::cosine);
+    SPIRA_EXPECT_DISTANCE(cs[0][1], 2.0L, metric::cosine);
+    const matrix sq = TestFixture::distances(x, x, metric::sqeuclidean, 2.0, s);
+    SPIRA_EXPECT_DISTANCE(sq[0][2], sq02, metric::sqeuclidean);
+    SPIRA_EXPECT_DISTANCE(sq[2][2], 0.0L, metric::sqeuclidean);
+    const matrix eu = TestFixture::distances(x, x, metric::euclidean, 2.0, s);
+    SPIRA_EXPECT_DISTANCE(eu[0][2], std::sqrt(sq02), metric::euclidean);
+  }
+}
+
 TYPED_TEST(numerics, minkowski_with_large_p)
 {
   using V = typename TestFixture::V;
@@ -491,6 +526,57 @@ TYPED_TEST(numerics, knn_on_a_shared_large_coordinate)
         EXPECT_NEAR(g.distances.view()(std::int64_t(r), std::int64_t(c)), dist[r][c],
                     1e-5 * dist[r][c])
             << "row " << r << " position " << c;
+      }
+    }
+  }
+}
+
+TYPED_TEST(numerics, knn_with_more_untrusted_pairs_than_the_queue_holds)
+{
+  // 320 rows [1e9, r / 4]: every pair cancels (|x|^2 = 1e18), so the guard evaluates all 102,080
+  // pairs directly; on the GPU's fused algorithm they overflow its queue of 65,536 pairs, and the
+  // rows run again in groups. Exact: d(r, s) = |r - s| / 4, ties to the smaller index.
+  const std::int64_t n = 320, k = 5;
+  rows_t x;
+  for (std::int64_t r = 0; r < n; ++r) { x.push_back({1e9, double(r) / 4}); }
+  constexpr bool on_gpu = std::is_same_v<typename TestFixture::R, cuda_resources>;
+  const knn_params params{.k = k,
+                          .metric = metric::euclidean,
+                          .exclude_self = true,
+                          .algo = on_gpu ? knn_algo::fused : knn_algo::automatic,
+                          .strategy = pairwise_strategy::intersection};
+  const knn_result g = TestFixture::knn(x, std::nullopt, params);
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::vector<std::int64_t> order;
+    for (std::int64_t s = 0; s < n; ++s) {
+      if (s != r) { order.push_back(s); }
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+      return std::abs(a - r) < std::abs(b - r);
+    });
+    for (std::int64_t c = 0; c < k; ++c) {
+      const std::int64_t want = order[std::size_t(c)];
+      ASSERT_EQ(g.indices.view()(r, c), want) << "row " << r << " position " << c;
+      ASSERT_EQ(g.distances.view()(r, c), float(std::abs(want - r)) / 4)
+          << "row " << r << " position " << c;
+    }
+  }
+  // Cosine on the same rows: every distance is below 1e-15, so every pair is a near duplicate
+  // evaluated directly; the GPU's graph is the host's, byte for byte.
+  if constexpr (on_gpu) {
+    knn_params cos = params;
+    cos.metric = metric::cosine;
+    const knn_result got = TestFixture::knn(x, std::nullopt, cos);
+    const auto ci = TestFixture::csr(x);
+    knn_params on_host = cos;
+    on_host.algo = knn_algo::automatic;
+    const knn_result want = knn_graph(host_resources{}, ci.view(), std::nullopt, on_host);
+    for (std::int64_t r = 0; r < n; ++r) {
+      for (std::int64_t c = 0; c < k; ++c) {
+        ASSERT_EQ(got.indices.view()(r, c), want.indices.view()(r, c))
+            << "cosine row " << r << " position " << c;
+        ASSERT_EQ(got.distances.view()(r, c), want.distances.view()(r, c))
+            << "cosine row " << r << " position " << c;
       }
     }
   }

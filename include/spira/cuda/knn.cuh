@@ -30,10 +30,15 @@
 #include <spira/ops.hpp>
 #include <spira/knn.hpp>
 
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace spira {
 
@@ -48,6 +53,23 @@ constexpr int knn_fused_sort_size(std::int64_t k)
   return int(std::bit_ceil(std::uint64_t(k) + 2 * cuda_pairwise_policy::intersection_threads));
 }
 
+/// A pair (query row i, index row j) whose fast value the accuracy guard did not trust.
+struct knn_deferred_pair {
+  std::int64_t i, j;
+};
+
+/// The pairs of one launch of knn_fused_kernel that the accuracy guard did not trust (guarded
+/// distances only; nullptr pointers otherwise). The kernel leaves them out of its lists and queues
+/// them (the first `capacity` in arrival order; *count counts them all) with a count per query
+/// row; knn_resolve_deferred then evaluates them directly and merges them into the rows' lists.
+/// The direct evaluation stays out of the fused kernel, whose registers it would raise by half.
+struct knn_deferred {
+  unsigned long long* count = nullptr;
+  std::int64_t capacity = 0;
+  knn_deferred_pair* pairs = nullptr;
+  offset_t* row_count = nullptr;  ///< per query row of the launch (i - row_begin), plus one slot
+};
+
 struct knn_fused_select {
   int k;
   int sort_size;          ///< pairs in the shared sort buffer (a power of two)
@@ -57,6 +79,7 @@ struct knn_fused_select {
   std::int64_t row_begin, row_end;  ///< the query rows of this launch
   void* out_values;       ///< rows_a x k, V
   std::int64_t* out_indices;
+  knn_deferred deferred;
 };
 
 #if defined(__CUDACC__)
@@ -119,6 +142,14 @@ __device__ int knn_flush(V* vals, std::int64_t* idx, const knn_fused_select& s, 
   return have + count < s.k ? have + count : s.k;
 }
 
+/// Queues pair (i, j) for knn_resolve_deferred (see knn_deferred).
+__device__ inline void knn_defer(const knn_fused_select& s, std::int64_t i, std::int64_t j)
+{
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.deferred.row_count[i - s.row_begin]), 1ull);
+  const unsigned long long slot = atomicAdd(s.deferred.count, 1ull);
+  if (slot < (unsigned long long)s.deferred.capacity) { s.deferred.pairs[slot] = {i, j}; }
+}
+
 /// One block per query row (grid-stride): for each tile of tile_cols index rows, the intersection
 /// accumulation of pairwise.cuh, then every finalized distance that beats the current k-th best is
 /// appended to the candidate buffer; full buffers and the end of the row are merged by knn_flush.
@@ -167,8 +198,10 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
 #pragma unroll
           for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
           // Ranked as the float the graph returns (the tie rule holds on what the user sees).
-          const V v = V(float(intersection_finalize(p, i, j, a)));
-          candidate = !full || keys::to_key(v, s.largest) < bar;
+          bool trusted;
+          const V v = V(float(intersection_fast_value(p, i, j, a, trusted)));
+          if (!trusted) { knn_defer(s, i, j); }
+          candidate = trusted && (!full || keys::to_key(v, s.largest) < bar);
           if (candidate) {
             const int pos = atomicAdd(&slots, 1);
             vals[s.k + pos] = v;
@@ -191,6 +224,178 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
     __syncthreads();
   }
 }
+
+/// Groups the queued pairs by query row and evaluates them: pair e goes to slot
+/// offset[i - row_begin] + (its rank among its row's pairs, in arrival order of the atomics) with
+/// its direct value, rounded to the float the graph returns. `fill` (zeroed) counts per row.
+template <class D, class V, class I>
+__global__ void knn_deferred_values_kernel(intersection_args<D, V, I> p, knn_fused_select s,
+                                           std::int64_t n, const offset_t* offset,
+                                           unsigned long long* fill, V* values,
+                                           std::int64_t* columns)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const knn_deferred_pair q = s.deferred.pairs[e];
+    const std::int64_t r = q.i - s.row_begin;
+    const std::int64_t slot = offset[r] + std::int64_t(atomicAdd(&fill[r], 1ull));
+    values[slot] = V(float(intersection_direct_value(p, q.i, q.j)));
+    columns[slot] = q.j;
+  }
+}
+
+/// Merges each query row's evaluated pairs [offset[r], offset[r + 1]) into its sorted list in the
+/// output, as the fused kernel merges its candidates (knn_flush): one block per row that has any.
+template <class V>
+__global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* offset,
+                                          const V* values, const std::int64_t* columns)
+{
+  using keys = selection::key_traits<V>;
+  extern __shared__ unsigned char smem_raw[];
+  V* vals = reinterpret_cast<V*>(smem_raw);
+  std::int64_t* idx = reinterpret_cast<std::int64_t*>(
+    smem_raw + ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16);
+  __shared__ int slots;
+  V* out_v = static_cast<V*>(s.out_values);
+  const int capacity = s.sort_size - s.k;
+  for (std::int64_t i = s.row_begin + blockIdx.x; i < s.row_end; i += gridDim.x) {
+    const offset_t begin = offset[i - s.row_begin], end = offset[i - s.row_begin + 1];
+    if (begin == end) { continue; }
+    // The list as the fused kernel left it: `have` real pairs, then padding (index -1).
+    int have = 0;
+    for (int r0 = 0; r0 < s.k; r0 += blockDim.x) {
+      const int r = r0 + int(threadIdx.x);
+      const bool real = r < s.k && s.out_indices[i * s.k + r] >= 0;
+      if (r < s.k) {
+        vals[r] = out_v[i * s.k + r];
+        idx[r] = s.out_indices[i * s.k + r];
+      }
+      have += __syncthreads_count(real);
+    }
+    for (offset_t c0 = begin; c0 < end; c0 += capacity) {
+      const int count = int(end - c0 < capacity ? end - c0 : capacity);
+      for (int t = threadIdx.x; t < count; t += blockDim.x) {
+        vals[s.k + t] = values[c0 + t];
+        idx[s.k + t] = columns[c0 + t];
+      }
+      __syncthreads();
+      have = knn_flush(vals, idx, s, have, count, &slots);
+    }
+    for (int r = threadIdx.x; r < s.k; r += blockDim.x) {
+      const bool real = r < have;
+      out_v[i * s.k + r] = real ? vals[r] : keys::padding(s.largest);
+      s.out_indices[i * s.k + r] = real ? idx[r] : -1;
+    }
+    __syncthreads();
+  }
+}
+
+/// The queue of deferred pairs of the fused k-NN (knn_deferred) for launches of up to `rows` query
+/// rows, and its resolution. Distances without an accuracy guard queue nothing and hold no memory.
+template <class D, class V, class I>
+class knn_deferred_queue {
+ public:
+  static constexpr bool used = accuracy_traits<D, double>::guarded;
+
+  knn_deferred_queue(const cuda_resources& res, std::int64_t rows) : res_(res)
+  {
+    if constexpr (used) {
+      count_ = buffer<unsigned long long>(res, 1, "deferred pair count");
+      row_count_ = buffer<offset_t>(res, std::size_t(rows) + 1, "deferred pairs per row");
+      fill_ = buffer<unsigned long long>(res, std::size_t(rows), "deferred pairs per row");
+      reserve(knn_deferred_capacity(rows));
+    }
+  }
+
+  /// The queue, emptied, for a launch of `rows` query rows.
+  knn_deferred reset(std::int64_t rows)
+  {
+    if constexpr (!used) {
+      return {};
+    } else {
+      SPIRA_CUDA_TRY(cudaMemsetAsync(count_.data(), 0, sizeof(unsigned long long), res_.stream));
+      SPIRA_CUDA_TRY(cudaMemsetAsync(row_count_.data(), 0, std::size_t(rows + 1) * sizeof(offset_t),
+                                     res_.stream));
+      return {count_.data(), capacity_, pairs_.data(), row_count_.data()};
+    }
+  }
+
+  /// After a launch for the rows [s.row_begin, s.row_end): evaluates the queued pairs and merges
+  /// them into the rows' lists. When more pairs were found than the queue holds, nothing is merged;
+  /// the queue grows to the largest row's count if needed, and the groups of rows that each fit
+  /// it are returned, to be launched again (each then resolved here). Synchronises the stream
+  /// when the kernel queued anything.
+  std::vector<std::pair<std::int64_t, std::int64_t>> resolve(const intersection_args<D, V, I>& p,
+                                                            knn_fused_select s, int sms)
+  {
+    std::vector<std::pair<std::int64_t, std::int64_t>> again;
+    if constexpr (used) {
+      const std::int64_t rows = s.row_end - s.row_begin;
+      unsigned long long n = 0;
+      copy(&n, memory_space::host, count_.data(), memory_space::device, 1, res_);
+      if (n == 0) { return again; }
+      if (n > (unsigned long long)capacity_) {
+        std::vector<offset_t> per_row(std::size_t(rows), 0);
+        copy(per_row.data(), memory_space::host, row_count_.data(), memory_space::device,
+             per_row.size(), res_);
+        reserve(*std::max_element(per_row.begin(), per_row.end()));
+        std::int64_t g0 = 0, sum = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          if (sum + per_row[std::size_t(r)] > capacity_) {
+            again.emplace_back(s.row_begin + g0, s.row_begin + r);
+            g0 = r;
+            sum = 0;
+          }
+          sum += per_row[std::size_t(r)];
+        }
+        again.emplace_back(s.row_begin + g0, s.row_end);
+        return again;
+      }
+      // Offsets per row (an exclusive sum over rows + 1 counts, the last one 0), then the values.
+      std::size_t scan_bytes = 0;
+      SPIRA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, row_count_.data(),
+                                                   row_count_.data(), rows + 1, res_.stream));
+      buffer<unsigned char> scan(res_, std::max<std::size_t>(scan_bytes, 1),
+                                 "deferred pairs scan workspace");
+      SPIRA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scan.data(), scan_bytes, row_count_.data(),
+                                                   row_count_.data(), rows + 1, res_.stream));
+      SPIRA_CUDA_TRY(cudaMemsetAsync(fill_.data(), 0, std::size_t(rows) * sizeof(unsigned long long),
+                                     res_.stream));
+      knn_deferred_values_kernel<D, V, I>
+        <<<elementwise_grid(std::int64_t(n), sms), cuda_pairwise_policy::row_threads, 0, res_.stream>>>(
+          p, s, std::int64_t(n), row_count_.data(), fill_.data(), values_.data(),
+          columns_.data());
+      SPIRA_CHECK_LAUNCH();
+      const std::size_t shared = ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16 +
+                                 std::size_t(s.sort_size) * sizeof(std::int64_t);
+      knn_deferred_merge_kernel<V>
+        <<<unsigned(std::min<std::int64_t>(rows, std::numeric_limits<int>::max())),
+           cuda_pairwise_policy::intersection_threads, shared, res_.stream>>>(
+          s, row_count_.data(), values_.data(), columns_.data());
+      SPIRA_CHECK_LAUNCH();
+    }
+    return again;
+  }
+
+ private:
+  void reserve(std::int64_t capacity)
+  {
+    if (capacity <= capacity_) { return; }
+    capacity_ = capacity;
+    pairs_ = buffer<knn_deferred_pair>(res_, std::size_t(capacity), "deferred pairs");
+    values_ = buffer<V>(res_, std::size_t(capacity), "values of the deferred pairs");
+    columns_ = buffer<std::int64_t>(res_, std::size_t(capacity), "columns of the deferred pairs");
+  }
+
+  cuda_resources res_;
+  std::int64_t capacity_ = 0;
+  buffer<unsigned long long> count_;
+  buffer<offset_t> row_count_;
+  buffer<unsigned long long> fill_;
+  buffer<knn_deferred_pair> pairs_;
+  buffer<V> values_;
+  buffer<std::int64_t> columns_;
+};
 
 #endif  // __CUDACC__
 
@@ -256,17 +461,23 @@ void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I>
   const std::int64_t chunk =
     progress ? std::max<std::int64_t>((queries.rows + 19) / 20, std::int64_t(ctx.sms) * 16)
              : queries.rows;
-  for (std::int64_t r0 = 0; r0 < queries.rows; r0 += chunk) {
+  detail::knn_deferred_queue<D, V, I> deferred(res, std::min(chunk, queries.rows));
+  const auto run_rows = [&](const auto& self, std::int64_t r0, std::int64_t r1) -> void {
     s.row_begin = r0;
-    s.row_end = std::min(queries.rows, r0 + chunk);
-    const unsigned grid =
-      unsigned(std::min<std::int64_t>(s.row_end - r0, std::numeric_limits<int>::max()));
+    s.row_end = r1;
+    s.deferred = deferred.reset(r1 - r0);
+    const unsigned grid = unsigned(std::min<std::int64_t>(r1 - r0, std::numeric_limits<int>::max()));
     kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args,
                                                                                      s);
     SPIRA_CHECK_LAUNCH();
+    // Rows whose queued pairs overflowed the queue run again in groups that fit it.
+    for (const auto& [g0, g1] : deferred.resolve(setup.args, s, ctx.sms)) { self(self, g0, g1); }
+  };
+  for (std::int64_t r0 = 0; r0 < queries.rows; r0 += chunk) {
+    run_rows(run_rows, r0, std::min(queries.rows, r0 + chunk));
     if (progress) {
       SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
-      progress(s.row_end, queries.rows);
+      progress(std::min(queries.rows, r0 + chunk), queries.rows);
     }
   }
   // The setup's buffers are released stream-ordered when it goes out of scope.

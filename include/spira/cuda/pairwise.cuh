@@ -493,6 +493,39 @@ __device__ inline double finalize_device(const D& d, const terms<T, N>& acc, con
   }
 }
 
+/// The guard's view of a pair from its accumulator in T: the total in double (a sum NAMM's
+/// corrections added) and, per term, the magnitude |Σ ⊗(a,0)| + |Σ ⊗(0,b)| of the corrections.
+template <class T, int N>
+__device__ inline void guard_totals(const terms<T, N>& acc, const terms<double, N>* corr_a,
+                                    const terms<double, N>* corr_b, terms<double, N>& total,
+                                    terms<double, N>& magnitude)
+{
+#pragma unroll
+  for (int t = 0; t < N; ++t) {
+    total[t] = double(acc[t]);
+    magnitude[t] = 0.0;
+    if (corr_a != nullptr) {
+      total[t] = ((*corr_a)[t] + (*corr_b)[t]) + total[t];
+      magnitude[t] = fabs((*corr_a)[t]) + fabs((*corr_b)[t]);
+    }
+  }
+}
+
+/// The fast value of a pair of a guarded D and whether the guard trusts it (guard_trusts, with the
+/// bounds of T, the type the products were summed in); an untrusted pair's value is left to its
+/// caller, which evaluates it directly later (detail::direct_value), out of the hot kernel.
+template <class D, class T, int N, class NormValues>
+__device__ inline double trusted_pair_device(const D& d, const terms<T, N>& acc,
+                                             const NormValues& na, const NormValues& nb,
+                                             std::int64_t dim, const terms<double, N>* corr_a,
+                                             const terms<double, N>* corr_b, bool& trusted)
+{
+  terms<double, N> total, magnitude;
+  guard_totals(acc, corr_a, corr_b, total, magnitude);
+  trusted = guard_trusts<D, double>(d, total, magnitude, na, nb, dim, accumulator_bounds_of<T>());
+  return trusted ? finalize_total<D, double>(d, total, na, nb, dim) : 0.0;
+}
+
 /// The value of pair (x, y) from its accumulator in T (and, for a sum NAMM, its rows'
 /// corrections): finalize_device, through the accuracy guard where D has one (spira/accuracy.hpp;
 /// the bounds are those of T, the type the products were summed in). x and y are the pair's rows,
@@ -506,15 +539,7 @@ __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc
 {
   if constexpr (accuracy_traits<D, double>::guarded) {
     terms<double, N> total, magnitude;
-#pragma unroll
-    for (int t = 0; t < N; ++t) {
-      total[t] = double(acc[t]);
-      magnitude[t] = 0.0;
-      if (corr_a != nullptr) {
-        total[t] = ((*corr_a)[t] + (*corr_b)[t]) + total[t];
-        magnitude[t] = fabs((*corr_a)[t]) + fabs((*corr_b)[t]);
-      }
-    }
+    guard_totals(acc, corr_a, corr_b, total, magnitude);
     return guarded_finalize<D, double>(d, total, magnitude, na, nb, dim, a, i, b, j,
                                        accumulator_bounds_of<T>());
   } else {
@@ -950,6 +975,37 @@ __device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int
     return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
                              static_cast<const terms<double, N>*>(nullptr)));
   }
+}
+
+/// intersection_finalize for a caller that evaluates untrusted pairs itself (the fused k-NN):
+/// for a guarded D the fast value and whether the guard trusts it (trusted_pair_device), so the
+/// kernel holds no direct evaluation; for other distances intersection_finalize, always trusted.
+template <class D, class V, class I>
+__device__ double intersection_fast_value(const intersection_args<D, V, I>& p, std::int64_t i,
+                                          std::int64_t j,
+                                          terms<intersection_accumulator_t<D, V>,
+                                                intersection_args<D, V, I>::N> a,
+                                          bool& trusted)
+{
+  if constexpr (accuracy_traits<D, double>::guarded) {
+    const bool corrected = sum_namm_v<D, V>;
+    return trusted_pair_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
+                               corrected ? &p.corr_a[i] : nullptr,
+                               corrected ? &p.corr_b[j] : nullptr, trusted);
+  } else {
+    trusted = true;
+    return double(intersection_finalize(p, i, j, a));
+  }
+}
+
+/// The direct value of pair (i, j) of the operands of p (detail::direct_value in double).
+template <class D, class V, class I>
+__device__ double intersection_direct_value(const intersection_args<D, V, I>& p, std::int64_t i,
+                                            std::int64_t j)
+{
+  return detail::direct_value<D, double>(p.d, csr_rows<V, I>{p.a_ptr, p.a_col, p.a_val}[i],
+                                         csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}[j],
+                                         p.norms_a[i], p.norms_b[j], p.dim);
 }
 
 /// Writes pair (i, j) to *dst: intersection_finalize, except for a selection NAMM with a fallback

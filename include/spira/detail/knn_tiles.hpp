@@ -349,8 +349,24 @@ knn_result knn_tiled_cuda(const cuda_resources& res, csr_view<V, I> index, csr_v
                        });
 }
 
+/// Pairs the fused CUDA algorithm queues for direct evaluation per launch of `rows` query rows
+/// before it splits the launch (pairs the accuracy guard did not trust; see knn_deferred).
+constexpr std::int64_t knn_deferred_capacity(std::int64_t rows)
+{
+  return std::max<std::int64_t>(std::int64_t(1) << 16, 2 * rows);
+}
+
+/// Device bytes of the queue of deferred pairs for one launch of `rows` query rows: the pairs
+/// (16 bytes), their values and columns once grouped, and two counters per row.
+template <class V>
+std::size_t knn_deferred_bytes(std::int64_t rows)
+{
+  return std::size_t(knn_deferred_capacity(rows)) * (16 + sizeof(V) + 8) +
+         std::size_t(rows + 1) * 16;
+}
+
 /// Device bytes the fused CUDA algorithm needs: the operands, the CSC of the index, per-row
-/// statistics and the n_q x k outputs.
+/// statistics, the queue of deferred pairs and the n_q x k outputs.
 template <class V, class I>
 std::size_t knn_fused_bytes(csr_view<V, I> queries, csr_view<V, I> index, std::int64_t k)
 {
@@ -358,7 +374,8 @@ std::size_t knn_fused_bytes(csr_view<V, I> queries, csr_view<V, I> index, std::i
     return std::size_t(m.nnz) * (sizeof(V) + sizeof(I)) + std::size_t(m.rows + 1) * 8;
   };
   return 3 * csr_bytes(index) + 2 * csr_bytes(queries) +
-         std::size_t(index.rows + queries.rows) * 64 + std::size_t(queries.rows * k) * (sizeof(V) + 8);
+         std::size_t(index.rows + queries.rows) * 64 + knn_deferred_bytes<V>(queries.rows) +
+         std::size_t(queries.rows * k) * (sizeof(V) + 8);
 }
 
 /// The host side of the fused CUDA algorithm: copies the operands to the device,
