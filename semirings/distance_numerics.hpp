@@ -108,7 +108,7 @@ SPIRA_HD inline T squared_difference(sparse_row<V, I> x, sparse_row<V, I> y)
   return s;
 }
 
-/// Statistics of a row scaled by its largest |value| (spira::detail::scaled): the scale, Σ x,
+/// Statistics of a row scaled by its largest |value| (spira::detail::power_scale): the scale, Σ x,
 /// Σ x², and whether the row is constant over all dim columns (every stored value equal, and
 /// equal to 0 unless every column is stored).
 template <class T>
@@ -123,8 +123,9 @@ SPIRA_HD inline scaled_row_stats<T> row_stats(sparse_row<V, I> x, std::int64_t d
 {
   scaled_row_stats<T> r;
   r.scale = spira::detail::max_abs<T>(x);
+  const spira::detail::power_scale<T> ps(r.scale);
   for (std::int64_t k = 0; k < x.size; ++k) {
-    const T v = spira::detail::scaled(T(x.values[k]), r.scale);
+    const T v = ps(T(x.values[k]));
     r.sum += v;
     r.sum_sq += v * v;
     if (!(T(x.values[k]) == T(x.values[0]))) { r.constant = false; }

@@ -46,7 +46,6 @@ struct inner_product {
   SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const Norms&, const Norms&,
                    std::int64_t) const
   {
-    using std::frexp;
     using std::ldexp;
     const T mx = spira::detail::max_abs<T>(x);
     const T my = spira::detail::max_abs<T>(y);
@@ -59,14 +58,10 @@ struct inner_product {
       });
       return inf_sum;
     }
-    int ex = 0, ey = 0;
-    frexp(mx, &ex);
-    frexp(my, &ey);
+    const spira::detail::power_scale<T> sx(mx), sy(my);
     T dot = T(0);
-    spira::detail::for_each_union(x, y, [&](V a, V b) {
-      dot += spira::detail::scaled(T(a), mx) * spira::detail::scaled(T(b), my);
-    });
-    return ldexp(dot, ex + ey);
+    spira::detail::for_each_union(x, y, [&](V a, V b) { dot += sx(T(a)) * sy(T(b)); });
+    return ldexp(dot, sx.exponent() + sy.exponent());
   }
 };
 
@@ -159,10 +154,11 @@ struct cosine {
     const T my = spira::detail::max_abs<T>(y);
     if (mx != mx || my != my) { return mx != mx ? mx : my; }
     if (mx == T(0) || my == T(0)) { return mx == my ? T(0) : T(1); }
+    const spira::detail::power_scale<T> px(mx), py(my);
     T dot = T(0), sx = T(0), sy = T(0);
     spira::detail::for_each_union(x, y, [&](V a, V b) {
-      const T u = spira::detail::scaled(T(a), mx);
-      const T v = spira::detail::scaled(T(b), my);
+      const T u = px(T(a));
+      const T v = py(T(b));
       dot += u * v;
       sx += u * u;
       sy += v * v;
@@ -243,9 +239,10 @@ struct correlation {
     const T my = sy.sum / k;
     T cov = T(0), vx = T(0), vy = T(0), su = T(0), sv = T(0);
     std::int64_t both_missing = dim;
+    const spira::detail::power_scale<T> px(sx.scale), py(sy.scale);
     spira::detail::for_each_union(x, y, [&](V a, V b) {
-      const T u = spira::detail::scaled(T(a), sx.scale) - mx;
-      const T v = spira::detail::scaled(T(b), sy.scale) - my;
+      const T u = px(T(a)) - mx;
+      const T v = py(T(b)) - my;
       cov += u * v;
       vx += u * u;
       vy += v * v;
@@ -446,8 +443,9 @@ struct braycurtis {
     const T m = mx > my ? mx : my;
     if (mx != mx || my != my) { return mx != mx ? mx : my; }
     terms<T, 2> acc{{T(0), T(0)}};
+    const spira::detail::power_scale<T> ps(m);
     spira::detail::for_each_union(x, y, [&](V a, V b) {
-      const auto t = multiply(spira::detail::scaled(T(a), m), spira::detail::scaled(T(b), m));
+      const auto t = multiply(ps(T(a)), ps(T(b)));
       acc[0] += t[0];
       acc[1] += t[1];
     });

@@ -178,21 +178,41 @@ SPIRA_HD inline T max_abs(sparse_row<V, I> x)
   return m;
 }
 
-/// x scaled for a scale-invariant formula: x / 2^e with 2^e the power of two at or above `m` (the
-/// row's largest |value|; exact, no rounding). An infinite m keeps only the infinite entries as
-/// ±1 (the limit of the row scaled down), so rows with infinite values still have a direction.
+/// Division by 2^e, the power of two at or above `m` (a row's largest |value|): the scaling of the
+/// direct forms of scale-invariant distances, set up once per row so that each entry costs one
+/// multiplication (exact, like ldexp: a product by a power of two rounds only to a subnormal
+/// result, as ldexp does). An infinite m keeps only the infinite entries, as ±1 (the limit of the
+/// row scaled down), so rows with infinite values still have a direction; m = 0 keeps x.
 template <class T>
-SPIRA_HD inline T scaled(T x, T m)
-{
-  using std::frexp;
-  using std::isinf;
-  using std::ldexp;
-  if (isinf(m)) { return isinf(x) ? (x > T(0) ? T(1) : T(-1)) : T(0); }
-  if (m == T(0)) { return x; }
-  int e = 0;
-  frexp(m, &e);
-  return ldexp(x, -e);
-}
+class power_scale {
+ public:
+  SPIRA_HD explicit power_scale(T m) : m_(m)
+  {
+    using std::frexp;
+    using std::isfinite;
+    using std::ldexp;
+    if (isfinite(m) && m != T(0)) {
+      frexp(m, &e_);
+      factor_ = ldexp(T(1), -e_);  // +inf for a subnormal m: then ldexp per entry
+    }
+  }
+  /// x / 2^e.
+  SPIRA_HD T operator()(T x) const
+  {
+    using std::isinf;
+    using std::ldexp;
+    if (isinf(m_)) { return isinf(x) ? (x > T(0) ? T(1) : T(-1)) : T(0); }
+    if (factor_ == T(0)) { return x; }
+    return isinf(factor_) ? ldexp(x, -e_) : x * factor_;
+  }
+  /// e (0 for m = 0 or non-finite m).
+  SPIRA_HD int exponent() const { return e_; }
+
+ private:
+  T m_;
+  T factor_ = T(0);
+  int e_ = 0;
+};
 
 /// Out of line on the device: the direct evaluation is rare, and inlined into the engines' kernels
 /// its loops would cost every pair registers.
