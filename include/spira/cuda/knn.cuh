@@ -15,6 +15,11 @@
 // in which threads appended candidates: it is deterministic for given distances, and equal to
 // select_k over the tile the unfused path would have written.
 //
+// The accuracy guard (spira/accuracy.hpp) only tests pairs here: a pair whose fast value it does
+// not trust is queued instead of ranked, and after the launch the queued pairs are evaluated
+// directly (their own kernel) and merged into their rows' lists the same way (knn_deferred). The
+// best k of the trusted pairs and of the queued ones are the best k of the row.
+//
 // Entry points: spira::knn_fused on device operands, and spira::knn_graph for a user's semiring
 // struct (host operands and result, like the built-in metrics' knn_graph of spira/knn.hpp), which
 // fuses where it can and tiles otherwise:
