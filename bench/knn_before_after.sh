@@ -50,16 +50,4 @@ for c in "${cases[@]}"; do
   done
 done
 
-python3 - "$out" <<'EOF'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-t = {}
-for r in rows:
-    key = (r.get("dataset"), r.get("metric"))
-    t.setdefault(key, {})[r["tool"]] = r.get("median_ms") if r.get("error") is None else r["error"]
-print(f"{'dataset':28s} {'metric':10s} {'base ms':>10s} {'current ms':>10s} {'ratio':>7s}")
-for (label, metric), v in t.items():
-    b, c = v.get("base"), v.get("current")
-    ratio = f"{c / b:7.3f}" if isinstance(b, float) and isinstance(c, float) and b > 0 else "    -"
-    print(f"{label!s:28s} {metric!s:10s} {b!s:>10.10s} {c!s:>10.10s} {ratio}")
-EOF
+python3 "$root/bench/knn_before_after_table.py" "$out"
