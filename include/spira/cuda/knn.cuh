@@ -155,9 +155,10 @@ __device__ inline void knn_defer(const knn_fused_select& s, std::int64_t i, std:
   if (slot < (unsigned long long)s.deferred.capacity) { s.deferred.pairs[slot] = {i, j}; }
 }
 
-/// One block per query row (grid-stride): for each tile of tile_cols index rows, the intersection
-/// accumulation of pairwise.cuh, then every finalized distance that beats the current k-th best is
-/// appended to the candidate buffer; full buffers and the end of the row are merged by knn_flush.
+/// One block per query row (grid-stride): for each tile of tile_cols index rows, the accumulation
+/// of the intersection strategy (spira/cuda/detail/pairwise_intersection.cuh), then every
+/// finalized distance that beats the current k-th best is appended to the candidate buffer; full
+/// buffers and the end of the row are merged by knn_flush.
 template <class D, class V, class I>
 __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
   knn_fused_kernel(intersection_args<D, V, I> p, knn_fused_select s)
