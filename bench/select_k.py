@@ -5,7 +5,7 @@ one run on one GPU, with the device-to-device copy bandwidth measured in the sam
     python3 bench/select_k.py --bench BUILD/select_k_bench --out bench/results [--quick]
 
 Writes <out>/select_k-<YYYY-MM-DD>.json; bench/select_k_table.py turns it into the table of
-docs/selection.md. The memory floor of a case is (input read once + output written once) /
+docs/bench-select.md. The memory floor of a case is (input read once + output written once) /
 measured copy bandwidth (bytes read + written per second).
 
 Dense rows: the RTop-K grid, LLM-style batches, binary_search against radix, adversarial

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Distance graphs of the shared datasets, as ragged CSR rows for the select_k benchmark.
 
-Definition (bench/select_k.py and the table of docs/selection.md quote it): for every dataset of
+Definition (bench/select_k.py and the table of docs/bench-select.md quote it): for every dataset of
 ../shared/data that loads as a sparse row matrix A (rows = samples; pbmc3k transposed to cells x
 genes; the email-Enron edge list as its adjacency rows), the distance graph G holds the cosine
 distance 1 - <a_i, a_j> / (|a_i| |a_j|) for every pair of rows that share at least one stored

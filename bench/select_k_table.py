@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Regenerates the benchmark tables of docs/selection.md from a bench/results/select_k-*.json file
+"""Regenerates the benchmark tables of docs/bench-select.md from a bench/results/select_k-*.json file
 (written by bench/select_k.py). Never edit the tables by hand.
 
-    python3 bench/select_k_table.py bench/results/select_k-YYYY-MM-DD.json [docs/selection.md]
+    python3 bench/select_k_table.py bench/results/select_k-YYYY-MM-DD.json [docs/bench-select.md]
         [--graphs-from bench/results/select_k-OLDER.json]
 
 --graphs-from takes the CSR graph table from an older run (labelled with its file and date) when
@@ -83,7 +83,7 @@ def main():
         graphs_from = args[i + 1]
         del args[i:i + 2]
     src = args[0]
-    doc_path = args[1] if len(args) > 1 else "docs/selection.md"
+    doc_path = args[1] if len(args) > 1 else "docs/bench-select.md"
     d = json.load(open(src))
     res = d["results"]
     lines = [BEGIN, "",

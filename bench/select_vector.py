@@ -6,7 +6,7 @@ the same run.
     python3 bench/select_vector.py --bench BUILD/bench/select_vector_bench --out bench/results [--quick]
 
 Writes <out>/select_vector-<YYYY-MM-DD>.json; bench/select_vector_table.py turns it into the
-tables of docs/selection.md. The memory floor of a case is one read of the input (n float32 values)
+tables of docs/bench-select.md. The memory floor of a case is one read of the input (n float32 values)
 over the measured copy bandwidth (bytes read + written per second), as in the issue.
 """
 import argparse

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Regenerates the long-vector tables of docs/selection.md from bench/results/select_vector-*.json
+"""Regenerates the long-vector tables of docs/bench-select.md from bench/results/select_vector-*.json
 (bench/select_vector.py) and bench/results/select_vector-tune-*.json (bench/select_vector_tune.py).
 Never edit the tables by hand.
 
-    python3 bench/select_vector_table.py BENCH.json TUNE.json [docs/selection.md]
+    python3 bench/select_vector_table.py BENCH.json TUNE.json [docs/bench-select.md]
 
 The "auto" column is the algorithm choose_select_algo picks for one row, with the thresholds read
 from include/spira/select_k.hpp.
@@ -38,7 +38,7 @@ def log2(n):
 
 def main():
     bench_path, tune_path = sys.argv[1], sys.argv[2]
-    doc_path = sys.argv[3] if len(sys.argv) > 3 else "docs/selection.md"
+    doc_path = sys.argv[3] if len(sys.argv) > 3 else "docs/bench-select.md"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     max_rows, min_len, per_k = thresholds(root)
     d = json.load(open(bench_path))

@@ -1,7 +1,0 @@
-#!/usr/bin/env bash
-# select_vector benchmark against torch.topk and a CUB sort (full grid)
-set -uo pipefail
-cd "$(dirname "$0")/../../.."
-O=$OUT/n; mkdir -p $O
-OUT=$O SELECT_VECTOR_STEPS="bench" timeout 580 bash bench/select_vector_gpu.sh > $O/gpu_sh.log 2>&1; echo "rc=$?"; tail -5 $O/gpu_sh.log
-ls $O
