@@ -62,7 +62,7 @@ struct radix_cluster_policy {
   /// Digit width. 11-bit digits finish a uniform float row of 131,072 in two passes instead of
   /// three, but every block reads every other block's 2,048 bins per pass: with plain-atomic
   /// counting they were as fast for 16 rows of 131,072 and 7% slower for 64
-  /// (bench/results/radix-cluster-counting-2026-11-22/; in 1,024-thread blocks they were 11-14%
+  /// (measured with commit 5437801, its bench/results; in 1,024-thread blocks they were 11-14%
   /// slower before).
   static constexpr int digit_bits = 8;
   /// Keys a thread reads at once (one vector access of shared or global memory).
@@ -75,13 +75,14 @@ struct radix_cluster_policy {
   /// Dynamic shared memory per block at most: the keys (the launcher sizes it for the longest
   /// chunk). Later passes scan the whole chunk again: a shared candidate buffer of the keys that
   /// match the first digit (RadiK's write buffer) cost more to fill than the scans it saved, once
-  /// counting took plain atomics (bench/results/radix-cluster-counting-2026-11-22/).
+  /// counting took plain atomics (measured with commit 5437801, its bench/results).
   static constexpr int dynamic_smem = key_bytes;
   /// The cluster form is taken while the batch has at most this many blocks per multiprocessor.
-  /// Beyond, the multi-pass form, which packs short rows densely, is faster: on
-  /// the H200 (radix forced; bench/results/select_k-2026-11-21.json without the cluster form,
-  /// -v2.json with it for every batch) 16,384 rows of 256 to 2,048 took 1.4-2.2x longer in the
-  /// cluster form, while 1,024 x 2,048 (8 waves) and 16 or 64 rows of 131,072 took 15-56% less.
+  /// Beyond, the multi-pass form, which packs short rows densely, is faster: on the H200 (radix
+  /// forced; bench/results/select_k-2026-11-21.json and -v2.json of commit 0c1c71c and after,
+  /// without and with the cluster form for every batch) 16,384 rows of 256 to 2,048 took
+  /// 1.4-2.2x longer in the cluster form, while 1,024 x 2,048 (8 waves) and 16 or 64 rows of
+  /// 131,072 took 15-56% less.
   static constexpr int max_waves = 8;
 };
 

@@ -89,7 +89,7 @@ __device__ __forceinline__ U inclusive_sum(U v)
 /// lane. On the H200 this is twice as fast as aggregating the lanes that agree on a bin (ballot,
 /// shuffle and vote per key), on skewed and peaked inputs too, whose same-address atomics the
 /// hardware combines; __match_any_sync aggregation was 4x slower
-/// (bench/results/radix-cluster-counting-2026-11-22/).
+/// (measured with commit 5437801, its bench/results).
 __device__ __forceinline__ void count_in_bin(unsigned* hist, unsigned bin, bool active)
 {
   if (active) { atomicAdd(&hist[bin], 1u); }
