@@ -2,7 +2,8 @@
 //
 //   auto g = spira::knn_graph(spira::host_resources{}, index.view(), std::nullopt,
 //                             {.k = 15, .metric = spira::metric::cosine});
-//   // g.indices(i, 0..k) and g.distances(i, 0..k): the neighbours of row i, nearest first
+//   // g.indices.view()(i, c) and g.distances.view()(i, c), c = 0..k-1: the neighbours of row i,
+//   // nearest first
 //
 // Queries x index are processed in tiles bounded by a memory budget. Each tile's distances go
 // through a row-wise select_k and a running merge keeps the best k across index tiles, so any k and
