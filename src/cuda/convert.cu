@@ -9,7 +9,7 @@
 // All work is queued on res.stream; temporaries come from spira::buffer (the stream-ordered pool).
 // A few calls copy a count or a report back to the host and therefore synchronise the stream.
 
-#include "device_guard.cuh"
+#include <spira/cuda/device.cuh>
 #include "launch.cuh"
 #include "primitives.cuh"
 

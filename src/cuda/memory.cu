@@ -1,5 +1,5 @@
 // CUDA backend: device memory (stream-ordered pools), copies, device queries.
-#include "device_guard.cuh"
+#include <spira/cuda/device.cuh>
 
 #include <spira/cuda/error.cuh>
 #include <spira/memory.hpp>

@@ -27,7 +27,7 @@ void check_metric_args(const cuda_resources& res, csr_view<V, I> a, csr_view<V, 
   if (requires_nonnegative(m)) {
     detail::require_device_space(a.space, op, "A");
     detail::require_device_space(b.space, op, "B");
-    detail::pairwise_device_scope scope(res.device);
+    detail::device_guard scope(res.device);
     detail::check_nonnegative(res, a, op, "A", to_string(m));
     detail::check_nonnegative(res, b, op, "B", to_string(m));
   }

@@ -1,5 +1,5 @@
 // CUDA backend: the CUB instantiations behind primitives.cuh (see there for the contracts).
-#include "device_guard.cuh"
+#include <spira/cuda/device.cuh>
 #include "primitives.cuh"
 
 #include <spira/cuda/error.cuh>

@@ -7,6 +7,7 @@
 #include "selection/radix_cluster.cuh"
 #include "selection/workspace.hpp"
 
+#include <spira/cuda/device.cuh>
 #include <spira/cuda/error.cuh>
 
 #include <cub/device/device_scan.cuh>
@@ -21,30 +22,12 @@
 
 namespace spira::selection {
 
+using spira::detail::device_guard;
+
 namespace {
 
 cudaStream_t stream_of(const cuda_resources& res) { return reinterpret_cast<cudaStream_t>(res.stream); }
 
-/// Makes res.device current for the lifetime of the guard.
-class device_guard {
- public:
-  explicit device_guard(int device)
-  {
-    SPIRA_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) { SPIRA_CUDA_TRY(cudaSetDevice(device)); }
-    changed_ = previous_ != device;
-  }
-  ~device_guard()
-  {
-    if (changed_) { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
-  }
-  device_guard(const device_guard&) = delete;
-  device_guard& operator=(const device_guard&) = delete;
-
- private:
-  int previous_ = 0;
-  bool changed_ = false;
-};
 
 std::int64_t blocks_for(std::int64_t items, int per_block) { return (items + per_block - 1) / per_block; }
 

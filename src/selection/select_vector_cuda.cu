@@ -13,6 +13,7 @@
 #include "selection/dispatch.hpp"
 #include "selection/workspace.hpp"
 
+#include <spira/cuda/device.cuh>
 #include <spira/cuda/error.cuh>
 
 #include <cub/device/device_scan.cuh>
@@ -26,25 +27,12 @@
 
 namespace spira::selection {
 
+using spira::detail::device_guard;
+
 namespace {
 
 cudaStream_t stream_of(const cuda_resources& res) { return reinterpret_cast<cudaStream_t>(res.stream); }
 
-/// Makes res.device current for the lifetime of the guard.
-class current_device {
- public:
-  explicit current_device(int device)
-  {
-    SPIRA_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) { SPIRA_CUDA_TRY(cudaSetDevice(device)); }
-  }
-  ~current_device() { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
-  current_device(const current_device&) = delete;
-  current_device& operator=(const current_device&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 unsigned grid_for(std::int64_t items, std::int64_t per_block, const char* what)
 {
@@ -94,7 +82,7 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
   using key_type = typename key_traits<T>::key_type;
   using threshold = delegate_threshold<key_type>;
   constexpr int beta = delegate_policy::beta;
-  current_device guard(res.device);
+  device_guard guard(res.device);
   const cudaStream_t stream = stream_of(res);
   const std::int64_t n = src.cols;
   const std::int64_t k = p.k;

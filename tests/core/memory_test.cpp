@@ -51,12 +51,26 @@ TEST(memory, element_count_overflow_is_reported)
 TEST(memory, cuda_entry_points_fail_clearly_without_cuda)
 {
   if (cuda_compiled() && cuda_device_count() > 0) { GTEST_SKIP() << "a CUDA device is present"; }
-  try {
-    buffer<float> b(cuda_resources{}, 16);
-    FAIL() << "device allocation succeeded without a usable device";
-  } catch (const error& e) {
-    SUCCEED() << e.what();
-  }
+  // Without the CUDA backend: not_compiled; with it but without a GPU: "no usable CUDA device",
+  // never a runtime status naming a source file.
+  const auto check = [](const char* what, auto&& call) {
+    try {
+      call();
+      ADD_FAILURE() << what << " succeeded without a usable device";
+    } catch (const error& e) {
+      const std::string msg = e.what();
+      if (cuda_compiled()) {
+        EXPECT_NE(msg.find("no usable CUDA device"), std::string::npos) << what << ": " << msg;
+        EXPECT_EQ(msg.find(".cuh:"), std::string::npos) << what << ": " << msg;
+        EXPECT_EQ(msg.find(".cu:"), std::string::npos) << what << ": " << msg;
+      } else {
+        EXPECT_NE(dynamic_cast<const not_compiled*>(&e), nullptr) << what << ": " << msg;
+      }
+    }
+  };
+  check("a device buffer", [] { buffer<float> b(cuda_resources{}, 16); });
+  check("synchronize", [] { synchronize(cuda_resources{}); });
+  check("cuda_free_memory", [] { (void)cuda_free_memory(cuda_resources{}); });
 }
 
 /// A directory tree that mimics /proc and /sys/fs/cgroup for read_host_memory(root).

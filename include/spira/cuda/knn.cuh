@@ -443,7 +443,7 @@ void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I>
     out_values.rows == queries.rows && out_values.cols == k && out_values.ld == k &&
       out_indices.rows == queries.rows && out_indices.cols == k && out_indices.ld == k,
     op, ": out_values and out_indices must be contiguous ", queries.rows, " x ", k);
-  detail::pairwise_device_scope scope(res.device);
+  detail::device_guard scope(res.device);
   validate(res, queries, csr_check::canonical, "spira::knn_fused: queries");
   validate(res, index, csr_check::canonical, "spira::knn_fused: index");
   if (queries.rows == 0 || index.rows == 0) { return; }

@@ -97,7 +97,7 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
                   "spira::pairwise: out.data is null");
   const pairwise_strategy s = resolve_strategy<D>(a, b, strategy, workspace_bytes);
   detail::check_workspace_cap<D>(a, b, s, workspace_bytes, cap_name);
-  detail::pairwise_device_scope scope(res.device);
+  detail::device_guard scope(res.device);
   validate(res, a, csr_check::canonical, "spira::pairwise: A");
   if (!detail::same_matrix(a, b)) { validate(res, b, csr_check::canonical, "spira::pairwise: B"); }
   if (a.rows == 0 || b.rows == 0) { return; }

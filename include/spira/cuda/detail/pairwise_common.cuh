@@ -6,6 +6,7 @@
 
 #include <spira/accuracy.hpp>
 #include <spira/convert.hpp>
+#include <spira/cuda/device.cuh>
 #include <spira/cuda/error.cuh>
 #include <spira/cuda/pairwise_strategy.hpp>
 #include <spira/matrix.hpp>
@@ -81,28 +82,6 @@ renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col
                                        std::int64_t nnz_a, const I* b_col, std::int64_t nnz_b,
                                        std::int64_t cols);
 
-/// Makes res.device current for a scope (as every CUDA entry point of spira does).
-class pairwise_device_scope {
- public:
-  explicit pairwise_device_scope(int device)
-  {
-    SPIRA_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) {
-      SPIRA_CUDA_TRY(cudaSetDevice(device));
-      changed_ = true;
-    }
-  }
-  ~pairwise_device_scope()
-  {
-    if (changed_) { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
-  }
-  pairwise_device_scope(const pairwise_device_scope&) = delete;
-  pairwise_device_scope& operator=(const pairwise_device_scope&) = delete;
-
- private:
-  int previous_ = 0;
-  bool changed_ = false;
-};
 
 
 // ---- device helpers --------------------------------------------------------------------------------
