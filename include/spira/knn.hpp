@@ -9,6 +9,9 @@
 // any dataset size complete within the budget. The direction follows the metric: distances keep the
 // smallest values, similarities (inner_product) the largest.
 //
+// merge_knn merges the results of disjoint index blocks (each task of a distributed run searches
+// one block) into the result knn_graph gives for the whole index, in the same order.
+//
 // Promises: rows sorted nearest first; among equal distances (as the float32 values returned)
 // the smaller index comes first (the result is unique for given distances; deterministic on the host, and on CUDA up to the last bit
 // of atomically summed distances - see below); without exclude_self a point of the index queried against

@@ -46,8 +46,9 @@ constexpr float nan = std::numeric_limits<float>::quiet_NaN();
 template <class T>
 dense_matrix<T> copy_to(const cuda_resources& res, memory_space space, const dense_matrix<T>& a)
 {
-  dense_matrix<T> m = space == memory_space::host ? dense_matrix<T>(host_resources{}, a.rows(), a.cols())
-                                                  : dense_matrix<T>(res, a.rows(), a.cols());
+  dense_matrix<T> m = space == memory_space::host
+                        ? dense_matrix<T>(host_resources{}, a.rows(), a.cols())
+                        : dense_matrix<T>(res, a.rows(), a.cols());
   copy(m.data(), space, a.data(), memory_space::host, std::size_t(a.rows() * a.cols()), res);
   return m;
 }
@@ -57,7 +58,8 @@ template <class T>
 dense_matrix<T> host_copy(const dense_matrix<T>& a)
 {
   dense_matrix<T> m(host_resources{}, a.rows(), a.cols());
-  copy(m.data(), memory_space::host, a.data(), a.space(), std::size_t(a.rows() * a.cols()), a.cuda());
+  copy(m.data(), memory_space::host, a.data(), a.space(), std::size_t(a.rows() * a.cols()),
+       a.cuda());
   return m;
 }
 
@@ -158,7 +160,7 @@ TYPED_TEST(merge_knn_test, merge_of_blocks_equals_whole_index)
   const std::int64_t n = index.rows();
   const auto other = random_csr<float, std::int32_t>(
     {.rows = 23, .cols = 30, .mean_degree = 4, .small_integers = true, .seed = 7});
-  // Cut points: 2, 3 and 4 blocks, one of a single row (k is larger than it and than the block of 7).
+  // Cut points: 2, 3 and 4 blocks, one of a single row (k exceeds it and the block of 7 rows).
   const std::vector<std::vector<std::int64_t>> cuts{
     {0, 30, n}, {0, 7, 45, n}, {0, 7, 30, 31, n}};
   for (const metric m : {metric::euclidean, metric::cosine, metric::inner_product}) {
@@ -169,9 +171,9 @@ TYPED_TEST(merge_knn_test, merge_of_blocks_equals_whole_index)
         // The index rows as separate queries: no self-first rule, plain ties by index.
         const knn_result whole = knn_graph(host, index.view(), queries->view(), params);
         for (const auto& cut : cuts) {
-          const std::string label = std::string(to_string(m)) + (queries == &index ? ", queries = index" : "") +
-                                    ", k = " + std::to_string(k) + ", " +
-                                    std::to_string(cut.size() - 1) + " blocks";
+          const std::string label =
+            std::string(to_string(m)) + (queries == &index ? ", queries = index" : "") +
+            ", k = " + std::to_string(k) + ", " + std::to_string(cut.size() - 1) + " blocks";
           std::vector<knn_result> parts;
           std::vector<offset_t> ptr;
           for (std::size_t b = 0; b + 1 < cut.size(); ++b) {
