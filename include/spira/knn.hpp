@@ -10,6 +10,9 @@
 // any dataset size complete within the budget. The direction follows the metric: distances keep the
 // smallest values, similarities (inner_product) the largest.
 //
+// merge_knn merges the results of disjoint index blocks (each task of a distributed run searches
+// one block) into the result knn_graph gives for the whole index, in the same order.
+//
 // Promises: rows sorted nearest first; among equal distances (as the float32 values returned)
 // the smaller index comes first (the result is unique for given distances; deterministic on the host, and on CUDA up to the last bit
 // of atomically summed distances - see below); without exclude_self a point of the index queried against
@@ -21,11 +24,14 @@
 #include <spira/distance.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
+#include <spira/select_k.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 namespace spira {
 
@@ -61,11 +67,23 @@ struct knn_params {
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
+/// Read-only n_q x k neighbour lists in host or device memory (a knn_result's, or arrays the
+/// caller holds, e.g. from Python): what merge_knn reads.
+struct knn_result_view {
+  dense_view<const std::int64_t> indices;
+  dense_view<const float> distances;
+};
+
 /// The k-NN graph of n_q queries: indices (int64) and distances (float32, in the metric's own units,
 /// e.g. euclidean and not squared), n_q x k, each row nearest first.
 struct knn_result {
   dense_matrix<std::int64_t> indices;
   dense_matrix<float> distances;
+
+  [[nodiscard]] knn_result_view view() const noexcept
+  {
+    return {indices.view(), distances.view()};
+  }
 };
 
 /// Exact k-NN of the rows of `queries` (default: the rows of `index`) among the rows of `index`.
@@ -96,6 +114,70 @@ template <class ValueT, class IndexT>
                                    std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>>
                                      queries,
                                    const knn_params& params);
+
+/// Merges the k-NN lists of the same n_q queries against DISJOINT blocks of an index into the
+/// exact k-NN lists against their union: the building block of distributed runs, where each task
+/// computes knn_graph against one index block and the partial results merge in a tree.
+///
+/// Contract of the parts (checked; violations throw spira::invalid_argument, or
+/// spira::dimension_mismatch for shapes, naming the part, the row and the value):
+///  * every part has n_q rows; part p has k_p columns (any k_p >= 0, indices and distances alike);
+///  * indices are global (a block's local index plus the block's first row) and >= -1; -1 marks
+///    padding, which is ignored (its distance is not read) and may only follow the real entries;
+///  * each row is sorted best first by the order below, as knn_graph, select_k (sorted) and
+///    merge_knn return it;
+///  * the blocks are disjoint: an index listed twice in one row, by two parts or by one, is a
+///    caller error ("row 7 lists index 42 in parts 0 and 2").
+/// The order is knn_graph's: by the float32 distance in the direction of `order` (smallest for
+/// distances, largest for similarities such as inner_product), -0 equal to +0, NaN after every
+/// number in either direction, then the smaller index. Merging the knn_graph results of disjoint
+/// blocks (each with k_p = min(k, rows of the block)) therefore gives, bit for bit, the knn_graph
+/// of the whole index for the same queries (separate queries; the index queried against itself
+/// ranks each point first among equal distances, which a merge of blocks does not know).
+///
+/// The result is n_q x k (k >= 1), each row best first; a row with fewer than k real candidates
+/// is padded after them with index -1 and distance +inf (smallest) or -inf (largest), as select_k
+/// pads. Host memory; the merge runs on res.threads threads (OpenMP over rows). Cost
+/// O(n_q (sum k_p) log(sum k_p)): the duplicate check sorts each row's indices.
+[[nodiscard]] knn_result merge_knn(const host_resources& res,
+                                   std::span<const knn_result_view> parts, std::int64_t k,
+                                   select_order order);
+
+/// The same contract for parts in host or device memory (all parts in one space). The merge runs
+/// on the host in this version: device parts are copied to the host (on res.stream, blocking),
+/// merged there with the host code above, and the result is copied to device memory allocated from
+/// res; host parts are merged on the host and the result stays in host memory, without touching
+/// the device. The result is in the memory space of the parts. A build without CUDA throws
+/// spira::not_compiled.
+[[nodiscard]] knn_result merge_knn(const cuda_resources& res,
+                                   std::span<const knn_result_view> parts, std::int64_t k,
+                                   select_order order);
+
+namespace detail {
+inline std::vector<knn_result_view> knn_result_views(std::span<const knn_result> parts)
+{
+  std::vector<knn_result_view> v;
+  v.reserve(parts.size());
+  for (const knn_result& p : parts) { v.push_back(p.view()); }
+  return v;
+}
+}  // namespace detail
+
+/// merge_knn of owning results (e.g. a std::vector<knn_result>).
+[[nodiscard]] inline knn_result merge_knn(const host_resources& res,
+                                          std::span<const knn_result> parts, std::int64_t k,
+                                          select_order order)
+{
+  return merge_knn(res, std::span<const knn_result_view>(detail::knn_result_views(parts)), k,
+                   order);
+}
+[[nodiscard]] inline knn_result merge_knn(const cuda_resources& res,
+                                          std::span<const knn_result> parts, std::int64_t k,
+                                          select_order order)
+{
+  return merge_knn(res, std::span<const knn_result_view>(detail::knn_result_views(parts)), k,
+                   order);
+}
 
 /// How a k-NN graph becomes a sparse matrix (scikit-learn's kneighbors_graph modes).
 enum class knn_graph_mode { distance, connectivity };

@@ -1,6 +1,7 @@
 // The CUDA entry points of a host-only build: each exists and throws spira::not_compiled, so that
 // programs link the same way against either build and fail with a clear message at run time.
 #include <spira/convert.hpp>
+#include <spira/knn.hpp>
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
 
@@ -101,5 +102,11 @@ SPIRA_INSTANTIATE(double, std::int64_t)
 #undef SPIRA_INSTANTIATE
 template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);
 template dense_matrix<double> to_device(const cuda_resources&, dense_view<const double>);
+
+knn_result merge_knn(const cuda_resources&, std::span<const knn_result_view>, std::int64_t,
+                     select_order)
+{
+  no_cuda("spira::merge_knn(cuda_resources)");
+}
 
 }  // namespace spira

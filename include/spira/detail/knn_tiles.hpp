@@ -8,6 +8,7 @@
 #include <spira/knn.hpp>
 #include <spira/memory.hpp>
 #include <spira/select_k.hpp>
+#include <selection/keys.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -37,16 +38,57 @@ void round_to_returned(dense_view<V> d)
   }
 }
 
-/// Is (va, ia) better than (vb, ib)? Smaller (or larger) value first, then the smaller index;
-/// NaN is worse than any number in both directions.
+/// Is (va, ia) better than (vb, ib)? The ranking key of select_k (selection::key_traits: smaller,
+/// or larger, value first; -0 equals +0; NaN worse than any number in both directions), then the
+/// smaller index. The one order of the k-NN graph and of merge_knn.
 template <class V>
 bool knn_better(V va, std::int64_t ia, V vb, std::int64_t ib, bool largest)
 {
-  const bool na = std::isnan(va);
-  const bool nb = std::isnan(vb);
-  if (na != nb) { return nb; }
-  if (!na && va != vb) { return largest ? va > vb : va < vb; }
-  return ia < ib;
+  using traits = selection::key_traits<V>;
+  const auto ka = traits::to_key(va, largest);
+  const auto kb = traits::to_key(vb, largest);
+  return ka != kb ? ka < kb : ia < ib;
+}
+
+/// One row's candidate list, sorted best first by knn_better: entry j is (values[j],
+/// indices[j] + offset), the offset turning tile-local indices into global ones.
+template <class V>
+struct knn_list {
+  const V* values = nullptr;
+  const std::int64_t* indices = nullptr;
+  std::int64_t size = 0;
+  std::int64_t offset = 0;
+};
+
+/// The running merge of the k-NN graph and of merge_knn: writes the best min(k, candidates) entries
+/// of two sorted lists, best first by knn_better, to out_values/out_indices (which must not alias
+/// either list; indices global) and returns how many it wrote. Entries whose global index is
+/// `skip` are dropped (the query's own index under exclude_self; -1, which no entry has, for none).
+template <class V>
+std::int64_t knn_merge_sorted(knn_list<V> a, knn_list<V> b, std::int64_t k, bool largest,
+                              std::int64_t skip, V* out_values, std::int64_t* out_indices)
+{
+  std::int64_t ia = 0;
+  std::int64_t ib = 0;
+  std::int64_t m = 0;
+  for (; m < k; ++m) {
+    while (ia < a.size && a.indices[ia] + a.offset == skip) { ++ia; }
+    while (ib < b.size && b.indices[ib] + b.offset == skip) { ++ib; }
+    if (ia == a.size && ib == b.size) { break; }
+    const bool take_a = ib == b.size || (ia < a.size && knn_better(a.values[ia],
+                                                                   a.indices[ia] + a.offset,
+                                                                   b.values[ib],
+                                                                   b.indices[ib] + b.offset,
+                                                                   largest));
+    if (take_a) {
+      out_values[m] = a.values[ia];
+      out_indices[m] = a.indices[ia++] + a.offset;
+    } else {
+      out_values[m] = b.values[ib];
+      out_indices[m] = b.indices[ib++] + b.offset;
+    }
+  }
+  return m;
 }
 
 /// The index queried against itself without exclude_self: each point comes before every other
@@ -224,25 +266,11 @@ knn_result run_knn_tiles(csr_view<V, I> index, csr_view<V, I> q, const knn_param
           std::int64_t* bi = best_i.view().row(r);
           const V* cv = tv.view().row(r);
           const std::int64_t* ci = tix.view().row(r);
+          // With exclude_self the query's own index is dropped from the tile's candidates.
           const std::int64_t self = params.exclude_self ? q0 + r : -1;
-          // When the query's own index lies in this tile, the tile's kt candidates are either its
-          // top-kt with self skipped, or all ni < k + 1 entries including self.
-          const bool self_here = self >= i0 && self < i1;
-          const std::int64_t merged = std::min(k, have[r] + kt - (self_here ? 1 : 0));
-          std::int64_t a = 0;
-          std::int64_t b = 0;
-          for (std::int64_t m = 0; m < merged; ++m) {
-            if (b < kt && ci[b] + i0 == self) { ++b; }
-            const bool take_a =
-              b >= kt || (a < have[r] && knn_better(bv[a], bi[a], cv[b], ci[b] + i0, largest));
-            if (take_a) {
-              mv[m] = bv[a];
-              mi[m] = bi[a++];
-            } else {
-              mv[m] = cv[b];
-              mi[m] = ci[b++] + i0;
-            }
-          }
+          const std::int64_t merged =
+            knn_merge_sorted<V>({bv, bi, have[r]}, {cv, ci, kt, i0}, k, largest, self, mv.data(),
+                                mi.data());
           std::copy_n(mv.begin(), merged, bv);
           std::copy_n(mi.begin(), merged, bi);
           have[r] = merged;
