@@ -52,12 +52,13 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
   // distances are copied straight into their rows of out.
   const cuda_resources res{};
   const std::size_t budget = memory_budget > 0
-                               ? memory_budget
-                               : std::min(default_cuda_block_bytes, cuda_free_memory(res) / 2);
-  const std::size_t row_bytes = sizeof(V) * static_cast<std::size_t>(std::max<std::int64_t>(1, b.rows));
-  detail::expects<out_of_memory>(budget >= row_bytes, "pairwise_distances: memory_budget = ",
-                                 budget, " bytes cannot hold one row of distances (", row_bytes,
-                                 " bytes)");
+                                 ? memory_budget
+                                 : std::min(default_cuda_block_bytes, cuda_free_memory(res) / 2);
+  const std::size_t row_bytes =
+      sizeof(V) * static_cast<std::size_t>(std::max<std::int64_t>(1, b.rows));
+  detail::expects<out_of_memory>(budget >= row_bytes,
+                                 "pairwise_distances: memory_budget = ", budget,
+                                 " bytes cannot hold one row of distances (", row_bytes, " bytes)");
   const auto step = static_cast<std::int64_t>(budget / row_bytes);
   const auto b_dev = to_device(res, b);
   std::vector<offset_t> ptr;

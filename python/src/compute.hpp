@@ -1,6 +1,6 @@
-// spira Python bindings: the calls into the library, free of Python types, so that they run with the
-// GIL released. Inputs arrive as type-erased host CSR arrays (the module checked their dtypes and
-// lengths); here they become csr_views of the matching value and index type.
+// spira Python bindings: the calls into the library, free of Python types, so that they run with
+// the GIL released. Inputs arrive as type-erased host CSR arrays (the module checked their dtypes
+// and lengths); here they become csr_views of the matching value and index type.
 #pragma once
 
 #include <spira/distance.hpp>

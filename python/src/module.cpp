@@ -55,7 +55,7 @@ csr_input csr_of(const nb::tuple& t, const char* name)
   m.indptr = static_cast<const std::int64_t*>(indptr.data());
   const std::int64_t nnz = m.indptr[m.rows];
   detail::expects(nnz >= 0 && indices.shape(0) == static_cast<std::size_t>(nnz) &&
-                    data.shape(0) == static_cast<std::size_t>(nnz),
+                      data.shape(0) == static_cast<std::size_t>(nnz),
                   name, ": the row pointers end at ", nnz, " but there are ", indices.shape(0),
                   " column indices and ", data.shape(0), " values");
   if (indices.dtype() == nb::dtype<std::int64_t>()) {
@@ -111,7 +111,7 @@ nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int
                                 static_cast<std::size_t>(r->indices.cols())};
   auto distances = nb::ndarray<nb::numpy, float, nb::ndim<2>>(r->distances.data(), 2, shape, owner);
   auto indices =
-    nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
+      nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
   return nb::make_tuple(distances, indices);
 }
 
@@ -123,7 +123,7 @@ void pairwise_py(const nb::tuple& x, const nb::tuple& y,
   const csr_input b = csr_of(y, "Y");
   check_same_types(a, b);
   detail::expects(out.shape(0) == static_cast<std::size_t>(a.rows) &&
-                    out.shape(1) == static_cast<std::size_t>(b.rows),
+                      out.shape(1) == static_cast<std::size_t>(b.rows),
                   "out: expected shape (", a.rows, ", ", b.rows, ")");
   detail::expects(out.dtype() == (a.value64 ? nb::dtype<double>() : nb::dtype<float>()),
                   "out: the dtype must be the inputs' value type");
@@ -139,7 +139,9 @@ std::vector<std::string> gpu_names()
 #if defined(SPIRA_HAS_CUDA)
   for (int d = 0; d < cuda_device_count(); ++d) {
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) { names.emplace_back(prop.name); }
+    if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) {
+      names.emplace_back(prop.name);
+    }
   }
 #endif
   return names;
@@ -179,21 +181,28 @@ NB_MODULE(_core, m)
         nb::arg("metric"), nb::arg("p"), nb::arg("cuda"), nb::arg("memory_budget"),
         "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out.");
   m.def(
-    "canonical_metric",
-    [](const std::string& name) { return std::string(to_string(spira::metric_from_string(name))); },
-    nb::arg("name"), "The library's name of a metric name or alias (ValueError when unknown).");
+      "canonical_metric",
+      [](const std::string& name) {
+        return std::string(to_string(spira::metric_from_string(name)));
+      },
+      nb::arg("name"), "The library's name of a metric name or alias (ValueError when unknown).");
   m.def("metric_names", [] {
     std::vector<std::string> names;
-    for (const spira::metric mt : spira::all_metrics()) { names.emplace_back(to_string(mt)); }
+    for (const spira::metric mt : spira::all_metrics()) {
+      names.emplace_back(to_string(mt));
+    }
     return names;
   });
   m.def("metric_aliases", [] {
     std::vector<std::pair<std::string, std::string>> aliases;
-    for (const auto& a : spira::metric_aliases()) { aliases.emplace_back(a.name, to_string(a.target)); }
+    for (const auto& a : spira::metric_aliases()) {
+      aliases.emplace_back(a.name, to_string(a.target));
+    }
     return aliases;
   });
-  m.def("is_similarity",
-        [](const std::string& name) { return spira::is_similarity(spira::metric_from_string(name)); });
+  m.def("is_similarity", [](const std::string& name) {
+    return spira::is_similarity(spira::metric_from_string(name));
+  });
   m.def("requires_nonnegative", [](const std::string& name) {
     return spira::requires_nonnegative(spira::metric_from_string(name));
   });
