@@ -2,7 +2,8 @@
 # Builds everything and runs the whole test suite. This is the README's second command and exactly
 # what CI runs (.ci/run). On a machine with nvcc the CUDA backend is compiled (its tests skip with a
 # reason when no GPU is present); a second, host-only build checks that spira also builds without
-# CUDA; the installed package is then consumed by an independent CMake project (tests/consumer).
+# CUDA; the installed package is then consumed by an independent CMake project (tests/consumer);
+# last, the Python package is built host-only into a virtual environment and its tests run.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -34,5 +35,23 @@ cmake --build "$build-host" -j "$jobs" --target spira spira_cli test_core_memory
 "$build-host/tests/core/test_core_memory" --gtest_brief=1
 cmake --install "$build-host" >/dev/null
 "$root/tests/consumer/run.sh" "$build-host/install" "$build-host/consumer"
+
+echo "== Python package (host-only) and its tests"
+# A virtual environment under the build folder, refreshed on every run: the build tools and test
+# dependencies come from PyPI, the package is spira itself (pip install .). It is built without
+# CUDA on purpose: the CUDA half of the library is compiled and tested above, and compiling it a
+# second time for the extension module would add most of the CUDA build's time to CI. The
+# persistent build-dir keeps later runs incremental.
+venv="$build/python-venv"
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+[ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade \
+  "scikit-build-core>=0.10" "nanobind>=2.0" numpy scipy scikit-learn pytest
+CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+  --no-build-isolation --force-reinstall --no-deps --config-settings=build-dir="$build/python" \
+  --config-settings=cmake.define.SPIRA_ENABLE_CUDA=OFF "$root"
+(cd "$build" && OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} "$venv/bin/python" -m pytest -q \
+   -p no:cacheprovider "$root/python/tests")
 
 echo "== done in $(( $(date +%s) - start )) s"

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 want=(cmake ninja-build g++ pkg-config zlib1g-dev libgtest-dev libgraphblas-dev
-      python3 python3-numpy python3-scipy)
+      python3 python3-numpy python3-scipy python3-dev python3-venv python3-pip)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

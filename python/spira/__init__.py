@@ -1,0 +1,39 @@
+"""spira: exact pairwise distances and exact k-nearest-neighbour graphs of sparse data.
+
+The functions follow scikit-learn's conventions and accept SciPy sparse matrices and arrays
+(CSR, CSC, COO, ...) and dense NumPy arrays; the work runs in spira's C++ library (host backend
+with OpenMP, CUDA backend when compiled in) with the GIL released.
+
+- :func:`kneighbors` -- ``(distances, indices)`` of the exact k nearest neighbours
+- :func:`kneighbors_graph` -- the k-NN graph as a CSR matrix (scikit-learn's layout)
+- :func:`pairwise_distances` -- the dense matrix of distances
+- :func:`valid_metrics` -- the metric names accepted
+- :func:`show_config` -- version, backends and GPU
+"""
+
+from . import _core
+from ._device import show_config
+from ._neighbors import kneighbors, kneighbors_graph
+from ._pairwise import pairwise_distances
+
+__version__ = _core.version()
+
+__all__ = [
+    "__version__",
+    "kneighbors",
+    "kneighbors_graph",
+    "pairwise_distances",
+    "show_config",
+    "valid_metrics",
+]
+
+
+def valid_metrics():
+    """The metric names spira accepts: its 17 metrics and their aliases, sorted.
+
+    The library parses the names itself (``spira::metric_from_string``), so this list, the
+    C++ API and the command-line tool agree.
+    """
+    names = set(_core.metric_names())
+    names.update(alias for alias, _ in _core.metric_aliases())
+    return sorted(names)

@@ -1,0 +1,167 @@
+"""Conversion of user input into the canonical CSR arrays the compiled core reads.
+
+Every input becomes a tuple ``(rows, cols, indptr, indices, data)`` of C-contiguous arrays: int64
+row pointers (the library's offset type), int32 or int64 column indices (as given), float32 or
+float64 values (as given; integer and boolean input becomes float64, float16 becomes float32).
+The caller's arrays are never modified: whatever needs changing (sorting or summing duplicate
+column indices, another dtype, another layout) is done on a copy.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["as_csr", "common_types", "check_n_neighbors", "check_memory_budget", "check_metric"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _value_dtype(dtype, name):
+    """The float type spira computes in for input values of ``dtype``."""
+    dtype = np.dtype(dtype)
+    if dtype in _FLOATS:
+        return dtype
+    if dtype == np.float16:
+        return np.dtype(np.float32)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    raise TypeError(
+        f"{name} must hold real numbers (float32, float64, integers or booleans), "
+        f"got dtype {dtype}"
+    )
+
+
+def _check_finite(data, name):
+    if data.size and not np.isfinite(data).all():
+        what = "NaN" if np.isnan(data).any() else "infinity"
+        raise ValueError(f"Input {name} contains {what}; spira needs finite values")
+
+
+def as_csr(X, name="X"):
+    """Returns ``(rows, cols, indptr, indices, data)``: a canonical CSR copy or view of ``X``.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix or array (any format), or array-like of shape (n_samples, n_features)
+        Sparse input stays sparse; dense input is converted to CSR (its zeros are not stored).
+    name : str
+        The argument's name in error messages.
+
+    Raises
+    ------
+    TypeError
+        For strings, object arrays and other non-numeric input.
+    ValueError
+        For input that is not 2-D, or holds NaN or infinity.
+    """
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D sparse {name}, got {X.ndim}-D input instead")
+        dtype = _value_dtype(X.dtype, name)
+        m = X.tocsr()  # the same object when X already is a CSR
+        if m.dtype != dtype:
+            m = m.astype(dtype)
+        if not m.has_canonical_format:
+            # Unsorted or duplicate column indices: sorted and summed on a copy.
+            m = m.copy() if m is X else m
+            m.sum_duplicates()
+    else:
+        if isinstance(X, (str, bytes)):
+            raise TypeError(f"{name} must be an array or a sparse matrix, got a string")
+        try:
+            a = np.asarray(X)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name} cannot be read as a numeric array: {e}") from e
+        if a.dtype.kind not in "biuf":
+            raise TypeError(
+                f"{name} must hold real numbers (float32, float64, integers or booleans), "
+                f"got dtype {a.dtype}"
+            )
+        if a.ndim != 2:
+            raise ValueError(
+                f"Expected a 2-D array for {name}, got a {a.ndim}-D array of shape {a.shape} "
+                "instead (reshape 1-D data with array.reshape(-1, 1) for one feature or "
+                "array.reshape(1, -1) for one sample)"
+            )
+        dtype = _value_dtype(a.dtype, name)
+        m = sp.csr_matrix(a, dtype=dtype)  # new arrays: a is only read
+    rows, cols = m.shape
+    indptr = np.ascontiguousarray(m.indptr, dtype=np.int64)
+    indices = m.indices
+    if indices.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        indices = indices.astype(np.int64)
+    indices = np.ascontiguousarray(indices)
+    data = np.ascontiguousarray(m.data)
+    nnz = int(indptr[-1]) if indptr.size else 0
+    indices, data = indices[:nnz], data[:nnz]
+    _check_finite(data, name)
+    return (int(rows), int(cols), indptr, indices, data)
+
+
+def _cast(m, index_dtype, value_dtype):
+    rows, cols, indptr, indices, data = m
+    if indices.dtype != index_dtype:
+        indices = indices.astype(index_dtype)
+    if data.dtype != value_dtype:
+        data = data.astype(value_dtype)
+    return (rows, cols, indptr, indices, data)
+
+
+def common_types(x, y):
+    """``x`` and ``y`` with one value type (float64 if either has it) and one index type (int64
+    if either has it), after checking that their numbers of columns agree."""
+    if x[1] != y[1]:
+        raise ValueError(
+            f"X has {x[1]} features (columns) but Y has {y[1]}; they must have the same number"
+        )
+    value = np.result_type(x[4].dtype, y[4].dtype)
+    index = np.result_type(x[3].dtype, y[3].dtype)
+    return _cast(x, index, value), _cast(y, index, value)
+
+
+def check_n_neighbors(n_neighbors, available, exclude_self):
+    """Checks that ``n_neighbors`` is an integer in [1, available]."""
+    if isinstance(n_neighbors, (bool, np.bool_)) or not isinstance(n_neighbors, numbers.Integral):
+        raise TypeError(f"n_neighbors must be an integer, got {type(n_neighbors).__name__}")
+    n_neighbors = int(n_neighbors)
+    if n_neighbors < 1:
+        raise ValueError(f"Expected n_neighbors > 0, got {n_neighbors}")
+    if n_neighbors > available:
+        other = " other" if exclude_self else ""
+        raise ValueError(
+            f"Expected n_neighbors <= {available} (the number of{other} samples in X), "
+            f"got {n_neighbors}"
+        )
+    return n_neighbors
+
+
+def check_memory_budget(memory_budget):
+    """The budget in bytes for the core: 0 (the library's default) for None."""
+    if memory_budget is None:
+        return 0
+    if isinstance(memory_budget, (bool, np.bool_)) or not isinstance(
+        memory_budget, numbers.Integral
+    ):
+        raise TypeError(
+            f"memory_budget must be None or an integer number of bytes, got "
+            f"{type(memory_budget).__name__}"
+        )
+    if memory_budget < 1:
+        raise ValueError(f"memory_budget must be a positive number of bytes, got {memory_budget}")
+    return int(memory_budget)
+
+
+def check_metric(metric, p):
+    """``(metric, p)`` for the core: the metric's name checked to be a string (the core parses it,
+    with its aliases) and p, which only minkowski reads."""
+    if not isinstance(metric, str):
+        raise TypeError(
+            f"metric must be a string naming one of spira's metrics, got {type(metric).__name__}"
+            " (callables are not supported)"
+        )
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
+        raise TypeError(f"p must be a real number, got {type(p).__name__}")
+    return metric, float(p)

@@ -1,0 +1,166 @@
+"""Exact k-nearest neighbours: spira.kneighbors and spira.kneighbors_graph."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core
+from ._device import resolve_device
+from ._input import as_csr, check_memory_budget, check_metric, check_n_neighbors, common_types
+
+__all__ = ["kneighbors", "kneighbors_graph"]
+
+_MODES = ("connectivity", "distance")
+
+
+def kneighbors(
+    X,
+    Y=None,
+    *,
+    n_neighbors,
+    metric="euclidean",
+    p=2,
+    exclude_self=False,
+    device="auto",
+    memory_budget=None,
+):
+    """Exact k nearest neighbours among the rows of ``X``.
+
+    Parameters
+    ----------
+    X : {sparse matrix, sparse array, array-like} of shape (n_samples, n_features)
+        The index: the points among which neighbours are searched. SciPy sparse input of any
+        format (CSR is used as it is), int32 or int64 indices; dense input is converted to CSR.
+    Y : {sparse matrix, sparse array, array-like} of shape (n_queries, n_features), default=None
+        The queries. Default: the rows of ``X`` themselves.
+    n_neighbors : int
+        Neighbours per query, ``1 <= n_neighbors <= n_samples`` (``n_samples - 1`` with
+        ``exclude_self``).
+    metric : str, default="euclidean"
+        One of ``spira.valid_metrics()``: the SciPy / scikit-learn names (``"cosine"``,
+        ``"manhattan"``, ...) and the aliases ``"cityblock"``, ``"l1"``, ``"l2"``.
+        ``"inner_product"`` is a similarity: its nearest neighbours have the largest values.
+    p : float, default=2
+        The Minkowski exponent (``p >= 1``); only ``metric="minkowski"`` reads it.
+    exclude_self : bool, default=False
+        Without ``Y``: leave each point's own index out of its neighbours (exact duplicates of
+        the point remain, at distance 0). Cannot be combined with ``Y``.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute: ``"auto"`` uses CUDA when it is compiled in and a GPU is visible.
+    memory_budget : int, default=None
+        Bytes the distance tiles and the running top-k lists may use. Default: half of the
+        memory available to the process (at most a quarter of physical memory) on the host,
+        half the free device memory on CUDA.
+
+    Returns
+    -------
+    distances : ndarray of shape (n_queries, n_neighbors), dtype float32
+        The distances (similarities for ``inner_product``), in the metric's own units
+        (``euclidean`` is not squared). Computed in the input's float type, rounded to float32.
+    indices : ndarray of shape (n_queries, n_neighbors), dtype int64
+        Row indices into ``X``. Each row is nearest first; among equal float32 distances the
+        smaller index comes first. Without ``Y`` and ``exclude_self``, each point is its own
+        first neighbour (exact duplicates tie with it at distance 0 and follow in index order).
+
+    Raises
+    ------
+    ValueError
+        Bad values: unknown metric, ``n_neighbors`` out of range, columns of X and Y that
+        differ, NaN or infinity, negative values for ``jensenshannon``, ``hellinger`` and
+        ``kl_divergence``, minkowski ``p < 1``.
+    TypeError
+        Input that is not numeric, or arguments of the wrong type.
+    MemoryError
+        The memory budget or the machine cannot hold the work.
+    RuntimeError
+        ``device="cuda"`` without the CUDA backend or a GPU.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, spira
+    >>> X = sp.random(100, 50, density=0.1, format="csr", random_state=0)
+    >>> distances, indices = spira.kneighbors(X, n_neighbors=5, metric="cosine")
+    >>> distances.shape, indices.dtype
+    ((100, 5), dtype('int64'))
+    """
+    metric, p = check_metric(metric, p)
+    cuda = resolve_device(device)
+    budget = check_memory_budget(memory_budget)
+    exclude_self = bool(exclude_self)
+    if exclude_self and Y is not None:
+        raise ValueError(
+            "exclude_self applies when X is queried against itself; it cannot be combined with Y"
+        )
+    x = as_csr(X, "X")
+    y = None
+    if Y is not None:
+        x, y = common_types(x, as_csr(Y, "Y"))
+    k = check_n_neighbors(n_neighbors, x[0] - (1 if exclude_self else 0), exclude_self)
+    return _core.kneighbors(x, y, k, metric, p, exclude_self, cuda, budget)
+
+
+def kneighbors_graph(
+    X,
+    n_neighbors,
+    *,
+    mode="connectivity",
+    include_self=False,
+    metric="euclidean",
+    p=2,
+    device="auto",
+    memory_budget=None,
+):
+    """The exact k-NN graph of the rows of ``X`` as a sparse matrix, in the layout of
+    :func:`sklearn.neighbors.kneighbors_graph`.
+
+    Parameters
+    ----------
+    X : {sparse matrix, sparse array, array-like} of shape (n_samples, n_features)
+        The points (see :func:`kneighbors` for the accepted types).
+    n_neighbors : int
+        Neighbours per point (``n_samples - 1`` at most without ``include_self``).
+    mode : {"connectivity", "distance"}, default="connectivity"
+        ``"connectivity"``: every edge has the value 1; ``"distance"``: the distance.
+    include_self : bool, default=False
+        Whether each point counts as its own first neighbour (an entry at distance 0, stored
+        explicitly in ``"distance"`` mode). Without it the point's own index is left out.
+    metric, p, device, memory_budget
+        As in :func:`kneighbors`.
+
+    Returns
+    -------
+    graph : scipy.sparse.csr_matrix of shape (n_samples, n_samples), dtype float64
+        ``n_neighbors`` entries per row, listed nearest first (not by column), int64 indices:
+        the same layout, dtype and order as scikit-learn's ``kneighbors_graph``.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp, spira
+    >>> X = sp.random(100, 50, density=0.1, format="csr", random_state=0)
+    >>> G = spira.kneighbors_graph(X, 5, mode="distance", metric="manhattan")
+    >>> G.shape, G.nnz
+    ((100, 100), 500)
+    """
+    if mode not in _MODES:
+        raise ValueError(
+            f'Unsupported mode, must be one of "connectivity" or "distance" but got {mode!r}'
+        )
+    distances, indices = kneighbors(
+        X,
+        n_neighbors=n_neighbors,
+        metric=metric,
+        p=p,
+        exclude_self=not include_self,
+        device=device,
+        memory_budget=memory_budget,
+    )
+    n, k = indices.shape
+    if mode == "connectivity":
+        data = np.ones(n * k, dtype=np.float64)
+    else:
+        data = distances.astype(np.float64).ravel()
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+    # Built as scikit-learn builds it: a csr_array (which keeps the int64 indices) turned into a
+    # csr_matrix.
+    return sp.csr_matrix(sp.csr_array((data, indices.ravel(), indptr), shape=(n, n)))

@@ -1,0 +1,64 @@
+"""Exact pairwise distances: spira.pairwise_distances."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from ._device import resolve_device
+from ._input import as_csr, check_memory_budget, check_metric, common_types
+
+__all__ = ["pairwise_distances"]
+
+
+def pairwise_distances(X, Y=None, *, metric="euclidean", p=2, device="auto", memory_budget=None):
+    """Distances between every row of ``X`` and every row of ``Y``.
+
+    Parameters
+    ----------
+    X : {sparse matrix, sparse array, array-like} of shape (n_samples_X, n_features)
+        SciPy sparse input of any format, int32 or int64 indices, or a dense 2-D array.
+    Y : {sparse matrix, sparse array, array-like} of shape (n_samples_Y, n_features), default=None
+        Default: ``X``.
+    metric : str, default="euclidean"
+        One of ``spira.valid_metrics()`` (SciPy / scikit-learn names and aliases).
+        ``"inner_product"`` gives similarities (dot products), not distances.
+    p : float, default=2
+        The Minkowski exponent (``p >= 1``); only ``metric="minkowski"`` reads it.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute (see :func:`kneighbors`).
+    memory_budget : int, default=None
+        CUDA only: bytes of device memory for one block of distances (default: half the free
+        device memory, at most 1 GiB); the rows of X go through the GPU in blocks of that size.
+        On the host the distances are written straight into the result and it does not apply.
+
+    Returns
+    -------
+    distances : ndarray of shape (n_samples_X, n_samples_Y)
+        float32 for float32 input, float64 otherwise: spira computes in the input's float type
+        (integer and boolean input counts as float64). Note the size: n_samples_X x
+        n_samples_Y values are allocated; use :func:`kneighbors` for large inputs.
+
+    Raises
+    ------
+    ValueError, TypeError, MemoryError, RuntimeError
+        As in :func:`kneighbors`.
+
+    Examples
+    --------
+    >>> import numpy as np, spira
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> spira.pairwise_distances(X, metric="manhattan")
+    array([[0., 1.],
+           [1., 0.]])
+    """
+    metric, p = check_metric(metric, p)
+    cuda = resolve_device(device)
+    budget = check_memory_budget(memory_budget)
+    x = as_csr(X, "X")
+    y = x
+    if Y is not None:
+        x, y = common_types(x, as_csr(Y, "Y"))
+    out = np.empty((x[0], y[0]), dtype=x[4].dtype)
+    _core.pairwise_distances(x, y, out, metric, p, cuda, budget)
+    return out

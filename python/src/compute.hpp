@@ -1,0 +1,39 @@
+// spira Python bindings: the calls into the library, free of Python types, so that they run with
+// the GIL released. Inputs arrive as type-erased host CSR arrays (the module checked their dtypes
+// and lengths); here they become csr_views of the matching value and index type.
+#pragma once
+
+#include <spira/distance.hpp>
+#include <spira/knn.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace spira::python {
+
+/// A host CSR as the Python layer hands it over: int64 row pointers, int32 or int64 column indices,
+/// float32 or float64 values. The arrays belong to the caller and are only read.
+struct csr_input {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  const std::int64_t* indptr = nullptr;  ///< rows + 1 entries
+  const void* indices = nullptr;         ///< indptr[rows] entries of int32 or int64
+  const void* data = nullptr;            ///< indptr[rows] entries of float or double
+  bool index64 = false;
+  bool value64 = false;
+};
+
+/// spira::knn_graph on the host or the CUDA backend, in the value type of the inputs (both inputs
+/// share value and index types). Validates both inputs as canonical CSR first.
+[[nodiscard]] knn_result kneighbors(const csr_input& index, const std::optional<csr_input>& queries,
+                                    const knn_params& params, bool cuda);
+
+/// out (rows(a) x rows(b), row-major, of the inputs' value type) = the distances between the rows
+/// of a and of b. On CUDA the rows of a go through the device in blocks whose distances fit
+/// memory_budget bytes (0: half of the free device memory, at most 1 GiB); on the host the
+/// distances are written into out directly and memory_budget does not apply.
+void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
+                        const distance_params& params, bool cuda, std::size_t memory_budget);
+
+}  // namespace spira::python

@@ -1,0 +1,214 @@
+// spira._core: the nanobind module behind the Python package. It converts the arrays the Python
+// layer prepared (canonical CSR: int64 row pointers, int32/int64 columns, float32/float64 values)
+// into library calls made with the GIL released, and maps the library's exceptions onto Python's.
+// Argument conventions and conversions of user input live in python/spira/*.py.
+#include "compute.hpp"
+
+#include <spira/config.hpp>
+#include <spira/distance.hpp>
+#include <spira/error.hpp>
+#include <spira/resources.hpp>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#if defined(SPIRA_HAS_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace spira::python {
+
+namespace {
+
+using any_vector = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+/// (rows, cols, indptr, indices, data) from the Python layer as a csr_input; the tuple keeps the
+/// arrays alive for the call. Checks what the library cannot: dtypes and array lengths.
+csr_input csr_of(const nb::tuple& t, const char* name)
+{
+  if (t.size() != 5) {
+    throw invalid_argument(detail::concat(name, ": expected (rows, cols, indptr, indices, data)"));
+  }
+  csr_input m;
+  m.rows = nb::cast<std::int64_t>(t[0]);
+  m.cols = nb::cast<std::int64_t>(t[1]);
+  const auto indptr = nb::cast<any_vector>(t[2]);
+  const auto indices = nb::cast<any_vector>(t[3]);
+  const auto data = nb::cast<any_vector>(t[4]);
+  detail::expects(m.rows >= 0 && m.cols >= 0, name, ": negative shape (", m.rows, ", ", m.cols,
+                  ")");
+  detail::expects(indptr.dtype() == nb::dtype<std::int64_t>(), name,
+                  ": the row pointers must be int64");
+  detail::expects(indptr.shape(0) == static_cast<std::size_t>(m.rows) + 1, name, ": ",
+                  indptr.shape(0), " row pointers for ", m.rows, " rows");
+  m.indptr = static_cast<const std::int64_t*>(indptr.data());
+  const std::int64_t nnz = m.indptr[m.rows];
+  detail::expects(nnz >= 0 && indices.shape(0) == static_cast<std::size_t>(nnz) &&
+                      data.shape(0) == static_cast<std::size_t>(nnz),
+                  name, ": the row pointers end at ", nnz, " but there are ", indices.shape(0),
+                  " column indices and ", data.shape(0), " values");
+  if (indices.dtype() == nb::dtype<std::int64_t>()) {
+    m.index64 = true;
+  } else {
+    detail::expects(indices.dtype() == nb::dtype<std::int32_t>(), name,
+                    ": the column indices must be int32 or int64");
+  }
+  if (data.dtype() == nb::dtype<double>()) {
+    m.value64 = true;
+  } else {
+    detail::expects(data.dtype() == nb::dtype<float>(), name,
+                    ": the values must be float32 or float64");
+  }
+  m.indices = indices.data();
+  m.data = data.data();
+  return m;
+}
+
+void check_same_types(const csr_input& x, const csr_input& y)
+{
+  detail::expects(x.index64 == y.index64 && x.value64 == y.value64,
+                  "X and Y must have the same value and index types");
+  detail::expects<dimension_mismatch>(x.cols == y.cols, "X has ", x.cols, " columns but Y has ",
+                                      y.cols);
+}
+
+nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int64_t k,
+                        const std::string& metric_name, double p, bool exclude_self, bool cuda,
+                        std::size_t memory_budget)
+{
+  const csr_input index = csr_of(x, "X");
+  std::optional<csr_input> queries;
+  if (y) {
+    queries = csr_of(*y, "Y");
+    check_same_types(index, *queries);
+  }
+  knn_params params;
+  params.k = k;
+  params.metric = metric_from_string(metric_name);
+  params.p = p;
+  params.exclude_self = exclude_self;
+  params.memory_budget = memory_budget;
+  auto result = std::make_unique<knn_result>();
+  {
+    nb::gil_scoped_release release;
+    *result = kneighbors(index, queries, params, cuda);
+  }
+  // Both arrays share one owner: the result, freed when the last of them is collected.
+  knn_result* r = result.release();
+  nb::capsule owner(r, [](void* p) noexcept { delete static_cast<knn_result*>(p); });
+  const std::size_t shape[2] = {static_cast<std::size_t>(r->indices.rows()),
+                                static_cast<std::size_t>(r->indices.cols())};
+  auto distances = nb::ndarray<nb::numpy, float, nb::ndim<2>>(r->distances.data(), 2, shape, owner);
+  auto indices =
+      nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
+  return nb::make_tuple(distances, indices);
+}
+
+void pairwise_py(const nb::tuple& x, const nb::tuple& y,
+                 nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu> out,
+                 const std::string& metric_name, double p, bool cuda, std::size_t memory_budget)
+{
+  const csr_input a = csr_of(x, "X");
+  const csr_input b = csr_of(y, "Y");
+  check_same_types(a, b);
+  detail::expects(out.shape(0) == static_cast<std::size_t>(a.rows) &&
+                      out.shape(1) == static_cast<std::size_t>(b.rows),
+                  "out: expected shape (", a.rows, ", ", b.rows, ")");
+  detail::expects(out.dtype() == (a.value64 ? nb::dtype<double>() : nb::dtype<float>()),
+                  "out: the dtype must be the inputs' value type");
+  const distance_params params{.metric = metric_from_string(metric_name), .p = p};
+  nb::gil_scoped_release release;
+  pairwise_distances(a, b, out.data(), params, cuda, memory_budget);
+}
+
+/// The names of the GPUs this process sees (empty without CUDA or without a device).
+std::vector<std::string> gpu_names()
+{
+  std::vector<std::string> names;
+#if defined(SPIRA_HAS_CUDA)
+  for (int d = 0; d < cuda_device_count(); ++d) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) {
+      names.emplace_back(prop.name);
+    }
+  }
+#endif
+  return names;
+}
+
+void translate(const std::exception_ptr& p, void*)
+{
+  // Most derived first: dimension_mismatch is an invalid_argument.
+  try {
+    std::rethrow_exception(p);
+  } catch (const invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const out_of_memory& e) {
+    PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (const io_error& e) {
+    PyErr_SetString(PyExc_OSError, e.what());
+  } catch (const error& e) {  // not_compiled, cuda_error
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+}
+
+}  // namespace
+
+}  // namespace spira::python
+
+NB_MODULE(_core, m)
+{
+  using namespace spira::python;
+  m.doc() = "spira's compiled core; use the functions of the spira package instead.";
+  nb::register_exception_translator(translate);
+
+  m.def("kneighbors", &kneighbors_py, nb::arg("X"), nb::arg("Y").none(), nb::arg("k"),
+        nb::arg("metric"), nb::arg("p"), nb::arg("exclude_self"), nb::arg("cuda"),
+        nb::arg("memory_budget"),
+        "spira::knn_graph on canonical CSR tuples; returns (distances float32, indices int64).");
+  m.def("pairwise_distances", &pairwise_py, nb::arg("X"), nb::arg("Y"), nb::arg("out"),
+        nb::arg("metric"), nb::arg("p"), nb::arg("cuda"), nb::arg("memory_budget"),
+        "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out.");
+  m.def(
+      "canonical_metric",
+      [](const std::string& name) {
+        return std::string(to_string(spira::metric_from_string(name)));
+      },
+      nb::arg("name"), "The library's name of a metric name or alias (ValueError when unknown).");
+  m.def("metric_names", [] {
+    std::vector<std::string> names;
+    for (const spira::metric mt : spira::all_metrics()) {
+      names.emplace_back(to_string(mt));
+    }
+    return names;
+  });
+  m.def("metric_aliases", [] {
+    std::vector<std::pair<std::string, std::string>> aliases;
+    for (const auto& a : spira::metric_aliases()) {
+      aliases.emplace_back(a.name, to_string(a.target));
+    }
+    return aliases;
+  });
+  m.def("is_similarity", [](const std::string& name) {
+    return spira::is_similarity(spira::metric_from_string(name));
+  });
+  m.def("requires_nonnegative", [](const std::string& name) {
+    return spira::requires_nonnegative(spira::metric_from_string(name));
+  });
+  m.def("version", [] { return std::string(spira::version()); });
+  m.def("cuda_compiled", &spira::cuda_compiled);
+  m.def("cuda_device_count", &spira::cuda_device_count);
+  m.def("gpu_names", &gpu_names);
+  m.def("host_threads", [] { return spira::host_resources{}.num_threads(); });
+}

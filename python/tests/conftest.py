@@ -1,0 +1,113 @@
+"""Shared data and oracles for the Python tests: dense float64 references from SciPy's cdist
+(or NumPy for the metrics SciPy lacks) and a tie-aware comparison of k-NN results."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.spatial.distance import cdist
+
+# Every metric under the library's name, with the cdist name where SciPy has the metric.
+CDIST_NAME = {
+    "cosine": "cosine",
+    "euclidean": "euclidean",
+    "sqeuclidean": "sqeuclidean",
+    "manhattan": "cityblock",
+    "chebyshev": "chebyshev",
+    "minkowski": "minkowski",
+    "canberra": "canberra",
+    "braycurtis": "braycurtis",
+    "hamming": "hamming",
+    "jaccard": "jaccard",
+    "dice": "dice",
+    "russellrao": "russellrao",
+    "correlation": "correlation",
+    "jensenshannon": "jensenshannon",
+    "hellinger": None,
+    "kl_divergence": None,
+    "inner_product": None,
+}
+METRICS = sorted(CDIST_NAME)
+BOOLEAN = {"jaccard", "dice", "russellrao"}
+MINKOWSKI_P = 3.0
+
+
+def random_sparse(rows, cols, density, seed, boolean=False):
+    """Non-negative random CSR (float64) without empty rows, so that every metric is defined."""
+    rng = np.random.default_rng(seed)
+    dense = rng.uniform(0.1, 1.0, size=(rows, cols)) * (rng.random((rows, cols)) < density)
+    dense[np.arange(rows), rng.integers(0, cols, rows)] = rng.uniform(0.1, 1.0, rows)
+    if boolean:
+        dense = (dense != 0).astype(np.float64)
+    return sp.csr_matrix(dense)
+
+
+def oracle(metric, X, Y, p=MINKOWSKI_P):
+    """Dense float64 distances (similarities for inner_product) between the rows of X and Y."""
+    x = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    y = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
+    name = CDIST_NAME[metric]
+    if metric in BOOLEAN:
+        return cdist(x != 0, y != 0, name)
+    if metric == "minkowski":
+        return cdist(x, y, "minkowski", p=p)
+    if name is not None:
+        return cdist(x, y, name)
+    if metric == "hellinger":
+        return np.sqrt(np.maximum(cdist(np.sqrt(x), np.sqrt(y), "sqeuclidean"), 0) / 2)
+    if metric == "kl_divergence":
+        out = np.zeros((x.shape[0], y.shape[0]))
+        for i, a in enumerate(x):
+            nz = a > 0
+            out[i] = (a[nz] * np.log(a[nz] / np.maximum(y[:, nz], 1e-10))).sum(axis=1)
+        return out
+    if metric == "inner_product":
+        return x @ y.T
+    raise AssertionError(metric)
+
+
+def assert_knn_matches(distances, indices, D, k, largest=False, rtol=1e-5, atol=1e-6,
+                       exclude=None):
+    """Tie-aware check of a k-NN result against the full distance matrix D (float64).
+
+    Per row: the distances equal the k best of D (sorted) within tolerance; each listed index is
+    valid, listed once and its D value equals the distance listed for it; any index strictly
+    better than the k-th best (beyond the tolerance) is listed. exclude[i] is an index that must
+    not appear in row i (exclude_self)."""
+    n_q = D.shape[0]
+    assert distances.shape == (n_q, k) and indices.shape == (n_q, k)
+    assert distances.dtype == np.float32 and indices.dtype == np.int64
+    for row in range(n_q):
+        d = D[row].copy()
+        if exclude is not None:
+            d[exclude[row]] = -np.inf if largest else np.inf
+        key = -d if largest else d
+        best = np.sort(key)[:k]
+        got = -distances[row].astype(np.float64) if largest else distances[row].astype(np.float64)
+        np.testing.assert_allclose(got, best, rtol=rtol, atol=atol, err_msg=f"row {row}")
+        ind = indices[row]
+        assert len(set(ind.tolist())) == k, f"row {row}: an index listed twice: {ind}"
+        assert ((ind >= 0) & (ind < D.shape[1])).all()
+        if exclude is not None:
+            assert exclude[row] not in ind
+        np.testing.assert_allclose(key[ind], got, rtol=rtol, atol=atol, err_msg=f"row {row}")
+        kth = best[-1]
+        must = np.flatnonzero(key < kth - (atol + rtol * abs(kth)))
+        assert set(must.tolist()) <= set(ind.tolist()), f"row {row}: a nearer index is missing"
+        # Nearest first.
+        assert (np.diff(got) >= -(atol + rtol * np.abs(got[1:]))).all()
+
+
+@pytest.fixture(scope="session")
+def data():
+    """(X, Y, Xbool, Ybool): 60 x 15 index and 25 x 15 query matrices, weighted and 0/1."""
+    return (
+        random_sparse(60, 15, 0.3, 1),
+        random_sparse(25, 15, 0.3, 2),
+        random_sparse(60, 15, 0.3, 3, boolean=True),
+        random_sparse(25, 15, 0.3, 4, boolean=True),
+    )
+
+
+def pick(data, metric):
+    X, Y, Xb, Yb = data
+    return (Xb, Yb) if metric in BOOLEAN else (X, Y)
