@@ -28,8 +28,7 @@ void knn_fused_metric(const cuda_resources& res, csr_view<V, I> queries, csr_vie
   check_metric_args(res, queries, index, dp, "spira::knn_graph");
   visit_metric(params.metric, params.p, [&](const auto& d) {
     using D = std::decay_t<decltype(d)>;
-    if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||
-                  selection_namm_v<D, V>) {
+    if constexpr (intersection_capable_v<D, V>) {
       knn_fused(res, queries, index, d, params.k, is_similarity(params.metric),
                 params.exclude_self, out_values, out_indices, params.progress);
     } else {

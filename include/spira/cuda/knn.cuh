@@ -425,8 +425,7 @@ void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I>
                const std::function<void(std::int64_t, std::int64_t)>& progress = {})
 {
   constexpr const char* op = "spira::knn_fused";
-  static_assert(D::annihilating || distance_traits<D, V>::invertible_add ||
-                  detail::selection_namm_v<D, V>,
+  static_assert(detail::intersection_capable_v<D, V>,
                 "spira::knn_fused: D must admit the intersection strategy (annihilating, a NAMM "
                 "with a sum add monoid, or a one-term NAMM with a min / max add monoid)");
   detail::require_device_space(queries.space, op, "queries");
@@ -504,9 +503,7 @@ bool knn_fused_applies(csr_view<V, I> queries, csr_view<V, I> index, const knn_p
   expects(!forced || !tiles_forced, "knn_graph: query_tile and index_tile size the tiles of the "
           "tiled algorithm; they cannot be combined with the fused one");
   if (tiles_forced) { return false; }
-  constexpr bool intersection_capable = D::annihilating ||
-                                        distance_traits<D, V>::invertible_add ||
-                                        selection_namm_v<D, V>;
+  constexpr bool intersection_capable = intersection_capable_v<D, V>;
   const pairwise_strategy s = resolve_strategy<D>(queries, index, params.strategy);
   expects(!forced || (intersection_capable && s == pairwise_strategy::intersection),
           "knn_graph: the fused algorithm needs the intersection strategy; ", to_string(s), " was ",
@@ -548,8 +545,7 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
   }
   const std::size_t budget =
     params.memory_budget > 0 ? params.memory_budget : cuda_free_memory(res) / 2;
-  if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||
-                detail::selection_namm_v<D, V>) {
+  if constexpr (detail::intersection_capable_v<D, V>) {
     if (detail::knn_fused_applies<D>(q, index, params, budget)) {
       return detail::knn_fused_cuda(
         res, index, queries, params,

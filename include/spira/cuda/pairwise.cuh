@@ -118,8 +118,7 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
   }
   switch (s) {
     case pairwise_strategy::intersection:
-      if constexpr (D::annihilating || distance_traits<D, V>::invertible_add ||
-                    detail::selection_namm_v<D, V>) {
+      if constexpr (detail::intersection_capable_v<D, V>) {
         detail::run_intersection(ctx);
       }
       break;

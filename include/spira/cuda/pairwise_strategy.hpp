@@ -211,6 +211,13 @@ inline constexpr bool selection_namm_v =
   !D::annihilating && distance_traits<D, V>::num_terms == 1 &&
   (D::add_monoid::kind == monoid_kind::min || D::add_monoid::kind == monoid_kind::max);
 
+/// Whether the intersection strategy (and so the fused k-NN) can compute D: an annihilating
+/// semiring, a NAMM whose ⊕ is a sum (the union as intersection plus per-row corrections), or a
+/// one-term NAMM whose ⊕ is min or max (selection_namm_v).
+template <class D, class V>
+inline constexpr bool intersection_capable_v =
+  D::annihilating || distance_traits<D, V>::invertible_add || selection_namm_v<D, V>;
+
 inline void require_device_space(memory_space s, const char* op, const char* name)
 {
   expects(s == memory_space::device, op, ": ", name,
@@ -284,8 +291,7 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
     }
   }
   if (s == pairwise_strategy::intersection) {
-    detail::expects(traits::annihilating || traits::invertible_add ||
-                      detail::selection_namm_v<D, V>,
+    detail::expects(detail::intersection_capable_v<D, V>,
                     "spira::pairwise(cuda): the intersection strategy needs an annihilating "
                     "semiring, a NAMM whose add monoid is a sum, or a one-term NAMM whose add "
                     "monoid is min or max; use hybrid or automatic");
