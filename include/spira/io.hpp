@@ -166,7 +166,7 @@ template <class ValueT, class IndexT>
 
 // ---- NumPy .npy ---------------------------------------------------------------------------------
 
-/// Element types of .npy arrays spira reads (all but bytes/unicode also written where noted).
+/// Element types of .npy arrays spira reads (f4, f8, i4, i8 also written; bytes as an .npz member).
 enum class npy_dtype { b1, i1, u1, i2, u2, i4, u4, i8, u8, f4, f8, bytes, unicode };
 
 /// A parsed .npy header.
@@ -238,7 +238,9 @@ template <class T>
 [[nodiscard]] dense_matrix<T> read_npz_array(const std::filesystem::path& path,
                                              std::string_view name);
 
-/// A named host array to store in an .npz (row-major; 1-D when `one_dimensional`).
+/// A named host array to store in an .npz (row-major): rows x cols (ndim 2), rows * cols elements
+/// (ndim 1) or one element (ndim 0, rows = cols = 1). The data is not copied: it must outlive
+/// write_npz.
 struct npz_entry {
   std::string name;
   npy_dtype dtype = npy_dtype::f8;
@@ -246,13 +248,20 @@ struct npz_entry {
   std::int64_t cols = 0;
   std::int64_t ld = 0;  ///< elements between rows
   const void* data = nullptr;
-  bool one_dimensional = false;
+  int ndim = 2;
+  std::size_t itemsize = 0;  ///< bytes per element of a npy_dtype::bytes array (numpy's |S<n>)
 
   /// T in {float, double, int32_t, int64_t}.
   template <class T>
   static npz_entry of(std::string name, dense_view<const T> a);
   template <class T>
   static npz_entry of(std::string name, std::span<const T> v);
+  /// A 0-d byte string, numpy's np.array(b"csr") (dtype |S3): the `format` member of a
+  /// scipy.sparse .npz. `bytes` is not empty.
+  static npz_entry of_bytes(std::string name, std::string_view bytes)
+  {
+    return {std::move(name), npy_dtype::bytes, 1, 1, 1, bytes.data(), 0, bytes.size()};
+  }
 };
 
 /// Removes the temporary files of the writers still in progress (async-signal-safe: a program's
@@ -298,14 +307,14 @@ constexpr npy_dtype npy_dtype_of() noexcept
 template <class T>
 npz_entry npz_entry::of(std::string name, dense_view<const T> a)
 {
-  return {std::move(name), detail::npy_dtype_of<T>(), a.rows, a.cols, a.ld, a.data, false};
+  return {std::move(name), detail::npy_dtype_of<T>(), a.rows, a.cols, a.ld, a.data, 2};
 }
 
 template <class T>
 npz_entry npz_entry::of(std::string name, std::span<const T> v)
 {
   const auto n = static_cast<std::int64_t>(v.size());
-  return {std::move(name), detail::npy_dtype_of<T>(), n, 1, 1, v.data(), true};
+  return {std::move(name), detail::npy_dtype_of<T>(), n, 1, 1, v.data(), 1};
 }
 
 }  // namespace spira::io

@@ -90,6 +90,10 @@ options:
   -q, --query Q            query rows from the file Q (default: INDEX against itself)
   --exclude-self           leave each row out of its own neighbours (not with --query)
   -o, --output OUT.npz     the output file (required)
+  --graph MODE             write the graph as a scipy.sparse CSR matrix, MODE distance or
+                           connectivity (default: the arrays indices and distances)
+  --symmetrize             with --graph: max(G, G^T), an edge where either end lists the other
+                           (not with --query)
   --backend B              auto, host or cuda (default auto: cuda when built, a GPU is present)
   --algo A                 auto, fused or tiled (default auto; CUDA only)
   --strategy S             automatic, intersection, hybrid or dense (default automatic; CUDA only)
@@ -103,7 +107,10 @@ metrics:
 @METRICS@
 
 output: OUT.npz with indices (int64) and distances (float32), n_q x K, each row nearest first;
-a one-line summary on stdout; progress on stderr when it is a terminal.
+with --graph, the n_q x rows(INDEX) CSR matrix (scipy.sparse.load_npz reads it) with K entries
+per row, nearest first as sklearn.neighbors.kneighbors_graph stores them (columns increasing
+with --symmetrize), values the distances (float32) or 1; a one-line summary on stdout; progress
+on stderr when it is a terminal.
 
 )"},
 }};

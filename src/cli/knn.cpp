@@ -1,6 +1,8 @@
 // spira knn INDEX [--query Q] -k K --metric M [--p P] [--exclude-self] [--backend ...] -o OUT.npz
 // The exact k-NN graph: arrays `indices` (int64, n_q x k) and `distances` (float32, n_q x k), each
-// row nearest first. Progress on stderr when it is a terminal; a one-line summary at the end.
+// row nearest first; with --graph MODE [--symmetrize] the n_q x n_index CSR matrix instead, as
+// scipy.sparse.save_npz writes it, in the layout of sklearn.neighbors.kneighbors_graph.
+// Progress on stderr when it is a terminal; a one-line summary at the end.
 // --check-recall N recomputes N evenly spaced query rows by brute force and reports the recall.
 #include "args.hpp"
 #include "commands.hpp"
@@ -24,12 +26,50 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 namespace spira::cli {
 
 namespace {
+
+/// What -o receives: the arrays `indices` and `distances`, or (--graph) the graph as a CSR matrix.
+struct knn_output {
+  std::string path;
+  std::optional<knn_graph_mode> graph;
+  bool symmetrize = false;  ///< max(G, G^T) of the graph (the index against itself only)
+};
+
+/// `m` as scipy.sparse.save_npz(path, m, compressed=False) writes a csr_matrix: the members
+/// indices, indptr, format (b"csr", a 0-d |S3 array), shape (int64) and data (float32), in scipy's
+/// order. indices and indptr are int32 when the shape and nnz fit, as scipy chooses its index
+/// dtype (scipy.sparse.load_npz reads either).
+void write_csr_npz(const std::string& path, const csr_matrix<float, std::int64_t>& m)
+{
+  const auto nnz = static_cast<std::size_t>(m.nnz());
+  const auto rows = static_cast<std::size_t>(m.rows());
+  const std::int64_t shape[2] = {m.rows(), m.cols()};
+  const std::span<const std::int64_t> idx(m.col_idx(), nnz);
+  const std::span<const offset_t> ptr(m.row_ptr(), rows + 1);
+  const auto write = [&](io::npz_entry indices, io::npz_entry indptr) {
+    const io::npz_entry entries[] = {
+      std::move(indices), std::move(indptr), io::npz_entry::of_bytes("format", "csr"),
+      io::npz_entry::of("shape", std::span<const std::int64_t>(shape)),
+      io::npz_entry::of("data", std::span<const float>(m.values(), nnz))};
+    io::write_npz(path, entries);
+  };
+  const std::int64_t largest = std::max({m.rows(), m.cols(), m.nnz()});
+  if (!detail::fits_index<std::int32_t>(largest)) {
+    write(io::npz_entry::of("indices", idx), io::npz_entry::of("indptr", ptr));
+    return;
+  }
+  const std::vector<std::int32_t> idx32(idx.begin(), idx.end());
+  const std::vector<std::int32_t> ptr32(ptr.begin(), ptr.end());
+  write(io::npz_entry::of("indices", std::span<const std::int32_t>(idx32)),
+        io::npz_entry::of("indptr", std::span<const std::int32_t>(ptr32)));
+}
 
 /// Fraction of the neighbours of `sample` query rows that an independent brute force over every
 /// index row confirms: each distance evaluated directly over the union of the two rows, in double
@@ -103,7 +143,7 @@ std::function<void(std::int64_t, std::int64_t)> progress_line(
 template <class V, class I>
 int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
         const std::optional<csr_matrix<V, I>>& queries, knn_params params,
-        const std::string& out_path, std::int64_t check, const char* metric)
+        const knn_output& out, std::int64_t check, const char* metric)
 {
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -129,15 +169,27 @@ int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
   const knn_result g = run();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty) { std::fputc('\n', stderr); }
-  const io::npz_entry entries[] = {
-    io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
-    io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
-  io::write_npz(out_path, entries);
-  std::FILE* summary = summary_stream(out_path);
+  if (out.graph) {
+    // scikit-learn's layout: each row's entries nearest first (symmetrize: columns increasing).
+    auto csr = to_csr_graph(g, index.rows(), *out.graph, knn_graph_order::nearest_first);
+    if (out.symmetrize) { csr = symmetrize(csr.view()); }
+    write_csr_npz(out.path, csr);
+  } else {
+    const io::npz_entry entries[] = {
+      io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
+      io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
+    io::write_npz(out.path, entries);
+  }
+  std::FILE* summary = summary_stream(out.path);
   std::fprintf(summary,
                "spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
                (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
-               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
+               be == backend::cuda ? "cuda" : "host", seconds, out.path.c_str());
+  if (out.graph) {
+    std::fprintf(summary, " (CSR graph, %s%s)",
+                 *out.graph == knn_graph_mode::distance ? "distance" : "connectivity",
+                 out.symmetrize ? ", symmetrized" : "");
+  }
   if (check > 0) {
     const double recall = recall_on_sample(res, index, queries ? *queries : index, g, params, check,
                                            params.exclude_self);
@@ -191,6 +243,8 @@ int run_knn(int argc, char** argv)
                         {"memory-budget-mb", 0},
                         {"check-recall", 0},
                         {"threads", 0},
+                        {"graph", 0},
+                        {"symmetrize", 0, false},
                         {"output", 'o'}});
   if (args.positional().size() != 1) {
     throw usage_error("expects one INDEX file (usage: spira knn INDEX -k K --metric M -o OUT.npz)");
@@ -212,7 +266,27 @@ int run_knn(int argc, char** argv)
   params.memory_budget = args.value("memory-budget-mb") ? memory_budget(args) : 0;
   const std::int64_t check = args.integer("check-recall", 0, std::int64_t{1} << 30).value_or(0);
   const host_resources res = host_resources_of(args);
-  const std::string out_path = args.output_path("output", ".npz");
+  knn_output out;
+  out.path = args.output_path("output", ".npz");
+  if (auto mode = args.value("graph")) {
+    if (*mode == "distance") {
+      out.graph = knn_graph_mode::distance;
+    } else if (*mode == "connectivity") {
+      out.graph = knn_graph_mode::connectivity;
+    } else {
+      throw usage_error(detail::concat("option '--graph': unknown mode '", *mode,
+                                       "' (expected distance or connectivity)"));
+    }
+  }
+  out.symmetrize = args.flag("symmetrize");
+  if (out.symmetrize && !out.graph) {
+    throw usage_error("option '--symmetrize' applies to the sparse graph: add --graph distance or "
+                      "--graph connectivity");
+  }
+  if (out.symmetrize && args.value("query")) {
+    throw usage_error("option '--symmetrize' needs the square graph of the index against itself; "
+                      "it cannot be combined with --query");
+  }
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "knn");
   for (const char* option : {"algo", "strategy"}) {
     if (args.value(option) && be != backend::cuda) {
@@ -252,9 +326,12 @@ int run_knn(int argc, char** argv)
                                      index.rows() - (params.exclude_self ? 1 : 0),
                                      " available neighbours of ", args.positional()[0]));
   }
-  // The .npz: two members of n_q x k (int64 and float32), headers and directory under 1 KiB.
-  check_free_space(out_path, 1024 + std::uint64_t(queries ? queries->rows() : index.rows()) *
-                                      std::uint64_t(params.k) * 12);
+  // The .npz: two members of n_q x k (int64 and float32), headers and directory under 1 KiB; the
+  // CSR graph at most as much (indices and data) plus n_q + 1 row pointers, twice the entries when
+  // symmetrised.
+  const std::uint64_t n_q = std::uint64_t(queries ? queries->rows() : index.rows());
+  const std::uint64_t entries = n_q * std::uint64_t(params.k) * (out.symmetrize ? 2 : 1);
+  check_free_space(out.path, 1024 + entries * 12 + (out.graph ? (n_q + 1) * 8 : 0));
   check_values_for_metric(index, args.positional()[0], params.metric);
   if (queries) { check_values_for_metric(*queries, *args.value("query"), params.metric); }
   if (be == backend::host) { check_host_budget(index, queries, params, memory_budget(args)); }
@@ -267,10 +344,10 @@ int run_knn(int argc, char** argv)
     if (detail::fits_index<std::int32_t>(index.cols())) {
       std::optional<csr_matrix<V, std::int32_t>> q32;
       if (qv) { q32 = cast_indices<std::int32_t>(res, qv->view()); }
-      return knn(res, be, cast_indices<std::int32_t>(res, iv.view()), q32, params, out_path, check,
+      return knn(res, be, cast_indices<std::int32_t>(res, iv.view()), q32, params, out, check,
                  metric_name.c_str());
     }
-    return knn(res, be, iv, qv, params, out_path, check, metric_name.c_str());
+    return knn(res, be, iv, qv, params, out, check, metric_name.c_str());
   };
   const bool float_exact =
     values_fit_float(index.view()) && (!queries || values_fit_float(queries->view()));

@@ -357,8 +357,11 @@ dense_matrix<T> block_to_dense(const npy_block& b, const std::string& what);
 /// The text of a 0-d or 1-element bytes/unicode array (scipy's format.npy).
 std::string block_to_string(const npy_block& b, const std::string& what);
 
-/// A serialised version 1.0 header for a C-order array of `dtype` and `shape`.
-std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& shape);
+/// A serialised version 1.0 header for a C-order array of `dtype` and `shape` (empty: a 0-d
+/// array). `itemsize` is the length of a npy_dtype::bytes element (|S<itemsize>); the other
+/// written dtypes (f4, f8, i4, i8) have theirs.
+std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& shape,
+                            std::size_t itemsize = 0);
 
 /// Bytes per element of a writable dtype.
 std::size_t dtype_size(npy_dtype d) noexcept;

@@ -492,9 +492,10 @@ std::size_t dtype_size(npy_dtype d) noexcept
   return 0;
 }
 
-std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& shape)
+std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& shape,
+                            std::size_t itemsize)
 {
-  const char* descr = nullptr;
+  std::string descr;
   switch (dtype) {
     case npy_dtype::f4:
       descr = "<f4";
@@ -508,8 +509,14 @@ std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& sh
     case npy_dtype::i8:
       descr = "<i8";
       break;
+    case npy_dtype::bytes:
+      if (itemsize == 0) {
+        throw invalid_argument("spira::io: a byte string array needs a length");
+      }
+      descr = spira::detail::concat("|S", itemsize);
+      break;
     default:
-      throw invalid_argument("spira::io: only f4, f8, i4 and i8 arrays are written");
+      throw invalid_argument("spira::io: only f4, f8, i4, i8 and byte string arrays are written");
   }
   std::string dict = spira::detail::concat(
       "{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape_string(shape), ", }");

@@ -410,6 +410,11 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
                            " x ", e.cols, " (ld ", e.ld, ")");
     spira::detail::expects(e.data != nullptr || e.rows * e.cols == 0,
                            "spira::io::write_npz: array '", e.name, "' has no data");
+    spira::detail::expects(e.ndim >= 0 && e.ndim <= 2 && (e.ndim > 0 || e.rows * e.cols == 1),
+                           "spira::io::write_npz: array '", e.name, "' has ndim ", e.ndim,
+                           " for ", e.rows, " x ", e.cols, " elements");
+    spira::detail::expects(e.dtype != npy_dtype::bytes || e.itemsize > 0,
+                           "spira::io::write_npz: byte string array '", e.name, "' is empty");
   }
   struct central {
     std::string name;
@@ -433,10 +438,11 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
 
   for (const auto& e : entries) {
     const std::string name = e.name + ".npy";
-    std::vector<std::int64_t> shape = e.one_dimensional ? std::vector<std::int64_t>{e.rows * e.cols}
-                                                        : std::vector<std::int64_t>{e.rows, e.cols};
-    const std::string header = detail::make_npy_header(e.dtype, shape);
-    const std::size_t item = detail::dtype_size(e.dtype);
+    std::vector<std::int64_t> shape;  // () for a 0-d array
+    if (e.ndim == 1) { shape = {e.rows * e.cols}; }
+    if (e.ndim == 2) { shape = {e.rows, e.cols}; }
+    const std::string header = detail::make_npy_header(e.dtype, shape, e.itemsize);
+    const std::size_t item = e.dtype == npy_dtype::bytes ? e.itemsize : detail::dtype_size(e.dtype);
     const std::size_t row_bytes = static_cast<std::size_t>(e.cols) * item;
     const auto* base = static_cast<const char*>(e.data);
     const std::uint64_t size = header.size() + static_cast<std::uint64_t>(e.rows) * row_bytes;

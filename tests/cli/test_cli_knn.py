@@ -1,6 +1,9 @@
-"""spira knn against a brute-force oracle (scipy cdist + a full sort with the tie rule)."""
+"""spira knn against a brute-force oracle (scipy cdist + a full sort with the tie rule); --graph
+against the graph built from the arrays by numpy, scipy's max(G, G.T) and, when it is importable,
+scikit-learn's kneighbors_graph."""
 import os
 import unittest
+import zipfile
 
 import numpy as np
 import scipy.io
@@ -8,6 +11,11 @@ import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
 from clitest import CliTestCase, run
+
+try:
+    from sklearn.neighbors import NearestNeighbors, kneighbors_graph
+except ImportError:  # pragma: no cover - depends on the machine
+    NearestNeighbors = kneighbors_graph = None
 
 SCIPY_NAME = {"cosine": "cosine", "euclidean": "euclidean", "manhattan": "cityblock",
               "sqeuclidean": "sqeuclidean", "chebyshev": "chebyshev"}
@@ -145,6 +153,188 @@ class KnnTest(CliTestCase):
         scipy.io.mmwrite(narrow, self.x[:5, :100])
         self.assert_fails_clearly("knn", self.src, "--query", narrow, "-k", 5, "--metric",
                                   "cosine", "-o", out, mentions=["columns"])
+
+
+def graph_of_arrays(idx, dist, n_index, mode):
+    """The kneighbors_graph layout built from the default output: row i holds its k neighbours,
+    nearest first, valued by distance or 1."""
+    n, k = idx.shape
+    data = dist.ravel() if mode == "distance" else np.ones(n * k, dtype=np.float32)
+    return sp.csr_matrix((data, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n_index))
+
+
+class KnnGraphTest(CliTestCase):
+    """--graph MODE [--symmetrize]: the CSR matrix scipy.sparse.load_npz reads, in the layout of
+    sklearn.neighbors.kneighbors_graph. Random data without ties, so every oracle lists the same
+    neighbours in the same order."""
+
+    def setUp(self):
+        super().setUp()
+        rng = np.random.default_rng(28)
+        x = rng.random((90, 12))
+        x[x < 0.3] = 0
+        self.x = sp.csr_matrix(x)
+        self.src = self.path("x.mtx")
+        scipy.io.mmwrite(self.src, self.x)
+        q = rng.random((25, 12))
+        q[q < 0.3] = 0
+        self.q = sp.csr_matrix(q)
+        self.qsrc = self.path("q.mtx")
+        scipy.io.mmwrite(self.qsrc, self.q)
+
+    def arrays(self, *extra):
+        out = self.path("arrays.npz")
+        self.assert_ok("knn", self.src, "--metric", "euclidean", "-o", out, *extra)
+        with np.load(out) as f:
+            self.assertEqual(f.files, ["indices", "distances"])  # without --graph: as before
+            return f["indices"], f["distances"]
+
+    def graph(self, *extra):
+        out = self.path("graph.npz")
+        text = self.assert_ok("knn", self.src, "--metric", "euclidean", "-o", out, *extra)
+        self.assertIn("(CSR graph, ", text)
+        return sp.load_npz(out), out
+
+    def assert_same_csr(self, got, want):
+        """Equal as stored: shape, row pointers, columns in their order, values."""
+        self.assertEqual(got.shape, want.shape)
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.data, want.data)
+
+    def test_members_are_those_of_scipy_save_npz(self):
+        g, path = self.graph("-k", 5, "--graph", "distance")
+        self.assertIsInstance(g, sp.csr_matrix)
+        with zipfile.ZipFile(path) as z:
+            self.assertEqual(z.namelist(), ["indices.npy", "indptr.npy", "format.npy", "shape.npy",
+                                            "data.npy"])
+        with np.load(path) as f:
+            self.assertEqual(f["format"].dtype, np.dtype("S3"))
+            self.assertEqual(f["format"].shape, ())
+            self.assertEqual(f["format"][()], b"csr")
+            self.assertEqual(f["shape"].dtype, np.int64)
+            np.testing.assert_array_equal(f["shape"], [90, 90])
+            self.assertEqual(f["data"].dtype, np.float32)
+            self.assertEqual(f["indices"].dtype, np.int32)  # as scipy writes them when they fit
+            self.assertEqual(f["indptr"].dtype, np.int32)
+        self.assertEqual(g.nnz, 90 * 5)
+        np.testing.assert_array_equal(np.diff(g.indptr), 5)
+        # The same matrix scipy's own writer produces reads back identically.
+        again = self.path("scipy.npz")
+        sp.save_npz(again, g, compressed=False)
+        self.assert_same_csr(sp.load_npz(again), g)
+
+    def test_modes_and_self_equal_the_arrays(self):
+        for mode in ("distance", "connectivity"):
+            for self_rule in ((), ("--exclude-self",)):
+                for k in (1, 7):
+                    with self.subTest(mode=mode, self_rule=self_rule, k=k):
+                        idx, dist = self.arrays("-k", k, *self_rule)
+                        g, _ = self.graph("-k", k, "--graph", mode, *self_rule)
+                        self.assert_same_csr(g, graph_of_arrays(idx, dist, 90, mode))
+                        first = g.indices[g.indptr[:-1]]
+                        if self_rule:
+                            self.assertEqual(g.diagonal().nonzero()[0].size, 0)
+                            for r in range(90):
+                                self.assertNotIn(r, g.indices[g.indptr[r]:g.indptr[r + 1]])
+                        else:
+                            # each point its own first neighbour, an explicit 0 in distance mode
+                            np.testing.assert_array_equal(first, np.arange(90))
+                            want = 0.0 if mode == "distance" else 1.0
+                            np.testing.assert_array_equal(g.data[g.indptr[:-1]], want)
+                        if kneighbors_graph is not None:
+                            want = kneighbors_graph(self.x, k, mode=mode, metric="euclidean",
+                                                    include_self=not self_rule)
+                            self.assert_like_sklearn(g, want)
+
+    def assert_like_sklearn(self, got, want):
+        self.assertEqual(got.shape, want.shape)
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)  # nearest first, as stored
+        np.testing.assert_allclose(got.data, want.data, rtol=1e-5, atol=1e-5)
+
+    def test_query(self):
+        for mode in ("distance", "connectivity"):
+            with self.subTest(mode=mode):
+                idx, dist = self.arrays("-k", 6, "--query", self.qsrc)
+                g, _ = self.graph("-k", 6, "--graph", mode, "--query", self.qsrc)
+                self.assertEqual(g.shape, (25, 90))
+                self.assert_same_csr(g, graph_of_arrays(idx, dist, 90, mode))
+                want_idx, want_dist = brute_force(self.x, self.q, 6, "euclidean")
+                np.testing.assert_array_equal(idx, want_idx)
+                if NearestNeighbors is not None:
+                    nn = NearestNeighbors(n_neighbors=6, metric="euclidean").fit(self.x)
+                    self.assert_like_sklearn(g, nn.kneighbors_graph(self.q, mode=mode))
+
+    def test_symmetrize_is_max_of_g_and_its_transpose(self):
+        for mode in ("distance", "connectivity"):
+            for self_rule in ((), ("--exclude-self",)):
+                with self.subTest(mode=mode, self_rule=self_rule):
+                    g, _ = self.graph("-k", 4, "--graph", mode, *self_rule)
+                    sym, _ = self.graph("-k", 4, "--graph", mode, "--symmetrize", *self_rule)
+                    self.assertEqual(sym.shape, (90, 90))
+                    np.testing.assert_array_equal(sym.toarray(), g.maximum(g.T).toarray())
+                    # Stored: the union of the patterns of G and G^T (explicit zeros included),
+                    # columns increasing, the same value both ways.
+                    pattern = g.copy()
+                    pattern.data[:] = 1
+                    union = (pattern + pattern.T).tocsr()
+                    union.sort_indices()
+                    np.testing.assert_array_equal(sym.indptr, union.indptr)
+                    np.testing.assert_array_equal(sym.indices, union.indices)
+                    self.assertTrue(sym.has_sorted_indices)
+                    self.assertEqual((sym != sym.T).nnz, 0)
+                    self.assertGreater(sym.nnz, g.nnz)  # a k-NN graph is not symmetric
+                    if not self_rule and mode == "distance":
+                        np.testing.assert_array_equal(sym.diagonal(), 0)
+                        self.assertEqual(sym.nnz, union.nnz)  # the diagonal's zeros are stored
+
+    def assert_usage_error(self, *args, mentions=()):
+        """Exit status 2, one line on stderr naming what it should, no output file."""
+        out = self.path("bad.npz")
+        code, _, err = run("knn", *args, "-o", out)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        for m in mentions:
+            self.assertIn(m, err)
+        self.assertFalse(os.path.exists(out))
+        return err
+
+    def test_bad_combinations_and_exit_statuses(self):
+        base = (self.src, "-k", 3, "--metric", "euclidean")
+        self.assert_usage_error(*base, "--symmetrize", mentions=["--symmetrize", "--graph"])
+        self.assert_usage_error(*base, "--graph", "distance", "--symmetrize", "--query", self.qsrc,
+                                mentions=["--symmetrize", "--query"])
+        self.assert_usage_error(*base, "--graph", "distances",
+                                mentions=["--graph", "distances", "connectivity"])
+        self.assert_usage_error(*base, "--graph", "connectivity", "--exclude-self", "--query",
+                                self.qsrc, mentions=["--exclude-self"])
+        self.assert_usage_error(*base, "--graph", "distance", "--graph", "connectivity",
+                                mentions=["--graph", "twice"])
+        self.assert_usage_error(*base, "--symmetrize=yes", "--graph", "distance",
+                                mentions=["--symmetrize", "no value"])
+        code, _, err = run("knn", *base, "-o", self.path("g.npz"), "--graph")
+        self.assertEqual(code, 2, err)
+        self.assertIn("needs a value", err)
+        # The extension is checked before any work: INDEX does not exist and is never opened.
+        missing = self.path("missing.mtx")
+        for name in ("g.npy", "g.mtx", "g"):
+            with self.subTest(output=name):
+                code, _, err = run("knn", missing, "-k", 3, "--metric", "euclidean", "--graph",
+                                   "distance", "-o", self.path(name))
+                self.assertEqual(code, 2, err)
+                self.assertIn("--output", err)
+                self.assertIn(".npz", err)
+                self.assertNotIn("missing.mtx", err)
+                self.assertFalse(os.path.exists(self.path(name)))
+        # A data error (an unreadable INDEX) exits 1 and leaves nothing behind.
+        bad = self.path("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n9 9 1\n")
+        out = self.path("g.npz")
+        code, _, err = run("knn", bad, "-k", 1, "--metric", "euclidean", "--graph", "distance",
+                           "-o", out)
+        self.assertEqual(code, 1, err)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([f for f in os.listdir(self.tmp) if "spira" in f], [])
 
 
 if __name__ == "__main__":

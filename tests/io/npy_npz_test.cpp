@@ -204,6 +204,48 @@ TEST(npz_write, named_arrays_read_back)
       invalid_argument);
 }
 
+/// The members scipy.sparse.save_npz writes for a csr_matrix, written by write_npz (the format a
+/// 0-d byte string, |S3) and read back by read_npz: the 3 x 4 CSR [[0 1 0 2], [0 0 0 0], [3 0 4 0]]
+/// with row 0 listed in the order 3, 1 (as a k-NN graph lists its rows, nearest first).
+TEST(npz_write, scipy_csr_members_read_back)
+{
+  temp_dir dir;
+  const std::vector<std::int32_t> indices{3, 1, 0, 2};
+  const std::vector<std::int32_t> indptr{0, 2, 2, 4};
+  const std::vector<std::int64_t> shape{3, 4};
+  const std::vector<float> data{2, 1, 3, 4};
+  const io::npz_entry entries[] = {
+      io::npz_entry::of("indices", std::span<const std::int32_t>(indices)),
+      io::npz_entry::of("indptr", std::span<const std::int32_t>(indptr)),
+      io::npz_entry::of_bytes("format", "csr"),
+      io::npz_entry::of("shape", std::span<const std::int64_t>(shape)),
+      io::npz_entry::of("data", std::span<const float>(data))};
+  const auto p = dir.path("csr.npz");
+  io::write_npz(p, entries);
+  EXPECT_EQ(io::npz_names(p),
+            (std::vector<std::string>{"indices", "indptr", "format", "shape", "data"}));
+  const entry_map expected{{{0, 1}, 1}, {{0, 3}, 2}, {{2, 0}, 3}, {{2, 2}, 4}};
+  EXPECT_EQ(entries_of(io::read_npz<double, std::int32_t>(p)), expected);
+  EXPECT_EQ(entries_of(io::read_matrix<float, std::int64_t>(p)), expected);
+  EXPECT_EQ(io::describe(p).field, "<f4");
+  // The member as numpy writes np.array(b"csr"): a 0-d |S3 array, its 3 bytes after the header.
+  std::ifstream in(p, std::ios::binary);
+  const std::string bytes(std::istreambuf_iterator<char>(in), {});
+  const std::string header = "{'descr': '|S3', 'fortran_order': False, 'shape': (), }";
+  const std::size_t at = bytes.find(header);
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t end = bytes.find('\n', at);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ((end + 1 - (at - 10)) % 64, 0u);  // magic, version and length: 10 bytes
+  EXPECT_EQ(bytes.substr(end + 1, 3), "csr");
+  // An empty byte string and a 0-d array of several elements are refused.
+  EXPECT_THROW(io::write_npz(dir.path("e.npz"), std::vector{io::npz_entry::of_bytes("format", "")}),
+               invalid_argument);
+  io::npz_entry wide = io::npz_entry::of("shape", std::span<const std::int64_t>(shape));
+  wide.ndim = 0;
+  EXPECT_THROW(io::write_npz(dir.path("w.npz"), std::vector{wide}), invalid_argument);
+}
+
 /// Members of a scipy.sparse.save_npz archive for the 3 x 4 CSR [[0 1 0 2], [0 0 0 0], [3 0 4 0]].
 std::vector<std::pair<std::string, std::string>> scipy_members(const std::string& format = "csr")
 {
