@@ -10,10 +10,12 @@
 // header-only spira::pairwise (spira/ops.hpp) instead.
 #pragma once
 
+#include <spira/error.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
 
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <string_view>
 
@@ -104,6 +106,23 @@ struct distance_params {
   /// instead of `dense`. See docs/cuda-engine.md (Memory). The host engine ignores it.
   std::size_t workspace_bytes = 0;
 };
+
+/// Whether p is a valid Minkowski exponent: finite and at least 1 (every entry point and the CLI
+/// ask this one function).
+[[nodiscard]] constexpr bool valid_minkowski_p(double p) noexcept
+{
+  return p >= 1.0 && p <= std::numeric_limits<double>::max();
+}
+
+namespace detail {
+/// Throws spira::invalid_argument "OP: minkowski needs a finite p >= 1, got p = P" for metric
+/// minkowski with an invalid p.
+inline void check_minkowski_p(metric m, double p, const char* op)
+{
+  expects(m != metric::minkowski || valid_minkowski_p(p), op,
+          ": minkowski needs a finite p >= 1, got p = ", p);
+}
+}  // namespace detail
 
 /// out(i, j) = distance(row i of A, row j of B) for the built-in metric `params.metric`.
 /// A and B: canonical CSR in host memory (sorted, duplicate-free columns; see spira::canonicalize)

@@ -166,8 +166,8 @@ double minkowski_p(const arguments& args, metric m)
   if (m != metric::minkowski) {
     throw usage_error("option '--p' applies to --metric minkowski only");
   }
-  if (*p < 1.0) {
-    throw usage_error(detail::concat("option '--p': minkowski needs p >= 1, got ", *p));
+  if (!valid_minkowski_p(*p)) {
+    throw usage_error(detail::concat("option '--p': minkowski needs a finite p >= 1, got ", *p));
   }
   return *p;
 }

@@ -17,10 +17,7 @@ void check_metric_args(const cuda_resources& res, csr_view<V, I> a, csr_view<V, 
                        const distance_params& params, const char* op)
 {
   const metric m = params.metric;
-  if (m == metric::minkowski) {
-    detail::expects(std::isfinite(params.p) && params.p >= 1.0, op,
-                    ": minkowski needs a finite p >= 1, got p = ", params.p);
-  }
+  detail::check_minkowski_p(m, params.p, op);
   detail::expects(supports_strategy(m, params.strategy), op, ": strategy ",
                   to_string(params.strategy), " cannot evaluate metric ", to_string(m),
                   " (see spira::supports_strategy)");

@@ -31,10 +31,7 @@ void pairwise_distance_host(const host_resources& res, csr_view<V, I> a, csr_vie
                             dense_view<V> out, const distance_params& params)
 {
   const metric m = params.metric;
-  if (m == metric::minkowski) {
-    expects(std::isfinite(params.p) && params.p >= 1.0,
-            "spira::pairwise_distance: minkowski needs a finite p >= 1, got p = ", params.p);
-  }
+  check_minkowski_p(m, params.p, "spira::pairwise_distance");
   if (requires_nonnegative(m)) {
     require_host_space(a.space, "spira::pairwise_distance", "A");
     require_host_space(b.space, "spira::pairwise_distance", "B");
