@@ -9,4 +9,12 @@ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUIL
 cmake --build "$build"
 "$build/consumer"
 if [ -x "$build/custom_distance" ]; then "$build/custom_distance"; fi
+root=$(cd "$here/../.." && pwd)
+if [ -x "$build/quick_start" ]; then
+  "$build/quick_start" "$root/data/uci-bow-kos/docword.kos.mtx.gz" | grep -q "^row 0's neighbours: 0 "
+  # The README quotes the program verbatim: the block after its marker line.
+  awk '/<!-- examples\/quick_start.cpp -->/ {on = 1; next} on && /^```cpp/ {copy = 1; next}
+       copy && /^```/ {exit} copy {print}' "$root/README.md" | diff - "$root/examples/quick_start.cpp" ||
+    { echo "consumer: README's quick start differs from examples/quick_start.cpp" >&2; exit 1; }
+fi
 echo "consumer: passed"
