@@ -155,6 +155,21 @@ __device__ inline void knn_defer(const knn_fused_select& s, std::int64_t i, std:
   if (slot < (unsigned long long)s.deferred.capacity) { s.deferred.pairs[slot] = {i, j}; }
 }
 
+/// Writes query row i's list, `have` real pairs padded to k (index -1 and the padding value), to
+/// the output. Whole block.
+template <class V>
+__device__ void knn_write_row(const V* vals, const std::int64_t* idx, const knn_fused_select& s,
+                              std::int64_t i, int have)
+{
+  using keys = selection::key_traits<V>;
+  V* out_v = static_cast<V*>(s.out_values);
+  for (int r = threadIdx.x; r < s.k; r += blockDim.x) {
+    const bool real = r < have;
+    out_v[i * s.k + r] = real ? vals[r] : keys::padding(s.largest);
+    s.out_indices[i * s.k + r] = real ? idx[r] : -1;
+  }
+}
+
 /// One block per query row (grid-stride): for each tile of tile_cols index rows, the accumulation
 /// of the intersection strategy (spira/cuda/detail/pairwise_intersection.cuh), then every
 /// finalized distance that beats the current k-th best is appended to the candidate buffer; full
@@ -177,7 +192,6 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
   // are counted by the barrier that ends it (__syncthreads_count), so every flush decision is
   // uniform across the block.
   __shared__ int slots;
-  V* out_v = static_cast<V*>(s.out_values);
   const int capacity = s.sort_size - s.k;
   if (threadIdx.x == 0) { slots = 0; }
 
@@ -222,11 +236,7 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
       }
     }
     if (count > 0) { have = knn_flush(vals, idx, s, have, count, &slots); }
-    for (int r = threadIdx.x; r < s.k; r += blockDim.x) {
-      const bool real = r < have;
-      out_v[i * s.k + r] = real ? vals[r] : keys::padding(s.largest);
-      s.out_indices[i * s.k + r] = real ? idx[r] : -1;
-    }
+    knn_write_row(vals, idx, s, i, have);
     __syncthreads();
   }
 }
@@ -256,7 +266,6 @@ template <class V>
 __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* offset,
                                           const V* values, const std::int64_t* columns)
 {
-  using keys = selection::key_traits<V>;
   extern __shared__ unsigned char smem_raw[];
   V* vals = reinterpret_cast<V*>(smem_raw);
   std::int64_t* idx = reinterpret_cast<std::int64_t*>(
@@ -287,11 +296,7 @@ __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* of
       __syncthreads();
       have = knn_flush(vals, idx, s, have, count, &slots);
     }
-    for (int r = threadIdx.x; r < s.k; r += blockDim.x) {
-      const bool real = r < have;
-      out_v[i * s.k + r] = real ? vals[r] : keys::padding(s.largest);
-      s.out_indices[i * s.k + r] = real ? idx[r] : -1;
-    }
+    knn_write_row(vals, idx, s, i, have);
     __syncthreads();
   }
 }
