@@ -30,6 +30,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -42,6 +43,11 @@ enum class knn_algo {
   fused,      ///< the top-k fused into the intersection kernel: O(nnz + n_q k) memory (CUDA only)
   tiled,      ///< distance tiles through pairwise_distance, select_k and a running merge
 };
+
+/// "automatic", "fused", "tiled"; knn_algo_from_string reads them back (invalid_argument
+/// listing the valid names otherwise).
+[[nodiscard]] const char* to_string(knn_algo a) noexcept;
+[[nodiscard]] knn_algo knn_algo_from_string(std::string_view name);
 
 struct knn_params {
   std::int64_t k = 15;
@@ -181,6 +187,9 @@ inline std::vector<knn_result_view> knn_result_views(std::span<const knn_result>
 
 /// How a k-NN graph becomes a sparse matrix (scikit-learn's kneighbors_graph modes).
 enum class knn_graph_mode { distance, connectivity };
+/// "distance", "connectivity" (scikit-learn's mode names); knn_graph_mode_from_string reads them.
+[[nodiscard]] const char* to_string(knn_graph_mode m) noexcept;
+[[nodiscard]] knn_graph_mode knn_graph_mode_from_string(std::string_view name);
 
 /// The order of a row's entries in to_csr_graph.
 enum class knn_graph_order {

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 namespace spira {
@@ -91,6 +92,13 @@ enum class select_algo {
   /// first, and only the sub-ranges that can still contribute are read again. Dense rows only.
   delegate,
 };
+
+/// "smallest", "largest"; "automatic", "binary_search", "radix", "delegate"; the _from_string
+/// functions read them back (invalid_argument listing the valid names otherwise).
+[[nodiscard]] const char* to_string(select_order o) noexcept;
+[[nodiscard]] select_order select_order_from_string(std::string_view name);
+[[nodiscard]] const char* to_string(select_algo a) noexcept;
+[[nodiscard]] select_algo select_algo_from_string(std::string_view name);
 
 /// Value types of select_k, for choose_select_algo.
 enum class select_dtype { f16, f32, f64 };

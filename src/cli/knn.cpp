@@ -187,7 +187,7 @@ int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
                be == backend::cuda ? "cuda" : "host", seconds, out.path.c_str());
   if (out.graph) {
     std::fprintf(summary, " (CSR graph, %s%s)",
-                 *out.graph == knn_graph_mode::distance ? "distance" : "connectivity",
+                 to_string(*out.graph),
                  out.symmetrize ? ", symmetrized" : "");
   }
   if (check > 0) {
@@ -269,13 +269,10 @@ int run_knn(int argc, char** argv)
   knn_output out;
   out.path = args.output_path("output", ".npz");
   if (auto mode = args.value("graph")) {
-    if (*mode == "distance") {
-      out.graph = knn_graph_mode::distance;
-    } else if (*mode == "connectivity") {
-      out.graph = knn_graph_mode::connectivity;
-    } else {
-      throw usage_error(detail::concat("option '--graph': unknown mode '", *mode,
-                                       "' (expected distance or connectivity)"));
+    try {
+      out.graph = knn_graph_mode_from_string(*mode);
+    } catch (const invalid_argument& e) {
+      throw usage_error(std::string("option '--graph': ") + e.what());
     }
   }
   out.symmetrize = args.flag("symmetrize");
@@ -296,15 +293,10 @@ int run_knn(int argc, char** argv)
     }
   }
   if (auto a = args.value("algo")) {
-    if (*a == "auto" || *a == "automatic") {
-      params.algo = knn_algo::automatic;
-    } else if (*a == "fused") {
-      params.algo = knn_algo::fused;
-    } else if (*a == "tiled") {
-      params.algo = knn_algo::tiled;
-    } else {
-      throw usage_error(detail::concat("option '--algo': unknown algorithm '", *a,
-                                       "' (expected auto, fused or tiled)"));
+    try {
+      params.algo = *a == "auto" ? knn_algo::automatic : knn_algo_from_string(*a);
+    } catch (const invalid_argument& e) {
+      throw usage_error(std::string("option '--algo': ") + e.what());
     }
   }
   if (auto s = args.value("strategy")) {

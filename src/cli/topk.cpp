@@ -55,7 +55,7 @@ void topk(const host_resources& host, const std::string& in_path, std::int64_t k
   std::fprintf(summary_stream(out_path),
                "spira topk: %lld rows x %lld, k = %lld, %s, %s, %.3f s -> %s\n",
                (long long)in.rows(), (long long)in.cols(), (long long)k,
-               order == select_order::smallest ? "smallest" : "largest",
+               to_string(order),
                be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
 }
 

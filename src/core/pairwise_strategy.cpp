@@ -1,9 +1,8 @@
 // The CUDA pairwise strategies: names and which metric each can evaluate (both builds).
+#include <spira/detail/enum_names.hpp>
 #include <spira/distance.hpp>
-#include <spira/error.hpp>
 
 #include <array>
-#include <string>
 
 namespace spira {
 
@@ -26,16 +25,7 @@ const char* to_string(pairwise_strategy s) noexcept
 
 pairwise_strategy pairwise_strategy_from_string(std::string_view name)
 {
-  for (const pairwise_strategy s : strategies) {
-    if (name == to_string(s)) { return s; }
-  }
-  std::string valid;
-  for (const pairwise_strategy s : strategies) {
-    if (!valid.empty()) { valid += ", "; }
-    valid += to_string(s);
-  }
-  throw invalid_argument(
-    detail::concat("unknown pairwise strategy '", name, "'; valid strategies are: ", valid));
+  return detail::enum_from_string(name, strategies, "pairwise strategy", "strategies");
 }
 
 bool supports_strategy(metric m, pairwise_strategy s) noexcept

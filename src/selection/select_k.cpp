@@ -95,7 +95,7 @@ selection::problem make_problem(const Resources& res, std::int64_t rows, std::in
     detail::expects(params.algo != select_algo::radix && params.algo != select_algo::delegate, fn,
                     ": params.max_iter (approximate early stop) applies to the binary_search "
                     "algorithm only, but params.algo is ",
-                    params.algo == select_algo::radix ? "radix" : "delegate");
+                    to_string(params.algo));
     detail::expects(max_length <= select_binary_search_max_length, fn,
                     ": params.max_iter needs the binary_search algorithm, whose rows hold at most ",
                     select_binary_search_max_length, " elements; the longest row has ", max_length);
