@@ -9,9 +9,11 @@ with OpenMP, CUDA backend when compiled in) with the GIL released.
 - :func:`pairwise_distances` -- the dense matrix of distances
 - :func:`valid_metrics` -- the metric names accepted
 - :func:`show_config` -- version, backends and GPU
+- :mod:`spira.neighbors` -- ``KNeighborsTransformer`` (scikit-learn), :func:`umap_knn`,
+  :func:`opentsne_knn`
 """
 
-from . import _core
+from . import _core, neighbors
 from ._device import show_config
 from ._neighbors import kneighbors, kneighbors_graph
 from ._pairwise import pairwise_distances
@@ -22,6 +24,7 @@ __all__ = [
     "__version__",
     "kneighbors",
     "kneighbors_graph",
+    "neighbors",
     "pairwise_distances",
     "show_config",
     "valid_metrics",
