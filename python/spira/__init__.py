@@ -7,6 +7,7 @@ with OpenMP, CUDA backend when compiled in) with the GIL released.
 - :func:`kneighbors` -- ``(distances, indices)`` of the exact k nearest neighbours
 - :func:`kneighbors_graph` -- the k-NN graph as a CSR matrix (scikit-learn's layout)
 - :func:`pairwise_distances` -- the dense matrix of distances
+- :func:`select_k` -- the k largest or smallest values of each row (dense or sparse)
 - :func:`valid_metrics` -- the metric names accepted
 - :func:`show_config` -- version, backends and GPU
 - :mod:`spira.neighbors` -- ``KNeighborsTransformer`` (scikit-learn), :func:`umap_knn`,
@@ -17,6 +18,7 @@ from . import _core, neighbors
 from ._device import show_config
 from ._neighbors import kneighbors, kneighbors_graph
 from ._pairwise import pairwise_distances
+from ._select import select_k
 
 __version__ = _core.version()
 
@@ -26,6 +28,7 @@ __all__ = [
     "kneighbors_graph",
     "neighbors",
     "pairwise_distances",
+    "select_k",
     "show_config",
     "valid_metrics",
 ]

@@ -40,7 +40,7 @@ def _check_finite(data, name):
         raise ValueError(f"Input {name} contains {what}; spira needs finite values")
 
 
-def as_csr(X, name="X"):
+def as_csr(X, name="X", finite=True):
     """Returns ``(rows, cols, indptr, indices, data)``: a canonical CSR copy or view of ``X``.
 
     Parameters
@@ -49,6 +49,8 @@ def as_csr(X, name="X"):
         Sparse input stays sparse; dense input is converted to CSR (its zeros are not stored).
     name : str
         The argument's name in error messages.
+    finite : bool
+        Whether NaN and infinity are rejected (select_k ranks them instead).
 
     Raises
     ------
@@ -97,7 +99,8 @@ def as_csr(X, name="X"):
     data = np.ascontiguousarray(m.data)
     nnz = int(indptr[-1]) if indptr.size else 0
     indices, data = indices[:nnz], data[:nnz]
-    _check_finite(data, name)
+    if finite:
+        _check_finite(data, name)
     return (int(rows), int(cols), indptr, indices, data)
 
 

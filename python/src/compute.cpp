@@ -6,6 +6,7 @@
 #include <spira/resources.hpp>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 namespace spira::python {
@@ -100,6 +101,74 @@ void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
     validate(host, av, csr_check::canonical, "X");
     validate(host, bv, csr_check::canonical, "Y");
     pairwise_typed(av, bv, static_cast<V*>(out), params, cuda, memory_budget);
+  });
+}
+
+void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_t cols,
+                    std::int64_t k, bool largest, bool sorted, void* out_values,
+                    std::int64_t* out_indices, bool cuda)
+{
+  const auto run = [&]<class T>(std::type_identity<T>) {
+    const select_order order = largest ? select_order::largest : select_order::smallest;
+    const select_params params{.sorted = sorted};
+    const dense_view<const T> x{rows, cols, cols, static_cast<const T*>(in)};
+    const dense_view<T> v{rows, k, k, static_cast<T*>(out_values)};
+    const dense_view<std::int64_t> i{rows, k, k, out_indices};
+    if (!cuda) {
+      select_k<T, std::int64_t>(host_resources{}, x, k, order, v, i, params);
+      return;
+    }
+    const cuda_resources res{};
+    dense_matrix<T> xd(res, rows, cols);
+    dense_matrix<T> vd(res, rows, k);
+    dense_matrix<std::int64_t> id(res, rows, k);
+    const auto n = [](std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(a * b); };
+    copy(xd.data(), memory_space::device, x.data, memory_space::host, n(rows, cols), res);
+    select_k<T, std::int64_t>(res, dense_view<const T>(xd.view()), k, order, vd.view(),
+                              id.view(), params);
+    copy(v.data, memory_space::host, vd.data(), memory_space::device, n(rows, k), res);
+    copy(i.data, memory_space::host, id.data(), memory_space::device, n(rows, k), res);
+  };
+  if (value64) {
+    run(std::type_identity<double>{});
+  } else {
+    run(std::type_identity<float>{});
+  }
+}
+
+void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted,
+                   void* out_values, std::int64_t* out_indices, bool cuda)
+{
+  with_types(m, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
+    const host_resources host{};
+    const csr_view<V, I> mv = view_of<V, I>(m);
+    validate(host, mv, csr_check::canonical, "A");
+    const select_order order = largest ? select_order::largest : select_order::smallest;
+    const select_params params{.sorted = sorted};
+    const auto n = static_cast<std::size_t>(m.rows * k);
+    std::vector<I> narrow(std::is_same_v<I, std::int64_t> ? 0 : n);
+    I* idx = nullptr;
+    if constexpr (std::is_same_v<I, std::int64_t>) {
+      idx = out_indices;
+    } else {
+      idx = narrow.data();
+    }
+    const dense_view<V> v{m.rows, k, k, static_cast<V*>(out_values)};
+    const dense_view<I> i{m.rows, k, k, idx};
+    if (!cuda) {
+      select_k(host, mv, k, order, v, i, params);
+    } else {
+      const cuda_resources res{};
+      const auto md = to_device(res, mv);
+      dense_matrix<V> vd(res, m.rows, k);
+      dense_matrix<I> id(res, m.rows, k);
+      select_k(res, md.view(), k, order, vd.view(), id.view(), params);
+      copy(v.data, memory_space::host, vd.data(), memory_space::device, n, res);
+      copy(i.data, memory_space::host, id.data(), memory_space::device, n, res);
+    }
+    if constexpr (!std::is_same_v<I, std::int64_t>) {
+      std::copy(narrow.begin(), narrow.end(), out_indices);
+    }
   });
 }
 

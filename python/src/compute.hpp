@@ -5,6 +5,7 @@
 
 #include <spira/distance.hpp>
 #include <spira/knn.hpp>
+#include <spira/select_k.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -35,5 +36,17 @@ struct csr_input {
 /// distances are written into out directly and memory_budget does not apply.
 void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
                         const distance_params& params, bool cuda, std::size_t memory_budget);
+
+/// spira::select_k of each row of a dense rows x cols matrix (row-major, float or double as
+/// value64 says, host memory): the k best values into out_values (rows x k, the input's type) and
+/// their column positions into out_indices (rows x k), on the host or through the GPU.
+void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_t cols,
+                    std::int64_t k, bool largest, bool sorted, void* out_values,
+                    std::int64_t* out_indices, bool cuda);
+
+/// spira::select_k of the stored values of each CSR row (canonical): rows x k outputs, indices the
+/// stored columns, rows with fewer than k entries padded with index -1 and -inf (largest) or +inf.
+void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted,
+                   void* out_values, std::int64_t* out_indices, bool cuda);
 
 }  // namespace spira::python
