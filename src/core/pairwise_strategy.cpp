@@ -3,29 +3,25 @@
 #include <spira/distance.hpp>
 
 #include <array>
+#include <utility>
 
 namespace spira {
 
 namespace {
-constexpr std::array<pairwise_strategy, 4> strategies{
-  pairwise_strategy::automatic, pairwise_strategy::intersection, pairwise_strategy::hybrid,
-  pairwise_strategy::dense};
+constexpr std::array strategy_names{std::pair{pairwise_strategy::automatic, "automatic"},
+                                    std::pair{pairwise_strategy::intersection, "intersection"},
+                                    std::pair{pairwise_strategy::hybrid, "hybrid"},
+                                    std::pair{pairwise_strategy::dense, "dense"}};
 }  // namespace
 
 const char* to_string(pairwise_strategy s) noexcept
 {
-  switch (s) {
-    case pairwise_strategy::automatic: return "automatic";
-    case pairwise_strategy::intersection: return "intersection";
-    case pairwise_strategy::hybrid: return "hybrid";
-    case pairwise_strategy::dense: return "dense";
-  }
-  return "unknown";
+  return detail::enum_name(strategy_names, s);
 }
 
 pairwise_strategy pairwise_strategy_from_string(std::string_view name)
 {
-  return detail::enum_from_string(name, strategies, "pairwise strategy", "strategies");
+  return detail::enum_value(strategy_names, name, "pairwise strategy", "strategies");
 }
 
 bool supports_strategy(metric m, pairwise_strategy s) noexcept

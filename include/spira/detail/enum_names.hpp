@@ -1,5 +1,6 @@
-// spira: the one way an enum's value is read from its name (the names themselves come from each
-// enum's to_string). Used by the *_from_string functions of the public headers.
+// spira: enum values and their names from one table per enum, {value, name} pairs in the order
+// the names are listed in messages. The public to_string / *_from_string functions go through
+// these two functions.
 #pragma once
 
 #include <spira/error.hpp>
@@ -8,22 +9,34 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace spira::detail {
 
-/// The value of `all` whose to_string is `name`; else spira::invalid_argument
+/// The name of `value` in `names` ("unknown" for a value the table lacks).
+template <class E, std::size_t N>
+constexpr const char* enum_name(const std::array<std::pair<E, const char*>, N>& names,
+                                E value) noexcept
+{
+  for (const auto& [e, name] : names) {
+    if (e == value) { return name; }
+  }
+  return "unknown";
+}
+
+/// The value named `name` in `names`; else spira::invalid_argument
 /// "unknown WHAT 'NAME'; valid PLURAL are: a, b, c".
 template <class E, std::size_t N>
-E enum_from_string(std::string_view name, const std::array<E, N>& all, const char* what,
-                   const char* plural)
+E enum_value(const std::array<std::pair<E, const char*>, N>& names, std::string_view name,
+             const char* what, const char* plural)
 {
-  for (const E e : all) {
-    if (name == to_string(e)) { return e; }
+  for (const auto& [e, n] : names) {
+    if (name == n) { return e; }
   }
   std::string valid;
-  for (const E e : all) {
+  for (const auto& entry : names) {
     if (!valid.empty()) { valid += ", "; }
-    valid += to_string(e);
+    valid += entry.second;
   }
   throw invalid_argument(concat("unknown ", what, " '", name, "'; valid ", plural, " are: ", valid));
 }
