@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from . import _core
 from ._input import check_metric
 from ._neighbors import _MODES, kneighbors
 
@@ -95,12 +96,7 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 f"{self.mode!r}"
             )
         check_metric(self.metric, self.p)
-        from . import valid_metrics
-
-        if self.metric not in valid_metrics():
-            raise ValueError(
-                f"unknown metric {self.metric!r}; spira.valid_metrics() lists the valid names"
-            )
+        _core.canonical_metric(self.metric)  # the library's parser: ValueError when unknown
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         self._fit_X = X
         self.n_samples_fit_ = X.shape[0]
