@@ -101,19 +101,23 @@ template <class ValueT, class IndexT>
                                      queries,
                                    const knn_params& params);
 
-/// The same on the GPU (res.device, res.stream). Two algorithms (knn_params::algo):
+/// The same on the GPU (res.device, res.stream). Index and queries both in host memory (the result
+/// is in host memory) or both in device memory of res.device (the result is in device memory:
+/// nothing goes through the host). Two algorithms (knn_params::algo):
 ///  * fused (the default where it applies: metrics that run with the intersection strategy, which
 ///    automatic picks for sparse data, and k <= knn_fused_max_k = 1,024): the top-k is kept in
 ///    shared memory by the distance kernel itself (spira/cuda/knn.cuh); memory O(nnz + n_q k);
-///  * tiled: distance tiles under the memory budget, select_k per tile on the GPU, and a running
-///    merge on the host; index tiles are copied to the device once, query tiles as they come.
-/// memory_budget bounds the device memory of either (default: half the free device memory); the
-/// fused algorithm falls back to tiles when the index does not fit. Inputs and result in host
-/// memory, as above; float distances are computed in float on the GPU, so ties and near-ties may
-/// order differently from the host backend within float rounding. Sums use atomics (see
-/// spira/cuda/pairwise.cuh), so a distance may differ in its last bit between runs and near-ties
-/// may swap. With the intersection strategy in its tiles, the tiled algorithm computes every
-/// distance with the same code as the fused one.
+///  * tiled: distance tiles under the memory budget, select_k per tile and a running merge, all
+///    on the GPU; a host index is copied to the device once (when it fits half the budget), host
+///    query rows once per query tile; device operands are used where they are.
+/// The operands are checked once per call. Without exclude_self a self query computes each
+/// point's distance to itself with the others (no second pass). memory_budget bounds the device
+/// memory of either (default: half the free device memory); the fused algorithm falls back to
+/// tiles when the index does not fit. Float distances are computed in float on the GPU, so ties
+/// and near-ties may order differently from the host backend within float rounding. Sums use
+/// atomics (see spira/cuda/pairwise.cuh), so a distance may differ in its last bit between runs
+/// and near-ties may swap. With the intersection strategy in its tiles, the tiled algorithm
+/// computes every distance with the same code as the fused one.
 /// A build without CUDA throws spira::not_compiled.
 template <class ValueT, class IndexT>
 [[nodiscard]] knn_result knn_graph(const cuda_resources& res, csr_view<ValueT, IndexT> index,

@@ -11,7 +11,7 @@
 #include "semirings/distances.hpp"
 
 #include <spira/convert.hpp>
-#include <spira/detail/knn_tiles.hpp>
+#include <spira/detail/knn_policy.hpp>
 #include <spira/io.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>

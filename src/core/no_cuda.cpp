@@ -103,6 +103,21 @@ SPIRA_INSTANTIATE(double, std::int64_t)
 template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);
 template dense_matrix<double> to_device(const cuda_resources&, dense_view<const double>);
 
+template <class V, class I>
+knn_result knn_graph(const cuda_resources&, csr_view<V, I>, std::type_identity_t<std::optional<csr_view<V, I>>>,
+                     const knn_params&)
+{
+  no_cuda("spira::knn_graph(cuda_resources)");
+}
+template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int32_t>,
+                              std::optional<csr_view<float, std::int32_t>>, const knn_params&);
+template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int64_t>,
+                              std::optional<csr_view<float, std::int64_t>>, const knn_params&);
+template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int32_t>,
+                              std::optional<csr_view<double, std::int32_t>>, const knn_params&);
+template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int64_t>,
+                              std::optional<csr_view<double, std::int64_t>>, const knn_params&);
+
 knn_result merge_knn(const cuda_resources&, std::span<const knn_result_view>, std::int64_t,
                      select_order)
 {

@@ -6,6 +6,8 @@
 #include <spira/cuda/pairwise.cuh>
 #include <spira/distance.hpp>
 
+#include "../knn/knn_cuda.hpp"
+
 #include <cmath>
 
 namespace spira {
@@ -30,16 +32,35 @@ void check_metric_args(const cuda_resources& res, csr_view<V, I> a, csr_view<V, 
   }
 }
 
+namespace detail {
+
+/// The built-in metric's distances on the GPU; `check_operands` = false skips the validation of
+/// the operands (the metric's own checks are check_metric_args, made by the callers).
+template <class V, class I>
+void pairwise_distance_run(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                           dense_view<V> out, const distance_params& params, bool check_operands)
+{
+  visit_metric(params.metric, params.p, [&](const auto& d) {
+    detail::pairwise_cuda(res, a, b, out, d, params.strategy, params.workspace_bytes,
+                          "params.workspace_bytes", check_operands);
+  });
+}
+
+template <class V, class I>
+void pairwise_distance_checked(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                               dense_view<V> out, const distance_params& params)
+{
+  pairwise_distance_run(res, a, b, out, params, false);
+}
+
+}  // namespace detail
+
 template <class V, class I>
 void pairwise_distance(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                        dense_view<V> out, const distance_params& params)
 {
   check_metric_args(res, a, b, params, "spira::pairwise_distance");
-  visit_metric(params.metric, params.p,
-               [&](const auto& d) {
-                 detail::pairwise_cuda(res, a, b, out, d, params.strategy, params.workspace_bytes,
-                                       "params.workspace_bytes");
-               });
+  detail::pairwise_distance_run(res, a, b, out, params, true);
 }
 
 }  // namespace spira

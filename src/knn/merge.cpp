@@ -2,7 +2,7 @@
 // per query row, with the running merge of the tiled k-NN graph (detail::knn_merge_sorted).
 #include "merge.hpp"
 
-#include <spira/detail/knn_tiles.hpp>
+#include <spira/detail/knn_driver.hpp>
 #include <spira/knn.hpp>
 
 #include <selection/keys.hpp>

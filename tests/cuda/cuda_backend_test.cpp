@@ -170,7 +170,7 @@ TEST_F(cuda_backend, impossible_device_allocation_states_request_and_free_memory
   }
 }
 
-TEST_F(cuda_backend, a_bad_device_number_is_a_cuda_error_and_the_current_device_is_kept)
+TEST_F(cuda_backend, a_bad_device_number_is_an_invalid_argument_and_the_current_device_is_kept)
 {
   int before = -1;
   TEST_CUDA(cudaGetDevice(&before));
@@ -178,8 +178,11 @@ TEST_F(cuda_backend, a_bad_device_number_is_a_cuda_error_and_the_current_device_
   try {
     buffer<float> b(res, 16);
     FAIL() << "allocation on a device that does not exist succeeded";
-  } catch (const cuda_error& e) {
-    EXPECT_NE(std::string(e.what()).find("cudaSetDevice"), std::string::npos) << e.what();
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda_resources::device = " +
+                                         std::to_string(cuda_device_count() + 7)),
+              std::string::npos)
+      << e.what();
   }
   int after = -1;
   TEST_CUDA(cudaGetDevice(&after));

@@ -31,7 +31,8 @@
 
 #include <selection/keys.hpp>
 #include <spira/cuda/pairwise.cuh>
-#include <spira/detail/knn_tiles.hpp>
+#include <spira/detail/knn_cuda_ops.hpp>
+#include <spira/detail/knn_policy.hpp>
 #include <spira/ops.hpp>
 #include <spira/knn.hpp>
 
@@ -80,6 +81,7 @@ struct knn_fused_select {
   int sort_size;          ///< pairs in the shared sort buffer (a power of two)
   bool largest;           ///< similarities keep the largest values
   bool exclude_self;      ///< skip index row i for query row i
+  void* self_values;      ///< with exclude_self: V[rows_a], receives d(i, i) (nullptr: not wanted)
   std::size_t acc_bytes;  ///< bytes of the accumulator tile (a multiple of 16)
   std::int64_t row_begin, row_end;  ///< the query rows of this launch
   void* out_values;       ///< rows_a x k, V
@@ -213,15 +215,21 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
         const std::int64_t jj = base + threadIdx.x;
         const std::int64_t j = j0 + jj;
         bool candidate = false;
-        if (jj < width && !(s.exclude_self && j == i)) {
+        // The pair (i, i) of a self query is not a candidate; its value may be wanted.
+        const bool self = s.exclude_self && j == i;
+        if (jj < width && (!self || s.self_values != nullptr)) {
           terms<A, N> a;
 #pragma unroll
           for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
           // Ranked as the float the graph returns (the tie rule holds on what the user sees).
           bool trusted;
           const V v = V(float(intersection_fast_value(p, i, j, a, trusted)));
-          if (!trusted) { knn_defer(s, i, j); }
-          candidate = trusted && (!full || keys::to_key(v, s.largest) < bar);
+          if (!trusted) {
+            knn_defer(s, i, j);
+          } else if (self) {
+            static_cast<V*>(s.self_values)[i] = v;
+          }
+          candidate = !self && trusted && (!full || keys::to_key(v, s.largest) < bar);
           if (candidate) {
             const int pos = atomicAdd(&slots, 1);
             vals[s.k + pos] = v;
@@ -255,8 +263,16 @@ __global__ void knn_deferred_values_kernel(intersection_args<D, V, I> p, knn_fus
     const knn_deferred_pair q = s.deferred.pairs[e];
     const std::int64_t r = q.i - s.row_begin;
     const std::int64_t slot = offset[r] + std::int64_t(atomicAdd(&fill[r], 1ull));
-    values[slot] = V(float(intersection_direct_value(p, q.i, q.j)));
-    columns[slot] = q.j;
+    const V v = V(float(intersection_direct_value(p, q.i, q.j)));
+    if (q.i == q.j && s.exclude_self) {
+      // A self query's pair (i, i), queued only for its value: a sentinel in the row's group.
+      static_cast<V*>(s.self_values)[q.i] = v;
+      values[slot] = knn_sentinel_value<V>();
+      columns[slot] = INT64_MAX;
+    } else {
+      values[slot] = v;
+      columns[slot] = q.j;
+    }
   }
 }
 
@@ -289,12 +305,21 @@ __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* of
     }
     for (offset_t c0 = begin; c0 < end; c0 += capacity) {
       const int count = int(end - c0 < capacity ? end - c0 : capacity);
-      for (int t = threadIdx.x; t < count; t += blockDim.x) {
-        vals[s.k + t] = values[c0 + t];
-        idx[s.k + t] = columns[c0 + t];
+      // Sentinels (a self query's pair (i, i)) sort after every real pair and are not counted.
+      int real = 0;
+      for (int t0 = 0; t0 < count; t0 += blockDim.x) {
+        const int t = t0 + int(threadIdx.x);
+        bool counted = false;
+        if (t < count) {
+          vals[s.k + t] = values[c0 + t];
+          idx[s.k + t] = columns[c0 + t];
+          counted = columns[c0 + t] != INT64_MAX;
+        }
+        real += __syncthreads_count(counted);
       }
-      __syncthreads();
-      have = knn_flush(vals, idx, s, have, count, &slots);
+      const int next = have + real < s.k ? have + real : s.k;
+      knn_flush(vals, idx, s, have, count, &slots);
+      have = next;
     }
     knn_write_row(vals, idx, s, i, have);
     __syncthreads();
@@ -414,6 +439,66 @@ class knn_deferred_queue {
 
 #if defined(__CUDACC__)
 
+namespace detail {
+
+/// knn_fused on checked arguments (canonical device operands, contiguous outputs, 1 <= k <=
+/// knn_fused_max_k). With exclude_self and `self_values` (device, rows(queries) values), the
+/// pair (i, i) is still evaluated and its value, rounded to float, stored in self_values[i].
+template <class D, class V, class I>
+void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I> index,
+                   const D& d, std::int64_t k, bool largest, bool exclude_self, V* self_values,
+                   dense_view<V> out_values, dense_view<std::int64_t> out_indices,
+                   const std::function<void(std::int64_t, std::int64_t)>& progress)
+{
+  detail::device_guard scope(res.device);
+  if (queries.rows == 0 || index.rows == 0) { return; }
+  detail::pairwise_context<D, V, I> ctx(res, d, queries, index, dense_view<V>{});
+  detail::intersection_setup<D, V, I> setup(ctx);
+  detail::knn_fused_select s{};
+  s.k = int(k);
+  s.sort_size = detail::knn_fused_sort_size(k);
+  s.largest = largest;
+  s.exclude_self = exclude_self;
+  s.self_values = exclude_self ? self_values : nullptr;
+  s.acc_bytes = ((setup.accumulator_bytes() + 15) / 16) * 16;
+  s.out_values = out_values.data;
+  s.out_indices = out_indices.data;
+  const std::size_t shared = s.acc_bytes +
+                             ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16 +
+                             std::size_t(s.sort_size) * sizeof(std::int64_t);
+  const auto kernel = detail::knn_fused_kernel<D, V, I>;
+  SPIRA_CUDA_TRY(
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  // One launch for all rows, or chunks of at least a few waves of blocks when progress is wanted.
+  const std::int64_t chunk =
+    progress ? std::max<std::int64_t>(
+                 (queries.rows + knn_policy::progress_steps - 1) / knn_policy::progress_steps,
+                 std::int64_t(ctx.sms) * knn_policy::fused_progress_blocks_per_sm)
+             : queries.rows;
+  detail::knn_deferred_queue<D, V, I> deferred(res, std::min(chunk, queries.rows));
+  const auto run_rows = [&](const auto& again, std::int64_t r0, std::int64_t r1) -> void {
+    s.row_begin = r0;
+    s.row_end = r1;
+    s.deferred = deferred.reset(r1 - r0);
+    const unsigned grid = unsigned(std::min<std::int64_t>(r1 - r0, std::numeric_limits<int>::max()));
+    kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args,
+                                                                                     s);
+    SPIRA_CHECK_LAUNCH();
+    // Rows whose queued pairs overflowed the queue run again in groups that fit it.
+    for (const auto& [g0, g1] : deferred.resolve(setup.args, s, ctx.sms)) { again(again, g0, g1); }
+  };
+  for (std::int64_t r0 = 0; r0 < queries.rows; r0 += chunk) {
+    run_rows(run_rows, r0, std::min(queries.rows, r0 + chunk));
+    if (progress) {
+      SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
+      progress(std::min(queries.rows, r0 + chunk), queries.rows);
+    }
+  }
+  // The setup's buffers are released stream-ordered when it goes out of scope.
+}
+
+}  // namespace detail
+
 /// The k nearest rows of `index` (by D, smallest values first, or largest with `largest`) for
 /// every row of `queries`, with the top-k fused into the intersection kernel. Both canonical CSR in
 /// device memory with the same columns; D must admit the intersection strategy (annihilating, a
@@ -450,47 +535,8 @@ void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I>
   detail::device_guard scope(res.device);
   validate(res, queries, csr_check::canonical, "spira::knn_fused: queries");
   validate(res, index, csr_check::canonical, "spira::knn_fused: index");
-  if (queries.rows == 0 || index.rows == 0) { return; }
-  detail::pairwise_context<D, V, I> ctx(res, d, queries, index, dense_view<V>{});
-  detail::intersection_setup<D, V, I> setup(ctx);
-  detail::knn_fused_select s{};
-  s.k = int(k);
-  s.sort_size = detail::knn_fused_sort_size(k);
-  s.largest = largest;
-  s.exclude_self = exclude_self;
-  s.acc_bytes = ((setup.accumulator_bytes() + 15) / 16) * 16;
-  s.out_values = out_values.data;
-  s.out_indices = out_indices.data;
-  const std::size_t shared = s.acc_bytes +
-                             ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16 +
-                             std::size_t(s.sort_size) * sizeof(std::int64_t);
-  const auto kernel = detail::knn_fused_kernel<D, V, I>;
-  SPIRA_CUDA_TRY(
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  // One launch for all rows, or chunks of at least a few waves of blocks when progress is wanted.
-  const std::int64_t chunk =
-    progress ? std::max<std::int64_t>((queries.rows + 19) / 20, std::int64_t(ctx.sms) * 16)
-             : queries.rows;
-  detail::knn_deferred_queue<D, V, I> deferred(res, std::min(chunk, queries.rows));
-  const auto run_rows = [&](const auto& self, std::int64_t r0, std::int64_t r1) -> void {
-    s.row_begin = r0;
-    s.row_end = r1;
-    s.deferred = deferred.reset(r1 - r0);
-    const unsigned grid = unsigned(std::min<std::int64_t>(r1 - r0, std::numeric_limits<int>::max()));
-    kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args,
-                                                                                     s);
-    SPIRA_CHECK_LAUNCH();
-    // Rows whose queued pairs overflowed the queue run again in groups that fit it.
-    for (const auto& [g0, g1] : deferred.resolve(setup.args, s, ctx.sms)) { self(self, g0, g1); }
-  };
-  for (std::int64_t r0 = 0; r0 < queries.rows; r0 += chunk) {
-    run_rows(run_rows, r0, std::min(queries.rows, r0 + chunk));
-    if (progress) {
-      SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
-      progress(std::min(queries.rows, r0 + chunk), queries.rows);
-    }
-  }
-  // The setup's buffers are released stream-ordered when it goes out of scope.
+  detail::knn_fused_run(res, queries, index, d, k, largest, exclude_self, nullptr, out_values,
+                        out_indices, progress);
 }
 
 namespace detail {
@@ -529,43 +575,37 @@ bool knn_fused_applies(csr_view<V, I> queries, csr_view<V, I> index, const knn_p
 
 /// The exact k-NN graph for a user-defined semiring or distance struct D on the GPU, with the
 /// contract of spira::knn_graph (spira/knn.hpp): index and queries (default: the index) canonical
-/// CSR in host memory, result in host memory, rows best first with the smaller index first among
-/// ties; `order` says which end D's values are kept from (smallest for distances, largest for
-/// similarities); params.metric and params.p are not used. Fused (spira::knn_fused) where D admits
-/// the intersection strategy and params allow it, else tiled through spira::pairwise (with
-/// params.strategy) and select_k.
+/// CSR, both in host memory (result in host memory) or both in device memory of res.device (result
+/// in device memory); rows best first with the smaller index first among ties; `order` says which
+/// end D's values are kept from (smallest for distances, largest for similarities); params.metric
+/// and params.p are not used. Fused (spira::knn_fused) where D admits the intersection strategy
+/// and params allow it, else tiled through spira::pairwise (with params.strategy) and select_k.
 template <class D, class V, class I>
 knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
                      std::type_identity_t<std::optional<csr_view<V, I>>> queries, const D& d,
                      select_order order,
                      const knn_params& params)
 {
-  const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
+  const csr_view<V, I> q = detail::check_knn_args(index, queries, params, true);
   const bool largest = order == select_order::largest;
-  if (!queries && !params.exclude_self) {
-    return detail::knn_self_first(
-      index.rows, params, largest,
-      [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, d, order, p); },
-      [&] { return detail::self_distances<D, detail::host_compute_t>(host_resources{}, index, d); });
-  }
-  const std::size_t budget =
-    params.memory_budget > 0 ? params.memory_budget : cuda_free_memory(res) / 2;
-  if constexpr (detail::intersection_capable_v<D, V>) {
-    if (detail::knn_fused_applies<D>(q, index, params, budget)) {
-      return detail::knn_fused_cuda(
-        res, index, queries, params,
-        [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> dv, dense_view<std::int64_t> di) {
-          knn_fused(res, qv, iv, d, params.k, largest, params.exclude_self, dv, di,
-                    params.progress);
-        });
-    }
-  } else {
-    (void)detail::knn_fused_applies<D>(q, index, params, budget);  // rejects a forced `fused`
-  }
-  return detail::knn_tiled_cuda(res, index, q, params, largest, budget,
-                                [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-                                  pairwise(res, qv, iv, out, d, params.strategy);
-                                });
+  detail::device_guard scope(res.device);
+  detail::knn_validate(res, index, queries);
+  const std::size_t budget = detail::knn_cuda_budget(res, params);
+  constexpr bool capable = detail::intersection_capable_v<D, V>;
+  // (A forced `fused` that cannot run is rejected here in either case.)
+  const bool use_fused = detail::knn_fused_applies<D>(q, index, params, budget) && capable;
+  return detail::knn_cuda(
+    res, index, queries, params, largest, budget, use_fused,
+    [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
+      detail::pairwise_cuda(res, qv, iv, out, d, params.strategy, 0, "workspace_bytes", false);
+    },
+    [&](csr_view<V, I> qv, csr_view<V, I> iv, std::int64_t k, bool skip_self, V* self_values,
+        dense_view<V> dv, dense_view<std::int64_t> di) {
+      if constexpr (capable) {
+        detail::knn_fused_run(res, qv, iv, d, k, largest, skip_self, self_values, dv, di,
+                              params.progress);
+      }
+    });
 }
 
 #endif  // __CUDACC__

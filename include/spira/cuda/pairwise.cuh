@@ -75,11 +75,12 @@ namespace spira {
 namespace detail {
 
 /// spira::pairwise on the GPU; `cap_name` is the caller's name of the workspace cap, for messages
-/// ("workspace_bytes", "params.workspace_bytes").
+/// ("workspace_bytes", "params.workspace_bytes"). `check_operands` = false skips the validation of
+/// A and B (callers that checked them once for many tiles: the k-NN driver).
 template <class D, class V, class I>
 void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                    dense_view<V> out, const D& d, pairwise_strategy strategy,
-                   std::size_t workspace_bytes, const char* cap_name)
+                   std::size_t workspace_bytes, const char* cap_name, bool check_operands = true)
 {
   static_assert(semiring<D, V>, "spira::pairwise: D must model spira::semiring (add_monoid, "
                                 "annihilating, multiply<T>(a, b))");
@@ -98,8 +99,10 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
   const pairwise_strategy s = resolve_strategy<D>(a, b, strategy, workspace_bytes);
   detail::check_workspace_cap<D>(a, b, s, workspace_bytes, cap_name);
   detail::device_guard scope(res.device);
-  validate(res, a, csr_check::canonical, "spira::pairwise: A");
-  if (!detail::same_matrix(a, b)) { validate(res, b, csr_check::canonical, "spira::pairwise: B"); }
+  if (check_operands) {
+    validate(res, a, csr_check::canonical, "spira::pairwise: A");
+    if (!detail::same_matrix(a, b)) { validate(res, b, csr_check::canonical, "spira::pairwise: B"); }
+  }
   if (a.rows == 0 || b.rows == 0) { return; }
   detail::pairwise_context<D, V, I> ctx(res, d, a, b, out);
   if constexpr (detail::selection_namm_v<D, V>) {
