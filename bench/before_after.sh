@@ -2,7 +2,7 @@
 # Before/after comparison on the GPU, in one run: the k-NN, pairwise and top-k benchmark programs
 # built from a base source tree (an earlier commit, e.g. `git archive BASE | tar -x -C DIR`) and
 # from the current build, run alternately on the same cases, so that both sets of numbers come from
-# the same card and the same minutes. Writes JSON lines (each tagged with "suite" and "tool": base or
+# the same card and the same minutes. Writes JSON lines (each tagged with "suite" and "build": base or
 # current) and prints the table of bench/before_after_table.py (median and fastest, current / base).
 #
 # usage: bench/before_after.sh BASE_SRC CURRENT_BUILD OUT.jsonl [DATA_DIR]
@@ -35,8 +35,8 @@ both() {
   shift 2
   for tool in base current; do
     "$(bin $tool "$prog")" "$@" 2>/dev/null |
-      sed "s/^{/{\"suite\": \"$suite\", \"tool\": \"$tool\", /" >> "$out" ||
-      echo "{\"suite\": \"$suite\", \"tool\": \"$tool\", \"error\": \"$prog $* failed\"}" >> "$out"
+      sed "s/^{/{\"suite\": \"$suite\", \"build\": \"$tool\", /" >> "$out" ||
+      echo "{\"suite\": \"$suite\", \"build\": \"$tool\", \"error\": \"$prog $* failed\"}" >> "$out"
   done
 }
 # The same for a program reading its cases on stdin.
@@ -44,8 +44,8 @@ both_stdin() {
   local suite=$1 prog=$2 cases=$3
   for tool in base current; do
     printf '%s\n' "$cases" | "$(bin $tool "$prog")" 2>/dev/null |
-      sed "s/^{/{\"suite\": \"$suite\", \"tool\": \"$tool\", /" >> "$out" ||
-      echo "{\"suite\": \"$suite\", \"tool\": \"$tool\", \"error\": \"$prog failed\"}" >> "$out"
+      sed "s/^{/{\"suite\": \"$suite\", \"build\": \"$tool\", /" >> "$out" ||
+      echo "{\"suite\": \"$suite\", \"build\": \"$tool\", \"error\": \"$prog failed\"}" >> "$out"
   done
 }
 

@@ -8,12 +8,13 @@ import sys
 
 TIMING = {"median_ms", "min_ms", "ms", "warmup_ms", "timed_calls", "max_diff_vs_first", "bytes",
           "hit_rate", "seconds", "gpu_same_rows_ms"}
-BOOKKEEPING = {"tool", "error", "skipped", "first"}
+BOOKKEEPING = {"build", "tool", "error", "skipped", "first", "load_s"}
 
 
 def case_key(r):
     return tuple(sorted((k, str(v)) for k, v in r.items()
-                        if k not in TIMING and k not in BOOKKEEPING and not isinstance(v, float)))
+                        if k not in TIMING and k not in BOOKKEEPING
+                        and not isinstance(v, (float, list, dict))))
 
 
 def main(path):
@@ -23,14 +24,15 @@ def main(path):
         if r.get("kind") == "error" or r.get("error"):
             print(f"error: {r}")
             continue
-        table.setdefault(case_key(r), {})[r["tool"]] = r
+        table.setdefault(case_key(r), {})[r["build"]] = r
     print(f"{'suite':9s} {'case':70s} {'base med':>9s} {'cur med':>9s} {'ratio':>6s}"
           f" {'base min':>9s} {'cur min':>9s} {'ratio':>6s}")
     for key, v in table.items():
         d = dict(key)
         suite = d.pop("suite", "?")
         label = " ".join(f"{k}={val}" for k, val in d.items()
-                         if k not in ("kind", "backend", "threads", "gpu", "cards"))[:70]
+                         if k in ("dataset", "metric", "query_tile", "rows", "length", "k", "algo")
+                         and not (k == "rows" and suite != "select_k"))[:70]
         b, c = v.get("base"), v.get("current")
         cells = []
         for field in ("median_ms", "min_ms"):

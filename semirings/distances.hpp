@@ -10,7 +10,7 @@
 // nonzero values (explicitly stored zeros do not count), [P] = 1 if P else 0.
 #pragma once
 
-#include <semirings/distance_numerics.hpp>
+#include "distance_numerics.hpp"
 #include <spira/accuracy.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>

@@ -29,7 +29,7 @@
 //                             spira::select_order::smallest, {.k = 15});
 #pragma once
 
-#include <selection/keys.hpp>
+#include <spira/selection/keys.hpp>
 #include <spira/cuda/pairwise.cuh>
 #include <spira/detail/knn_cuda_ops.hpp>
 #include <spira/detail/knn_policy.hpp>
@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,7 @@ struct knn_fused_select {
   bool largest;           ///< similarities keep the largest values
   bool exclude_self;      ///< skip index row i for query row i
   void* self_values;      ///< with exclude_self: V[rows_a], receives d(i, i) (nullptr: not wanted)
+  unsigned char* self_untrusted;  ///< with self_values: 1 where d(i, i) must be evaluated directly
   std::size_t acc_bytes;  ///< bytes of the accumulator tile (a multiple of 16)
   std::int64_t row_begin, row_end;  ///< the query rows of this launch
   void* out_values;       ///< rows_a x k, V
@@ -224,10 +226,12 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
           // Ranked as the float the graph returns (the tie rule holds on what the user sees).
           bool trusted;
           const V v = V(float(intersection_fast_value(p, i, j, a, trusted)));
-          if (!trusted) {
-            knn_defer(s, i, j);
-          } else if (self) {
+          if (self) {
+            // Untrusted: marked, and evaluated directly after the kernel (knn_self_direct_kernel).
             static_cast<V*>(s.self_values)[i] = v;
+            if (!trusted) { s.self_untrusted[i] = 1; }
+          } else if (!trusted) {
+            knn_defer(s, i, j);
           }
           candidate = !self && trusted && (!full || keys::to_key(v, s.largest) < bar);
           if (candidate) {
@@ -263,16 +267,20 @@ __global__ void knn_deferred_values_kernel(intersection_args<D, V, I> p, knn_fus
     const knn_deferred_pair q = s.deferred.pairs[e];
     const std::int64_t r = q.i - s.row_begin;
     const std::int64_t slot = offset[r] + std::int64_t(atomicAdd(&fill[r], 1ull));
-    const V v = V(float(intersection_direct_value(p, q.i, q.j)));
-    if (q.i == q.j && s.exclude_self) {
-      // A self query's pair (i, i), queued only for its value: a sentinel in the row's group.
-      static_cast<V*>(s.self_values)[q.i] = v;
-      values[slot] = knn_sentinel_value<V>();
-      columns[slot] = INT64_MAX;
-    } else {
-      values[slot] = v;
-      columns[slot] = q.j;
-    }
+    values[slot] = V(float(intersection_direct_value(p, q.i, q.j)));
+    columns[slot] = q.j;
+  }
+}
+
+/// d(i, i) evaluated directly for the rows whose fast value the accuracy guard did not trust.
+template <class D, class V, class I>
+__global__ void knn_self_direct_kernel(intersection_args<D, V, I> p, std::int64_t rows,
+                                       const unsigned char* untrusted, V* self_values)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+       i += stride) {
+    if (untrusted[i]) { self_values[i] = V(float(intersection_direct_value(p, i, i))); }
   }
 }
 
@@ -305,21 +313,12 @@ __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* of
     }
     for (offset_t c0 = begin; c0 < end; c0 += capacity) {
       const int count = int(end - c0 < capacity ? end - c0 : capacity);
-      // Sentinels (a self query's pair (i, i)) sort after every real pair and are not counted.
-      int real = 0;
-      for (int t0 = 0; t0 < count; t0 += blockDim.x) {
-        const int t = t0 + int(threadIdx.x);
-        bool counted = false;
-        if (t < count) {
-          vals[s.k + t] = values[c0 + t];
-          idx[s.k + t] = columns[c0 + t];
-          counted = columns[c0 + t] != INT64_MAX;
-        }
-        real += __syncthreads_count(counted);
+      for (int t = threadIdx.x; t < count; t += blockDim.x) {
+        vals[s.k + t] = values[c0 + t];
+        idx[s.k + t] = columns[c0 + t];
       }
-      const int next = have + real < s.k ? have + real : s.k;
-      knn_flush(vals, idx, s, have, count, &slots);
-      have = next;
+      __syncthreads();
+      have = knn_flush(vals, idx, s, have, count, &slots);
     }
     knn_write_row(vals, idx, s, i, have);
     __syncthreads();
@@ -460,6 +459,13 @@ void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V
   s.largest = largest;
   s.exclude_self = exclude_self;
   s.self_values = exclude_self ? self_values : nullptr;
+  constexpr bool guarded = accuracy_traits<D, double>::guarded;
+  std::optional<buffer<unsigned char>> untrusted;
+  if (guarded && s.self_values != nullptr) {
+    untrusted.emplace(res, std::size_t(queries.rows), "untrusted self distances");
+    fill_zero_bytes(untrusted->data(), memory_space::device, std::size_t(queries.rows), res);
+    s.self_untrusted = untrusted->data();
+  }
   s.acc_bytes = ((setup.accumulator_bytes() + 15) / 16) * 16;
   s.out_values = out_values.data;
   s.out_indices = out_indices.data;
@@ -493,6 +499,12 @@ void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V
       SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
       progress(std::min(queries.rows, r0 + chunk), queries.rows);
     }
+  }
+  if (untrusted) {
+    knn_self_direct_kernel<D, V, I>
+      <<<elementwise_grid(queries.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
+         res.stream>>>(setup.args, queries.rows, untrusted->data(), self_values);
+    SPIRA_CHECK_LAUNCH();
   }
   // The setup's buffers are released stream-ordered when it goes out of scope.
 }

@@ -4,8 +4,8 @@
 // point in spira/cuda/pairwise.cuh.
 #pragma once
 
-#include <semirings/distances.hpp>
-#include <semirings/graphblas.hpp>
+#include <spira/semirings/distances.hpp>
+#include <spira/semirings/graphblas.hpp>
 #include <spira/accuracy.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>

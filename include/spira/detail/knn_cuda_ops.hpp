@@ -65,19 +65,16 @@ inline std::size_t knn_cuda_budget(const cuda_resources& res, const knn_params& 
                                   : cuda_free_memory(res) / knn_policy::device_budget_divisor;
 }
 
-/// The operands' structure, checked once per call (the tiles are not checked again): canonical CSR,
-/// on the host or on the device where they are.
+/// The structure of device operands, checked once per call (the tiles are not checked again):
+/// canonical CSR. Host operands are checked by knn_cuda_ops, on the device when it copies them whole
+/// and on the host otherwise, so that a bad row is always named by its row in the caller's matrix.
 template <class V, class I>
 void knn_validate(const cuda_resources& res, csr_view<V, I> index,
                   std::optional<csr_view<V, I>> queries)
 {
-  if (index.space == memory_space::host) {
-    validate(host_resources{}, index, csr_check::canonical, "knn_graph: index");
-    if (queries) { validate(host_resources{}, *queries, csr_check::canonical, "knn_graph: queries"); }
-  } else {
-    validate(res, index, csr_check::canonical, "knn_graph: index");
-    if (queries) { validate(res, *queries, csr_check::canonical, "knn_graph: queries"); }
-  }
+  if (index.space != memory_space::device) { return; }
+  validate(res, index, csr_check::canonical, "knn_graph: index");
+  if (queries) { validate(res, *queries, csr_check::canonical, "knn_graph: queries"); }
 }
 
 /// knn_drive's pieces on the GPU. `tile_distances(queries_tile, index_tile, out)` fills a device
@@ -128,11 +125,13 @@ class knn_cuda_ops {
     if (!on_device_) {
       index_copy = to_device(res_, index_);
       iv = index_copy->view();
+      validate(res_, iv, csr_check::canonical, "knn_graph: index");
       if (same_operands()) {
         qv = iv;
       } else {
         queries_copy = to_device(res_, queries_);
         qv = queries_copy->view();
+        validate(res_, qv, csr_check::canonical, "knn_graph: queries");
       }
     }
     if constexpr (std::is_same_v<V, float>) {
@@ -158,11 +157,21 @@ class knn_cuda_ops {
       on_device_ ? budget_
                  : (resident_ ? budget_ - index_bytes : budget_ / knn_policy::resident_index_divisor);
     tiling_ = plan_knn_tiles(tile_budget, queries_.rows, index_.rows, k, sizeof(V), params_);
-    if (resident_ && !on_device_) {
-      // The whole index in one copy; a self query then takes its query tiles from it too.
-      index_copy_ = to_device(res_, index_);
-      index_dev_ = index_copy_->view();
-      if (same_operands()) { queries_dev_ = index_dev_; }
+    if (!on_device_) {
+      // Host operands are checked once: the index on the device when it is copied whole, else on
+      // the host; separate queries (copied tile by tile) on the host.
+      if (resident_) {
+        // The whole index in one copy; a self query then takes its query tiles from it too.
+        index_copy_ = to_device(res_, index_);
+        index_dev_ = index_copy_->view();
+        validate(res_, index_dev_, csr_check::canonical, "knn_graph: index");
+        if (same_operands()) { queries_dev_ = index_dev_; }
+      } else {
+        validate(host_resources{}, index_, csr_check::canonical, "knn_graph: index");
+      }
+      if (!same_operands()) {
+        validate(host_resources{}, queries_, csr_check::canonical, "knn_graph: queries");
+      }
     }
     if (resident_) {
       for (std::int64_t i0 = 0; i0 < index_.rows; i0 += tiling_.index) {

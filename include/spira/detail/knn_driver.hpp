@@ -12,7 +12,7 @@
 #include <spira/knn.hpp>
 #include <spira/memory.hpp>
 #include <spira/select_k.hpp>
-#include <selection/keys.hpp>
+#include <spira/selection/keys.hpp>
 
 #include <algorithm>
 #include <cstdint>
