@@ -13,6 +13,8 @@ with OpenMP, CUDA backend when compiled in) with the GIL released.
 - :func:`show_config` -- version, backends and GPU
 - :mod:`spira.neighbors` -- ``KNeighborsTransformer`` (scikit-learn), :func:`umap_knn`,
   :func:`opentsne_knn`
+- :mod:`spira.dask` -- the same exact k-NN graphs on a Dask cluster (``import spira.dask``; needs
+  ``dask[array]`` and ``distributed``, the ``spira[dask]`` extra)
 """
 
 from . import _core, neighbors

@@ -167,3 +167,11 @@ def test_python_argument_errors(parts, k, error, message):
 def test_unknown_metric():
     with pytest.raises(ValueError, match="unknown metric"):
         spira.merge_knn(one([[1.0]], [[0]]), 1, metric="cosinus")
+
+
+def test_docstring_examples():
+    import doctest
+
+    import spira._merge
+
+    assert doctest.testmod(spira._merge).failed == 0
