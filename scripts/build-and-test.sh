@@ -47,7 +47,8 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade \
-  "scikit-build-core>=0.10" "nanobind>=2.0" numpy scipy scikit-learn pytest
+  "scikit-build-core>=0.10" "nanobind>=2.0" numpy scipy scikit-learn pytest "dask[array]" \
+  distributed
 CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   --no-build-isolation --force-reinstall --no-deps --config-settings=build-dir="$build/python" \
   --config-settings=cmake.define.SPIRA_ENABLE_CUDA=OFF "$root"

@@ -7,6 +7,7 @@
 #include <spira/config.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
+#include <spira/knn.hpp>
 #include <spira/resources.hpp>
 
 #include <nanobind/nanobind.h>
@@ -21,6 +22,7 @@
 #endif
 
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +85,45 @@ void check_same_types(const csr_input& x, const csr_input& y)
                                       y.cols);
 }
 
+using knn_distances = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using knn_indices = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+/// The result's two arrays as NumPy arrays sharing one owner: the result, freed when the last of
+/// them is collected.
+nb::tuple knn_arrays(std::unique_ptr<knn_result> result)
+{
+  knn_result* r = result.release();
+  nb::capsule owner(r, [](void* p) noexcept { delete static_cast<knn_result*>(p); });
+  const std::size_t shape[2] = {static_cast<std::size_t>(r->indices.rows()),
+                                static_cast<std::size_t>(r->indices.cols())};
+  auto distances = nb::ndarray<nb::numpy, float, nb::ndim<2>>(r->distances.data(), 2, shape, owner);
+  auto indices =
+      nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
+  return nb::make_tuple(distances, indices);
+}
+
+/// spira::merge_knn (host backend) of (distances float32, indices int64) pairs of C-contiguous
+/// n_q x k_p arrays; the list keeps them alive for the call.
+nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>& parts,
+                       std::int64_t k, bool largest)
+{
+  std::vector<knn_result_view> views;
+  views.reserve(parts.size());
+  for (const auto& [d, i] : parts) {
+    const auto rows = [](const auto& a) { return static_cast<std::int64_t>(a.shape(0)); };
+    const auto cols = [](const auto& a) { return static_cast<std::int64_t>(a.shape(1)); };
+    views.push_back({dense_view<const std::int64_t>{rows(i), cols(i), cols(i), i.data()},
+                     dense_view<const float>{rows(d), cols(d), cols(d), d.data()}});
+  }
+  auto result = std::make_unique<knn_result>();
+  {
+    nb::gil_scoped_release release;
+    *result = merge_knn(host_resources{}, std::span<const knn_result_view>(views), k,
+                        largest ? select_order::largest : select_order::smallest);
+  }
+  return knn_arrays(std::move(result));
+}
+
 nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int64_t k,
                         const std::string& metric_name, double p, bool exclude_self, bool cuda,
                         std::size_t memory_budget)
@@ -104,15 +145,7 @@ nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int
     nb::gil_scoped_release release;
     *result = kneighbors(index, queries, params, cuda);
   }
-  // Both arrays share one owner: the result, freed when the last of them is collected.
-  knn_result* r = result.release();
-  nb::capsule owner(r, [](void* p) noexcept { delete static_cast<knn_result*>(p); });
-  const std::size_t shape[2] = {static_cast<std::size_t>(r->indices.rows()),
-                                static_cast<std::size_t>(r->indices.cols())};
-  auto distances = nb::ndarray<nb::numpy, float, nb::ndim<2>>(r->distances.data(), 2, shape, owner);
-  auto indices =
-      nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
-  return nb::make_tuple(distances, indices);
+  return knn_arrays(std::move(result));
 }
 
 void pairwise_py(const nb::tuple& x, const nb::tuple& y,
@@ -218,6 +251,9 @@ NB_MODULE(_core, m)
         nb::arg("metric"), nb::arg("p"), nb::arg("exclude_self"), nb::arg("cuda"),
         nb::arg("memory_budget"),
         "spira::knn_graph on canonical CSR tuples; returns (distances float32, indices int64).");
+  m.def("merge_knn", &merge_knn_py, nb::arg("parts"), nb::arg("k"), nb::arg("largest"),
+        "spira::merge_knn (host) of [(distances float32, indices int64), ...] n_q x k_p arrays; "
+        "returns (distances float32, indices int64) of n_q x k.");
   m.def("pairwise_distances", &pairwise_py, nb::arg("X"), nb::arg("Y"), nb::arg("out"),
         nb::arg("metric"), nb::arg("p"), nb::arg("cuda"), nb::arg("memory_budget"),
         "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out.");
