@@ -136,15 +136,23 @@ template <class T>
 inline constexpr bool is_select_value_type_v =
   std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>;
 
+/// The value types select_k ranks (T: float, double or spira::half) and the index types it writes
+/// (IndexT: int32_t or int64_t). A call with another type fails to compile, naming the parameter
+/// and the concept it does not satisfy.
+template <class T>
+concept select_value_type = is_select_value_type_v<T>;
+template <class IndexT>
+concept select_index_type = is_index_type_v<IndexT>;
+
 // ---- dense rows ---------------------------------------------------------------------------------
 // in: rows x n; out_values and out_indices: rows x k, 1 <= k <= n. Indices are column positions.
 
-template <class T, class IndexT>
+template <select_value_type T, select_index_type IndexT>
 void select_k(const host_resources& res, std::type_identity_t<dense_view<const T>> in, std::int64_t k,
               select_order order, dense_view<T> out_values, dense_view<IndexT> out_indices,
               const select_params& params = {});
 
-template <class T, class IndexT>
+template <select_value_type T, select_index_type IndexT>
 void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T>> in, std::int64_t k,
               select_order order, dense_view<T> out_values, dense_view<IndexT> out_indices,
               const select_params& params = {});

@@ -1,6 +1,6 @@
 // The names of the enums of the k-NN and top-k APIs, and their reverse (both builds): one table
-// per enum. Metric and pairwise strategy names live with their catalogues (src/host/metric.cpp,
-// src/core/pairwise_strategy.cpp).
+// per enum. Metric and pairwise strategy names live with their catalogues (src/pairwise/metric.cpp,
+// src/pairwise/pairwise_strategy.cpp).
 #include <spira/detail/enum_names.hpp>
 #include <spira/knn.hpp>
 #include <spira/select_k.hpp>

@@ -1,5 +1,6 @@
 // The CUDA entry points of a host-only build: each exists and throws spira::not_compiled, so that
 // programs link the same way against either build and fail with a clear message at run time.
+#include <spira/detail/type_lists.hpp>
 #include <spira/convert.hpp>
 #include <spira/knn.hpp>
 #include <spira/memory.hpp>
@@ -95,10 +96,7 @@ dense_matrix<T> to_device(const cuda_resources&, dense_view<const T>)
   template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                    \
                                          canonicalize_options);                                    \
   template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);
-SPIRA_INSTANTIATE(float, std::int32_t)
-SPIRA_INSTANTIATE(float, std::int64_t)
-SPIRA_INSTANTIATE(double, std::int32_t)
-SPIRA_INSTANTIATE(double, std::int64_t)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE
 template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);
 template dense_matrix<double> to_device(const cuda_resources&, dense_view<const double>);
@@ -109,14 +107,11 @@ knn_result knn_graph(const cuda_resources&, csr_view<V, I>, std::type_identity_t
 {
   no_cuda("spira::knn_graph(cuda_resources)");
 }
-template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int32_t>,
-                              std::optional<csr_view<float, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int64_t>,
-                              std::optional<csr_view<float, std::int64_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int32_t>,
-                              std::optional<csr_view<double, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int64_t>,
-                              std::optional<csr_view<double, std::int64_t>>, const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(V, I)                                                               \
+  template knn_result knn_graph(const cuda_resources&, csr_view<V, I>, std::optional<csr_view<V, I>>,  \
+                                const knn_params&);
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
+#undef SPIRA_KNN_INSTANTIATE
 
 knn_result merge_knn(const cuda_resources&, std::span<const knn_result_view>, std::int64_t,
                      select_order)

@@ -1,6 +1,7 @@
 // The k-NN graph of the built-in metrics on the host (the CUDA entry is knn_cuda.cpp), and its
 // conversions to a sparse graph. The one k-NN driver of both backends is spira/detail/knn_driver.hpp;
 // here the metric picks the distance code.
+#include <spira/detail/type_lists.hpp>
 #include <spira/convert.hpp>
 #include <spira/detail/knn_driver.hpp>
 #include <spira/knn.hpp>
@@ -124,13 +125,10 @@ csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> input)
   return make_csr<float, std::int64_t>(res, g.rows, g.cols, ptr, cols, vals, csr_check::canonical);
 }
 
-template knn_result knn_graph(const host_resources&, csr_view<float, std::int32_t>,
-                              std::optional<csr_view<float, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const host_resources&, csr_view<float, std::int64_t>,
-                              std::optional<csr_view<float, std::int64_t>>, const knn_params&);
-template knn_result knn_graph(const host_resources&, csr_view<double, std::int32_t>,
-                              std::optional<csr_view<double, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const host_resources&, csr_view<double, std::int64_t>,
-                              std::optional<csr_view<double, std::int64_t>>, const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(V, I)                                                               \
+  template knn_result knn_graph(const host_resources&, csr_view<V, I>, std::optional<csr_view<V, I>>,  \
+                                const knn_params&);
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
+#undef SPIRA_KNN_INSTANTIATE
 
 }  // namespace spira

@@ -2,6 +2,7 @@
 // not_compiled entry in src/core/no_cuda.cpp): the arguments and values are checked once, then the
 // one k-NN driver (spira/detail/knn_driver.hpp) runs with the CUDA pieces
 // (spira/detail/knn_cuda_ops.hpp), the metric's fused kernel and its distance tiles.
+#include <spira/detail/type_lists.hpp>
 #include <spira/detail/knn_cuda_ops.hpp>
 #include <spira/detail/knn_driver.hpp>
 #include <spira/knn.hpp>
@@ -45,13 +46,10 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
     });
 }
 
-template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int32_t>,
-                              std::optional<csr_view<float, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int64_t>,
-                              std::optional<csr_view<float, std::int64_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int32_t>,
-                              std::optional<csr_view<double, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int64_t>,
-                              std::optional<csr_view<double, std::int64_t>>, const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(V, I)                                                               \
+  template knn_result knn_graph(const cuda_resources&, csr_view<V, I>, std::optional<csr_view<V, I>>,  \
+                                const knn_params&);
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
+#undef SPIRA_KNN_INSTANTIATE
 
 }  // namespace spira

@@ -2,7 +2,7 @@
 // distance struct. Included by one translation unit per (value, index) type.
 #pragma once
 
-#include "../cuda/pairwise_distance.cuh"
+#include "../pairwise/pairwise_distance.cuh"
 #include "knn_cuda.hpp"
 
 #include <spira/cuda/knn.cuh>

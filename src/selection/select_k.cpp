@@ -1,5 +1,6 @@
 // select_k: argument validation and algorithm resolution, shared by both backends. Everything here
 // runs on the host; the backends (select_k_host.cpp, select_k_cuda.cu) receive validated problems.
+#include <spira/detail/type_lists.hpp>
 #include <spira/select_k.hpp>
 
 #include "selection/dispatch.hpp"
@@ -195,14 +196,14 @@ csr_matrix<V, I> select_csr_to_csr(const Resources& res, csr_view<V, I> rows, st
 
 }  // namespace
 
-template <class T, class IndexT>
+template <select_value_type T, select_index_type IndexT>
 void select_k(const host_resources& res, std::type_identity_t<dense_view<const T>> in,
               std::int64_t k, select_order order, dense_view<T> out_values,
               dense_view<IndexT> out_indices, const select_params& params)
 {
   select_dense<host_resources, T, IndexT>(res, in, k, order, out_values, out_indices, params);
 }
-template <class T, class IndexT>
+template <select_value_type T, select_index_type IndexT>
 void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T>> in,
               std::int64_t k, select_order order, dense_view<T> out_values,
               dense_view<IndexT> out_indices, const select_params& params)
@@ -254,16 +255,8 @@ csr_matrix<V, I> select_k(const cuda_resources& res, csr_view<V, I> rows, std::i
                                      select_order, const select_params&);                          \
   template csr_matrix<V, I> select_k(const cuda_resources&, csr_view<V, I>, std::int64_t,          \
                                      select_order, const select_params&);
-SPIRA_SELECT_DENSE(float, std::int32_t)
-SPIRA_SELECT_DENSE(float, std::int64_t)
-SPIRA_SELECT_DENSE(double, std::int32_t)
-SPIRA_SELECT_DENSE(double, std::int64_t)
-SPIRA_SELECT_DENSE(half, std::int32_t)
-SPIRA_SELECT_DENSE(half, std::int64_t)
-SPIRA_SELECT_CSR(float, std::int32_t)
-SPIRA_SELECT_CSR(float, std::int64_t)
-SPIRA_SELECT_CSR(double, std::int32_t)
-SPIRA_SELECT_CSR(double, std::int64_t)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_DENSE)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_SELECT_CSR)
 #undef SPIRA_SELECT_DENSE
 #undef SPIRA_SELECT_CSR
 

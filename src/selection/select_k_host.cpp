@@ -2,6 +2,7 @@
 // selected positions by index (unsorted output) or by (key, index) (sorted output). Rows run in
 // parallel with OpenMP. The approximate max_iter mode runs the same bisection as the CUDA
 // binary_search kernel, step for step, so both backends return the same bytes.
+#include <spira/detail/type_lists.hpp>
 #include "selection/dispatch.hpp"
 
 #include <algorithm>
@@ -140,12 +141,7 @@ csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
 #define SPIRA_SELECT_HOST(T, I)                                                                   \
   template void select_rows(const host_resources&, row_source<T, I>, row_sink<T, I>,               \
                             const problem&);
-SPIRA_SELECT_HOST(float, std::int32_t)
-SPIRA_SELECT_HOST(float, std::int64_t)
-SPIRA_SELECT_HOST(double, std::int32_t)
-SPIRA_SELECT_HOST(double, std::int64_t)
-SPIRA_SELECT_HOST(half, std::int32_t)
-SPIRA_SELECT_HOST(half, std::int64_t)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_HOST)
 #undef SPIRA_SELECT_HOST
 template csr_matrix<float, std::int32_t> compact_rows(const host_resources&,
                                                       csr_view<float, std::int32_t>,

@@ -9,8 +9,10 @@
 // position order, into a vector sized before the count is known -> second top-k. No step waits
 // for the host; one host read after the last row finds rows whose candidates overflowed the
 // vector, and redoes them with the exact size.
+#include <spira/detail/type_lists.hpp>
 #include "selection/delegate.cuh"
 #include "selection/dispatch.hpp"
+#include "selection/launch.hpp"
 #include "selection/workspace.hpp"
 
 #include <spira/cuda/device.cuh>
@@ -31,7 +33,6 @@ using spira::detail::device_guard;
 
 namespace {
 
-cudaStream_t stream_of(const cuda_resources& res) { return reinterpret_cast<cudaStream_t>(res.stream); }
 
 
 unsigned grid_for(std::int64_t items, std::int64_t per_block, const char* what)
@@ -246,12 +247,7 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
 #define SPIRA_SELECT_VECTOR_CUDA(T, I)                                                            \
   template void select_vector(const cuda_resources&, row_source<T, I>, row_sink<T, I>,             \
                               const problem&);
-SPIRA_SELECT_VECTOR_CUDA(float, std::int32_t)
-SPIRA_SELECT_VECTOR_CUDA(float, std::int64_t)
-SPIRA_SELECT_VECTOR_CUDA(double, std::int32_t)
-SPIRA_SELECT_VECTOR_CUDA(double, std::int64_t)
-SPIRA_SELECT_VECTOR_CUDA(half, std::int32_t)
-SPIRA_SELECT_VECTOR_CUDA(half, std::int64_t)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_VECTOR_CUDA)
 #undef SPIRA_SELECT_VECTOR_CUDA
 
 }  // namespace spira::selection

@@ -868,4 +868,17 @@ TEST(select_k, host_only_build_reports_not_compiled)
 }
 
 }  // namespace
+/// The dense select_k is constrained on its value and index types: a call with another type fails
+/// to compile at the call, naming the parameter (T or IndexT) and the concept, instead of failing
+/// to link.
+template <class T, class I>
+concept select_k_callable =
+  requires(dense_view<const T> in, dense_view<T> values, dense_view<I> indices) {
+    select_k<T, I>(host_resources{}, in, 1, select_order::smallest, values, indices);
+  };
+static_assert(select_k_callable<float, std::int64_t>);
+static_assert(select_k_callable<half, std::int32_t>);
+static_assert(select_value_type<double> && !select_value_type<int> && !select_value_type<long>);
+static_assert(select_index_type<std::int32_t> && !select_index_type<std::uint32_t>);
+
 }  // namespace spira::test

@@ -1,5 +1,5 @@
 // spira: what every strategy of the CUDA pairwise engine shares: the compiled support
-// (src/cuda/pairwise_support.cu), device helpers (atomics, warp reductions, the finalize and the
+// (src/pairwise/pairwise_support.cu), device helpers (atomics, warp reductions, the finalize and the
 // accuracy guard), the per-row kernels (norms, prepare, NAMM corrections), the finalize of an
 // accumulator tile, grid sizes and the context of one call (pairwise_context).
 #pragma once
@@ -25,7 +25,7 @@
 
 namespace spira::detail {
 
-// ---- compiled support (src/cuda/pairwise_support.cu) ----------------------------------------------
+// ---- compiled support (src/pairwise/pairwise_support.cu) ----------------------------------------------
 
 /// One block's share of the hybrid kernel: entries [begin, end) of row `row` of the held matrix,
 /// which are exactly its stored columns in [col_lo, col_hi). The parts of one row cover [0, cols).
@@ -63,7 +63,7 @@ void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* 
 int multiprocessor_count(int device);
 
 /// spira::transpose of a device CSR that the caller has already validated (no second validation
-/// and its device round trip). src/cuda/convert.cu.
+/// and its device round trip). src/convert/convert_cuda.cu.
 template <class V, class I>
 csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a);
 
@@ -71,7 +71,7 @@ csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a
 /// increasing order (column c becomes its rank among the used columns), and the number of used
 /// columns. col_idx holds A's nnz_a renumbered indices, then B's nnz_b (pass nnz_b = 0 when B is
 /// A). O(nnz_a + nnz_b) device memory (a radix sort of the indices); one read of the count
-/// synchronises the stream. src/cuda/pairwise_support.cu.
+/// synchronises the stream. src/pairwise/pairwise_support.cu.
 template <class I>
 struct renumbered_columns {
   buffer<I> col_idx;

@@ -1,4 +1,5 @@
 // Host backend: validation and format conversions (OpenMP over rows where it pays).
+#include <spira/detail/type_lists.hpp>
 #include <spira/convert.hpp>
 
 #include <algorithm>
@@ -289,10 +290,7 @@ csr_matrix<ToV, I> cast_values(const host_resources& res, csr_view<V, I> a)
                                                                   csr_view<V, I>);                \
   template csr_matrix<float, I> cast_values<float>(const host_resources&, csr_view<V, I>);        \
   template csr_matrix<double, I> cast_values<double>(const host_resources&, csr_view<V, I>);
-SPIRA_INSTANTIATE(float, std::int32_t)
-SPIRA_INSTANTIATE(float, std::int64_t)
-SPIRA_INSTANTIATE(double, std::int32_t)
-SPIRA_INSTANTIATE(double, std::int64_t)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE
 
 }  // namespace spira

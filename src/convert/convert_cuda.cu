@@ -1,6 +1,6 @@
 // CUDA backend: validation, format conversions and copies to the device.
 //
-// Every conversion produces exactly the bytes of its host twin (src/host/convert.cpp):
+// Every conversion produces exactly the bytes of its host twin (src/convert/convert.cpp):
 //  - entries are ordered by (row, column) with a stable radix sort whose values are the entries'
 //    input positions, so equal (row, column) pairs stay in input order;
 //  - duplicates are summed by one thread per run, left to right in that order, which is the host's
@@ -9,9 +9,10 @@
 // All work is queued on res.stream; temporaries come from spira::buffer (the stream-ordered pool).
 // A few calls copy a count or a report back to the host and therefore synchronise the stream.
 
+#include <spira/detail/type_lists.hpp>
 #include <spira/cuda/device.cuh>
-#include "launch.cuh"
-#include "primitives.cuh"
+#include "../cuda/launch.cuh"
+#include "../cuda/primitives.cuh"
 
 #include <spira/convert.hpp>
 #include <spira/cuda/error.cuh>
@@ -551,10 +552,7 @@ dense_matrix<T> to_device(const cuda_resources& res, dense_view<const T> a)
   template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                    \
                                          canonicalize_options);                                    \
   template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);
-SPIRA_INSTANTIATE(float, std::int32_t)
-SPIRA_INSTANTIATE(float, std::int64_t)
-SPIRA_INSTANTIATE(double, std::int32_t)
-SPIRA_INSTANTIATE(double, std::int64_t)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE
 template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);
 template dense_matrix<double> to_device(const cuda_resources&, dense_view<const double>);

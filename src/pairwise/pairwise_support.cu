@@ -1,7 +1,7 @@
 // CUDA pairwise engine: the pieces that do not depend on the semiring, compiled once into the
 // library (the renumbering of the used columns, row partitions of the hybrid kernel, the cuBLAS
 // GEMM of the dense strategy, the non-negativity check of the built-in metrics).
-#include "primitives.cuh"
+#include "../cuda/primitives.cuh"
 
 #include <spira/cuda/pairwise.cuh>
 
