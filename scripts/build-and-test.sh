@@ -54,6 +54,9 @@ py=/usr/bin/python3
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade \
   "scikit-build-core>=0.10" "nanobind>=2.0" numpy scipy scikit-learn pytest "dask[array]" \
   distributed
+# The ecosystem tests run scanpy and UMAP themselves, and the progress test tqdm (about 30 s to
+# install from PyPI, with numba and pandas; the tests skip with a reason where they are missing).
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade scanpy umap-learn tqdm
 CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   --no-build-isolation --force-reinstall --no-deps --config-settings=build-dir="$build/python" \
   --config-settings=cmake.define.SPIRA_ENABLE_CUDA=OFF \

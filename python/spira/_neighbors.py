@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from . import _core
 from ._device import resolve_device
 from ._input import as_csr, check_memory_budget, check_metric, check_n_neighbors, common_types
+from ._progress import check_progress, reporter
 
 __all__ = ["kneighbors", "kneighbors_graph"]
 
@@ -24,6 +25,7 @@ def kneighbors(
     exclude_self=False,
     device="auto",
     memory_budget=None,
+    progress=False,
 ):
     """Exact k nearest neighbours among the rows of ``X``.
 
@@ -52,6 +54,11 @@ def kneighbors(
         Bytes the distance tiles and the running top-k lists may use. Default: half of the
         memory available to the process (at most a quarter of physical memory) on the host,
         half the free device memory on CUDA.
+    progress : bool or callable, default=False
+        ``True`` shows a progress bar of the query rows done (tqdm's when tqdm is installed,
+        else a line on stderr); a callable is called as ``progress(done, total)`` after each
+        tile, and may raise to stop the call. Either way Ctrl-C ends a long call between tiles
+        with ``KeyboardInterrupt``.
 
     Returns
     -------
@@ -75,6 +82,8 @@ def kneighbors(
         The memory budget or the machine cannot hold the work.
     RuntimeError
         ``device="cuda"`` without the CUDA backend or a GPU.
+    KeyboardInterrupt
+        Ctrl-C during the call (the work stops at the end of the current tile).
 
     Examples
     --------
@@ -87,6 +96,7 @@ def kneighbors(
     metric, p = check_metric(metric, p)
     cuda = resolve_device(device)
     budget = check_memory_budget(memory_budget)
+    progress = check_progress(progress)
     exclude_self = bool(exclude_self)
     if exclude_self and Y is not None:
         raise ValueError(
@@ -97,7 +107,9 @@ def kneighbors(
     if Y is not None:
         x, y = common_types(x, as_csr(Y, "Y"))
     k = check_n_neighbors(n_neighbors, x[0] - (1 if exclude_self else 0), exclude_self)
-    return _core.kneighbors(x, y, k, metric, p, exclude_self, cuda, budget)
+    n_queries = (x if y is None else y)[0]
+    with reporter(progress, "spira.kneighbors", n_queries) as report:
+        return _core.kneighbors(x, y, k, metric, p, exclude_self, cuda, budget, report)
 
 
 def kneighbors_graph(
@@ -110,6 +122,7 @@ def kneighbors_graph(
     p=2,
     device="auto",
     memory_budget=None,
+    progress=False,
 ):
     """The exact k-NN graph of the rows of ``X`` as a sparse matrix, in the layout of
     :func:`sklearn.neighbors.kneighbors_graph`.
@@ -125,7 +138,7 @@ def kneighbors_graph(
     include_self : bool, default=False
         Whether each point counts as its own first neighbour (an entry at distance 0, stored
         explicitly in ``"distance"`` mode). Without it the point's own index is left out.
-    metric, p, device, memory_budget
+    metric, p, device, memory_budget, progress
         As in :func:`kneighbors`.
 
     Returns
@@ -154,6 +167,7 @@ def kneighbors_graph(
         exclude_self=not include_self,
         device=device,
         memory_budget=memory_budget,
+        progress=progress,
     )
     n, k = indices.shape
     if mode == "connectivity":

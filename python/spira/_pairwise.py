@@ -7,11 +7,14 @@ import numpy as np
 from . import _core
 from ._device import resolve_device
 from ._input import as_csr, check_memory_budget, check_metric, common_types
+from ._progress import check_progress, reporter
 
 __all__ = ["pairwise_distances"]
 
 
-def pairwise_distances(X, Y=None, *, metric="euclidean", p=2, device="auto", memory_budget=None):
+def pairwise_distances(
+    X, Y=None, *, metric="euclidean", p=2, device="auto", memory_budget=None, progress=False
+):
     """Distances between every row of ``X`` and every row of ``Y``.
 
     Parameters
@@ -31,6 +34,10 @@ def pairwise_distances(X, Y=None, *, metric="euclidean", p=2, device="auto", mem
         CUDA only: bytes of device memory for one block of distances (default: half the free
         device memory, at most 1 GiB); the rows of X go through the GPU in blocks of that size.
         On the host the distances are written straight into the result and it does not apply.
+    progress : bool or callable, default=False
+        ``True`` shows a progress bar of the rows of ``X`` done (tqdm's when installed, else a
+        line on stderr); a callable is called as ``progress(done, total)`` after each block of
+        rows. Ctrl-C ends a long call between blocks with ``KeyboardInterrupt`` either way.
 
     Returns
     -------
@@ -41,7 +48,7 @@ def pairwise_distances(X, Y=None, *, metric="euclidean", p=2, device="auto", mem
 
     Raises
     ------
-    ValueError, TypeError, MemoryError, RuntimeError
+    ValueError, TypeError, MemoryError, RuntimeError, KeyboardInterrupt
         As in :func:`kneighbors`.
 
     Examples
@@ -55,10 +62,12 @@ def pairwise_distances(X, Y=None, *, metric="euclidean", p=2, device="auto", mem
     metric, p = check_metric(metric, p)
     cuda = resolve_device(device)
     budget = check_memory_budget(memory_budget)
+    progress = check_progress(progress)
     x = as_csr(X, "X")
     y = x
     if Y is not None:
         x, y = common_types(x, as_csr(Y, "Y"))
     out = np.empty((x[0], y[0]), dtype=x[4].dtype)
-    _core.pairwise_distances(x, y, out, metric, p, cuda, budget)
+    with reporter(progress, "spira.pairwise_distances", x[0]) as report:
+        _core.pairwise_distances(x, y, out, metric, p, cuda, budget, report)
     return out

@@ -48,6 +48,9 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     device : {"auto", "cpu", "cuda"}, default="auto"
     memory_budget : int, default=None
         As in :func:`spira.kneighbors`.
+    progress : bool or callable, default=False
+        As in :func:`spira.kneighbors`: a progress bar of ``transform`` (Ctrl-C ends it either
+        way).
 
     Attributes
     ----------
@@ -73,6 +76,7 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         p=2,
         device="auto",
         memory_budget=None,
+        progress=False,
     ):
         self.mode = mode
         self.n_neighbors = n_neighbors
@@ -80,6 +84,7 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.p = p
         self.device = device
         self.memory_budget = memory_budget
+        self.progress = progress
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -117,6 +122,7 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             p=self.p,
             device=self.device,
             memory_budget=self.memory_budget,
+            progress=self.progress,
         )
         n, k = indices.shape
         if self.mode == "connectivity":
@@ -133,7 +139,9 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return self.fit(X).transform(X)
 
 
-def umap_knn(X, n_neighbors, *, metric="euclidean", p=2, device="auto", memory_budget=None):
+def umap_knn(
+    X, n_neighbors, *, metric="euclidean", p=2, device="auto", memory_budget=None, progress=False
+):
     """UMAP's ``precomputed_knn`` arrays: ``(indices, distances)``, each point its own first
     neighbour (counted in ``n_neighbors``, as UMAP's own search does), rows nearest first.
 
@@ -141,24 +149,42 @@ def umap_knn(X, n_neighbors, *, metric="euclidean", p=2, device="auto", memory_b
     precomputed_knn=(indices, distances, None))``. Do not leave the point out: UMAP would read
     every row shifted by one neighbour and build a different graph without an error.
 
+    Parameters
+    ----------
+    X, n_neighbors, metric, p, device, memory_budget, progress
+        As in :func:`spira.kneighbors`.
+
     Returns
     -------
     indices : ndarray of shape (n_samples, n_neighbors), dtype int64
     distances : ndarray of shape (n_samples, n_neighbors), dtype float32
     """
     distances, indices = kneighbors(
-        X, n_neighbors=n_neighbors, metric=metric, p=p, device=device, memory_budget=memory_budget
+        X,
+        n_neighbors=n_neighbors,
+        metric=metric,
+        p=p,
+        device=device,
+        memory_budget=memory_budget,
+        progress=progress,
     )
     return indices, distances
 
 
-def opentsne_knn(X, n_neighbors, *, metric="euclidean", p=2, device="auto", memory_budget=None):
+def opentsne_knn(
+    X, n_neighbors, *, metric="euclidean", p=2, device="auto", memory_budget=None, progress=False
+):
     """openTSNE's neighbours: each point's ``n_neighbors`` nearest other points (the point itself
     left out, as openTSNE's own search does), plain distances.
 
     Returns ``openTSNE.nearest_neighbors.PrecomputedNeighbors(indices, distances)`` when openTSNE
     is installed, else the ``(indices, distances)`` arrays it takes. openTSNE's default
     perplexity of 30 wants ``n_neighbors`` of about 90 (3 x perplexity).
+
+    Parameters
+    ----------
+    X, n_neighbors, metric, p, device, memory_budget, progress
+        As in :func:`spira.kneighbors` (``n_neighbors <= n_samples - 1``).
     """
     distances, indices = kneighbors(
         X,
@@ -168,6 +194,7 @@ def opentsne_knn(X, n_neighbors, *, metric="euclidean", p=2, device="auto", memo
         exclude_self=True,
         device=device,
         memory_budget=memory_budget,
+        progress=progress,
     )
     try:
         from openTSNE.nearest_neighbors import PrecomputedNeighbors

@@ -16,6 +16,13 @@ namespace {
 /// Device memory for one block of distances when the caller gives no budget.
 constexpr std::size_t default_cuda_block_bytes = std::size_t{1} << 30;
 
+/// With a progress callback, host pairwise distances run in about this many blocks of rows of A
+/// (the k-NN graph's knn_progress_steps), so that Ctrl-C is seen within a few percent of the
+/// call...
+constexpr std::int64_t pairwise_progress_steps = 20;
+/// ...but never fewer rows per block than this: each block transposes B again (O(nnz(B))).
+constexpr std::int64_t pairwise_progress_min_rows = 256;
+
 template <class V, class I>
 csr_view<V, I> view_of(const csr_input& m)
 {
@@ -42,11 +49,25 @@ decltype(auto) with_types(const csr_input& m, Fn&& fn)
 
 template <class V, class I>
 void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_params& params,
-                    bool cuda, std::size_t memory_budget)
+                    bool cuda, std::size_t memory_budget, const progress_fn& progress)
 {
   const host_resources host{};
-  if (!cuda) {
+  if (!cuda && !progress) {
     pairwise_distance(host, a, b, dense_view<V>{a.rows, b.rows, b.rows, out}, params);
+    return;
+  }
+  if (!cuda) {
+    // Blocks of rows of A, each written straight into its rows of out.
+    const std::int64_t step =
+        std::max((a.rows + pairwise_progress_steps - 1) / pairwise_progress_steps,
+                 pairwise_progress_min_rows);
+    std::vector<offset_t> ptr;
+    for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
+      const std::int64_t r1 = std::min(a.rows, r0 + step);
+      pairwise_distance(host, row_slice(a, r0, r1, ptr), b,
+                        dense_view<V>{r1 - r0, b.rows, b.rows, out + r0 * b.rows}, params);
+      progress(r1, a.rows);
+    }
     return;
   }
   // CUDA: B once on the device, A in blocks of rows whose distances fit the budget; each block's
@@ -70,6 +91,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
     pairwise_distance(res, a_dev.view(), b_dev.view(), d.view(), params);
     copy(out + r0 * b.rows, memory_space::host, d.data(), memory_space::device,
          static_cast<std::size_t>((r1 - r0) * b.rows), res);
+    if (progress) { progress(r1, a.rows); }
   }
 }
 
@@ -92,7 +114,8 @@ knn_result kneighbors(const csr_input& index, const std::optional<csr_input>& qu
 }
 
 void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
-                        const distance_params& params, bool cuda, std::size_t memory_budget)
+                        const distance_params& params, bool cuda, std::size_t memory_budget,
+                        const progress_fn& progress)
 {
   with_types(a, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
     const host_resources host{};
@@ -100,7 +123,7 @@ void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
     const csr_view<V, I> bv = view_of<V, I>(b);
     validate(host, av, csr_check::canonical, "X");
     validate(host, bv, csr_check::canonical, "Y");
-    pairwise_typed(av, bv, static_cast<V*>(out), params, cuda, memory_budget);
+    pairwise_typed(av, bv, static_cast<V*>(out), params, cuda, memory_budget, progress);
   });
 }
 

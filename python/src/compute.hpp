@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 namespace spira::python {
@@ -30,12 +31,18 @@ struct csr_input {
 [[nodiscard]] knn_result kneighbors(const csr_input& index, const std::optional<csr_input>& queries,
                                     const knn_params& params, bool cuda);
 
+/// Called between blocks of rows with (rows done, total rows); may throw to stop the call.
+using progress_fn = std::function<void(std::int64_t, std::int64_t)>;
+
 /// out (rows(a) x rows(b), row-major, of the inputs' value type) = the distances between the rows
 /// of a and of b. On CUDA the rows of a go through the device in blocks whose distances fit
 /// memory_budget bytes (0: half of the free device memory, at most 1 GiB); on the host the
-/// distances are written into out directly and memory_budget does not apply.
+/// distances are written into out directly and memory_budget does not apply. With `progress`,
+/// the rows of a are processed in blocks (about pairwise_progress_steps of them on the host) and
+/// progress is called after each.
 void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
-                        const distance_params& params, bool cuda, std::size_t memory_budget);
+                        const distance_params& params, bool cuda, std::size_t memory_budget,
+                        const progress_fn& progress = {});
 
 /// spira::select_k of each row of a dense rows x cols matrix (row-major, float or double as
 /// value64 says, host memory): the k best values into out_values (rows x k, the input's type) and

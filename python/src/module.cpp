@@ -1,8 +1,10 @@
 // spira._core: the nanobind module behind the Python package. It converts the arrays the Python
 // layer prepared (canonical CSR: int64 row pointers, int32/int64 columns, float32/float64 values)
-// into library calls made with the GIL released, and maps the library's exceptions onto Python's.
+// into library calls made with the GIL released (the long ones interruptible by Ctrl-C between
+// tiles, see interrupt.hpp), and maps the library's exceptions onto Python's.
 // Argument conventions and conversions of user input live in python/spira/*.py.
 #include "compute.hpp"
+#include "interrupt.hpp"
 
 #include <spira/config.hpp>
 #include <spira/distance.hpp>
@@ -126,7 +128,7 @@ nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>&
 
 nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int64_t k,
                         const std::string& metric_name, double p, bool exclude_self, bool cuda,
-                        std::size_t memory_budget)
+                        std::size_t memory_budget, nb::object progress)
 {
   const csr_input index = csr_of(x, "X");
   std::optional<csr_input> queries;
@@ -140,17 +142,17 @@ nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int
   params.p = p;
   params.exclude_self = exclude_self;
   params.memory_budget = memory_budget;
+  interruptible_call call(std::move(progress));
+  params.progress = call.callback();
   auto result = std::make_unique<knn_result>();
-  {
-    nb::gil_scoped_release release;
-    *result = kneighbors(index, queries, params, cuda);
-  }
+  call.run([&] { *result = kneighbors(index, queries, params, cuda); });
   return knn_arrays(std::move(result));
 }
 
 void pairwise_py(const nb::tuple& x, const nb::tuple& y,
                  nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu> out,
-                 const std::string& metric_name, double p, bool cuda, std::size_t memory_budget)
+                 const std::string& metric_name, double p, bool cuda, std::size_t memory_budget,
+                 nb::object progress)
 {
   const csr_input a = csr_of(x, "X");
   const csr_input b = csr_of(y, "Y");
@@ -161,8 +163,9 @@ void pairwise_py(const nb::tuple& x, const nb::tuple& y,
   detail::expects(out.dtype() == (a.value64 ? nb::dtype<double>() : nb::dtype<float>()),
                   "out: the dtype must be the inputs' value type");
   const distance_params params{.metric = metric_from_string(metric_name), .p = p};
-  nb::gil_scoped_release release;
-  pairwise_distances(a, b, out.data(), params, cuda, memory_budget);
+  interruptible_call call(std::move(progress));
+  const progress_fn report = call.callback();
+  call.run([&] { pairwise_distances(a, b, out.data(), params, cuda, memory_budget, report); });
 }
 
 using any_matrix = nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu>;
@@ -249,19 +252,25 @@ NB_MODULE(_core, m)
 
   m.def("kneighbors", &kneighbors_py, nb::arg("X"), nb::arg("Y").none(), nb::arg("k"),
         nb::arg("metric"), nb::arg("p"), nb::arg("exclude_self"), nb::arg("cuda"),
-        nb::arg("memory_budget"),
-        "spira::knn_graph on canonical CSR tuples; returns (distances float32, indices int64).");
+        nb::arg("memory_budget"), nb::arg("progress").none() = nb::none(),
+        "spira::knn_graph on canonical CSR tuples; returns (distances float32, indices int64). "
+        "Ctrl-C ends it between tiles; progress(done, total) is called after each tile.");
   m.def("merge_knn", &merge_knn_py, nb::arg("parts"), nb::arg("k"), nb::arg("largest"),
         "spira::merge_knn (host) of [(distances float32, indices int64), ...] n_q x k_p arrays; "
         "returns (distances float32, indices int64) of n_q x k.");
-  m.def("pairwise_distances", &pairwise_py, nb::arg("X"), nb::arg("Y"), nb::arg("out"),
+  // The outputs are written in place: .noconvert() refuses arrays nanobind would have to copy.
+  m.def("pairwise_distances", &pairwise_py, nb::arg("X"), nb::arg("Y"), nb::arg("out").noconvert(),
         nb::arg("metric"), nb::arg("p"), nb::arg("cuda"), nb::arg("memory_budget"),
-        "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out.");
+        nb::arg("progress").none() = nb::none(),
+        "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out. "
+        "Ctrl-C ends it between blocks of rows; progress(done, total) is called after each.");
   m.def("select_k_dense", &select_k_dense_py, nb::arg("A"), nb::arg("k"), nb::arg("largest"),
-        nb::arg("sorted"), nb::arg("out_values"), nb::arg("out_indices"), nb::arg("cuda"),
+        nb::arg("sorted"), nb::arg("out_values").noconvert(),
+        nb::arg("out_indices").noconvert(), nb::arg("cuda"),
         "spira::select_k of each row of a C-contiguous float32/float64 matrix into the outputs.");
   m.def("select_k_rows", &select_k_rows_py, nb::arg("A"), nb::arg("k"), nb::arg("largest"),
-        nb::arg("sorted"), nb::arg("out_values"), nb::arg("out_indices"), nb::arg("cuda"),
+        nb::arg("sorted"), nb::arg("out_values").noconvert(),
+        nb::arg("out_indices").noconvert(), nb::arg("cuda"),
         "spira::select_k of the stored values of each row of a canonical CSR tuple.");
   m.def(
       "canonical_metric",

@@ -1,6 +1,9 @@
 """Shared data and oracles for the Python tests: dense float64 references from SciPy's cdist
 (or NumPy for the metrics SciPy lacks) and a tie-aware comparison of k-NN results."""
 
+import ctypes
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -111,3 +114,34 @@ def data():
 def pick(data, metric):
     X, Y, Xb, Yb = data
     return (Xb, Yb) if metric in BOOLEAN else (X, Y)
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def _mallinfo2():
+    try:
+        f = ctypes.CDLL(None).mallinfo2  # glibc >= 2.33
+    except (AttributeError, OSError):
+        return None
+    f.restype = _Mallinfo2
+    return f
+
+
+_MALLINFO2 = _mallinfo2()
+
+
+def heap_bytes():
+    """Bytes allocated through malloc and still in use (glibc's mallinfo2: the heap plus mmapped
+    blocks), which counts the library's buffers and NumPy's arrays exactly; the resident set size
+    elsewhere on Linux; None where neither is available."""
+    if _MALLINFO2 is not None:
+        m = _MALLINFO2()
+        return m.uordblks + m.hblkhd
+    if os.path.exists("/proc/self/statm"):
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return None

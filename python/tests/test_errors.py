@@ -155,3 +155,110 @@ def test_show_config_prints_version_backends_and_gpu(capsys):
     assert f"spira {spira.__version__}" in text
     assert "backends: host" in text
     assert "gpu: " in text
+
+
+def test_library_messages_reach_python_unchanged():
+    # The library's own text, word for word, under the matching Python exception.
+    with pytest.raises(ValueError) as e:
+        _core.kneighbors(spira._input.as_csr(X), None, 21, "euclidean", 2.0, False, False, 0)
+    assert str(e.value) == "knn_graph: k = 21 must be in [1, 20] (the index has 20 rows)"
+    with pytest.raises(MemoryError) as e:
+        spira.kneighbors(X, n_neighbors=5, memory_budget=16)
+    assert str(e.value) == ("knn_graph: memory budget of 16 bytes cannot hold the top-5 lists of "
+                            "one query (240 bytes); raise knn_params::memory_budget")
+    Xn = X.copy()
+    Xn.data[0] = -0.25
+    row, col = Xn.nonzero()[0][0], Xn.indices[0]
+    with pytest.raises(ValueError) as e:
+        spira.kneighbors(Xn, n_neighbors=2, metric="hellinger")
+    assert str(e.value) == (f"knn_graph: metric hellinger requires non-negative values, but the "
+                            f"index has -0.25 at row {row}, column {col}")
+
+
+@pytest.mark.skipif(_core.cuda_compiled(), reason="the CUDA backend is compiled in")
+def test_not_compiled_is_a_runtime_error_with_the_library_message():
+    # Bypassing the package's device check: the library's CUDA entry points throw not_compiled.
+    with pytest.raises(RuntimeError, match="compiled without CUDA"):
+        _core.kneighbors(spira._input.as_csr(X), None, 2, "euclidean", 2.0, False, True, 0)
+
+
+GOOD = (4, 3, np.array([0, 1, 2, 3, 3], dtype=np.int64), np.array([0, 1, 2], dtype=np.int32),
+        np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("bad", [
+    (4, 3, np.array([0, 2, 1, 3, 3], dtype=np.int64), GOOD[3], GOOD[4]),   # decreasing
+    (4, 3, np.array([1, 1, 2, 3, 4], dtype=np.int64), GOOD[3], GOOD[4]),   # does not start at 0
+    (4, 3, GOOD[2], np.array([0, -1, 2], dtype=np.int32), GOOD[4]),         # negative column
+    (4, 3, GOOD[2], np.array([0, 1, 3], dtype=np.int32), GOOD[4]),          # column == cols
+    (4, 3, GOOD[2].astype(np.int32), GOOD[3], GOOD[4]),                     # int32 row pointers
+    (4, 3, GOOD[2], GOOD[3].astype(np.int16), GOOD[4]),                     # int16 columns
+    (4, 3, GOOD[2], GOOD[3], GOOD[4].astype(np.float16)),                   # float16 values
+    (4, 3, GOOD[2][:4], GOOD[3], GOOD[4]),                                  # short row pointers
+    (-1, 3, GOOD[2], GOOD[3], GOOD[4]),                                     # negative shape
+    (4, 3, GOOD[2], GOOD[3]),                                               # 4-tuple
+])
+def test_malformed_arrays_given_to_the_core_raise(bad):
+    # The package never builds these; the core still refuses them instead of reading out of
+    # bounds.
+    with pytest.raises((ValueError, TypeError)):
+        _core.kneighbors(bad, None, 1, "euclidean", 2.0, False, False, 0)
+    with pytest.raises((ValueError, TypeError)):
+        _core.pairwise_distances(GOOD, bad, np.empty((4, 4)), "euclidean", 2.0, False, 0)
+
+
+def test_pairwise_output_array_is_checked():
+    with pytest.raises(ValueError, match="out"):
+        _core.pairwise_distances(GOOD, GOOD, np.empty((4, 3)), "euclidean", 2.0, False, 0)
+    with pytest.raises(ValueError, match="out"):
+        _core.pairwise_distances(GOOD, GOOD, np.empty((4, 4), np.float32), "euclidean", 2.0,
+                                 False, 0)
+    with pytest.raises(TypeError):  # not C-contiguous: a copy would be written, not `out`
+        _core.pairwise_distances(GOOD, GOOD, np.empty((4, 8))[:, ::2], "euclidean", 2.0, False,
+                                 0)
+    with pytest.raises(TypeError):
+        _core.select_k_dense(np.ones((2, 3)), 1, True, True, np.empty((2, 2))[:, ::2],
+                             np.empty((2, 1), np.int64), False)
+
+
+BAD_INPUTS = {
+    "a string": "points",
+    "strings": np.array([["a", "b"], ["c", "d"]]),
+    "NaN": np.array([[0.0, np.nan], [1.0, 2.0]]),
+    "infinity": sp.csr_matrix(np.array([[0.0, np.inf], [1.0, 2.0]])),
+    "1-D": np.arange(4.0),
+    "3-D": np.zeros((2, 2, 2)),
+    "objects": np.array([[object(), 1]], dtype=object),
+    "complex": np.ones((2, 2), dtype=complex),
+}
+
+
+@pytest.mark.parametrize("what", sorted(BAD_INPUTS))
+def test_bad_input_to_every_function_raises_never_crashes(what):
+    from spira.neighbors import KNeighborsTransformer, opentsne_knn, umap_knn
+
+    bad = BAD_INPUTS[what]
+    calls = [
+        lambda: spira.kneighbors(bad, n_neighbors=1),
+        lambda: spira.kneighbors(np.eye(2), bad, n_neighbors=1),
+        lambda: spira.kneighbors_graph(bad, 1),
+        lambda: spira.pairwise_distances(bad),
+        lambda: spira.pairwise_distances(np.eye(2), bad),
+        lambda: umap_knn(bad, 1),
+        lambda: opentsne_knn(bad, 1),
+        lambda: KNeighborsTransformer(n_neighbors=1).fit_transform(bad),
+    ]
+    for call in calls:
+        with pytest.raises((ValueError, TypeError)):
+            call()
+
+
+@pytest.mark.parametrize("metric", ["jensenshannon", "hellinger", "kl_divergence"])
+def test_negative_values_are_refused_by_every_function(metric):
+    from spira.neighbors import KNeighborsTransformer
+
+    Xn = -X.toarray()
+    for call in (lambda: spira.kneighbors_graph(Xn, 2, metric=metric),
+                 lambda: KNeighborsTransformer(metric=metric).fit_transform(Xn)):
+        with pytest.raises(ValueError, match="non-negative"):
+            call()

@@ -68,13 +68,22 @@ def test_isomap_pipeline_equals_sklearns(points):
         np.testing.assert_allclose(a[:, c], sign * b[:, c], rtol=1e-4, atol=1e-4)
 
 
-def test_tsne_pipeline_runs(points):
+def test_tsne_pipeline_equals_tsne_on_sklearns_graph(points):
     pipe = make_pipeline(
         KNeighborsTransformer(n_neighbors=31, metric="cosine"),
         TSNE(metric="precomputed", perplexity=10, init="random", random_state=0, max_iter=250),
     )
     Y = pipe.fit_transform(points)
     assert Y.shape == (points.shape[0], 2) and np.isfinite(Y).all()
+    # The oracle: TSNE on scikit-learn's graph with its distances rounded to float32 as spira
+    # returns them (TSNE amplifies differences in the last bits of float64 input into a different
+    # embedding; with the same float32 distances it is the same embedding, bit for bit).
+    S = SkTransformer(n_neighbors=31, metric="cosine").fit_transform(points.toarray())
+    S.data = S.data.astype(np.float32).astype(np.float64)
+    S.data[S.indptr[:-1]] = 0.0  # each point first, exactly 0 from itself
+    oracle = TSNE(metric="precomputed", perplexity=10, init="random", random_state=0,
+                  max_iter=250).fit_transform(S)
+    np.testing.assert_array_equal(Y, oracle)
 
 
 def test_bad_parameters_raise_at_fit(points):
