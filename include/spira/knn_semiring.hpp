@@ -24,8 +24,7 @@ namespace spira {
 template <class D, class V, class I>
 knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      std::type_identity_t<std::optional<csr_view<V, I>>> queries, const D& d,
-                     select_order order,
-                     const knn_params& params)
+                     select_order order, const knn_params& params)
 {
   detail::check_knn_args(index, queries, params);
   return detail::knn_host(res, index, queries, params, order == select_order::largest,

@@ -170,11 +170,10 @@ void pairwise_py(const nb::tuple& x, const nb::tuple& y,
 
 using any_matrix = nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
-void select_k_dense_py(nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu> in,
-                       std::int64_t k, bool largest, bool sorted, any_matrix out_values,
-                       nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>
-                         out_indices,
-                       bool cuda)
+void select_k_dense_py(
+    nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu> in, std::int64_t k,
+    bool largest, bool sorted, any_matrix out_values,
+    nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_indices, bool cuda)
 {
   const bool value64 = in.dtype() == nb::dtype<double>();
   detail::expects(value64 || in.dtype() == nb::dtype<float>(),
@@ -183,27 +182,25 @@ void select_k_dense_py(nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device
   const auto rows = static_cast<std::int64_t>(in.shape(0));
   const auto cols = static_cast<std::int64_t>(in.shape(1));
   detail::expects(out_values.shape(0) == in.shape(0) && out_indices.shape(0) == in.shape(0) &&
-                    static_cast<std::int64_t>(out_values.shape(1)) == k &&
-                    static_cast<std::int64_t>(out_indices.shape(1)) == k,
+                      static_cast<std::int64_t>(out_values.shape(1)) == k &&
+                      static_cast<std::int64_t>(out_indices.shape(1)) == k,
                   "out_values and out_indices: expected shape (", rows, ", ", k, ")");
   nb::gil_scoped_release release;
   select_k_dense(in.data(), value64, rows, cols, k, largest, sorted, out_values.data(),
                  out_indices.data(), cuda);
 }
 
-void select_k_rows_py(const nb::tuple& a, std::int64_t k, bool largest, bool sorted,
-                      any_matrix out_values,
-                      nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>
-                        out_indices,
-                      bool cuda)
+void select_k_rows_py(
+    const nb::tuple& a, std::int64_t k, bool largest, bool sorted, any_matrix out_values,
+    nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_indices, bool cuda)
 {
   const csr_input m = csr_of(a, "A");
   detail::expects(out_values.dtype() == (m.value64 ? nb::dtype<double>() : nb::dtype<float>()),
                   "out_values: the dtype must be A's");
   detail::expects(static_cast<std::int64_t>(out_values.shape(0)) == m.rows &&
-                    static_cast<std::int64_t>(out_indices.shape(0)) == m.rows &&
-                    static_cast<std::int64_t>(out_values.shape(1)) == k &&
-                    static_cast<std::int64_t>(out_indices.shape(1)) == k,
+                      static_cast<std::int64_t>(out_indices.shape(0)) == m.rows &&
+                      static_cast<std::int64_t>(out_values.shape(1)) == k &&
+                      static_cast<std::int64_t>(out_indices.shape(1)) == k,
                   "out_values and out_indices: expected shape (", m.rows, ", ", k, ")");
   nb::gil_scoped_release release;
   select_k_rows(m, k, largest, sorted, out_values.data(), out_indices.data(), cuda);
@@ -265,12 +262,12 @@ NB_MODULE(_core, m)
         "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out. "
         "Ctrl-C ends it between blocks of rows; progress(done, total) is called after each.");
   m.def("select_k_dense", &select_k_dense_py, nb::arg("A"), nb::arg("k"), nb::arg("largest"),
-        nb::arg("sorted"), nb::arg("out_values").noconvert(),
-        nb::arg("out_indices").noconvert(), nb::arg("cuda"),
+        nb::arg("sorted"), nb::arg("out_values").noconvert(), nb::arg("out_indices").noconvert(),
+        nb::arg("cuda"),
         "spira::select_k of each row of a C-contiguous float32/float64 matrix into the outputs.");
   m.def("select_k_rows", &select_k_rows_py, nb::arg("A"), nb::arg("k"), nb::arg("largest"),
-        nb::arg("sorted"), nb::arg("out_values").noconvert(),
-        nb::arg("out_indices").noconvert(), nb::arg("cuda"),
+        nb::arg("sorted"), nb::arg("out_values").noconvert(), nb::arg("out_indices").noconvert(),
+        nb::arg("cuda"),
         "spira::select_k of the stored values of each row of a canonical CSR tuple.");
   m.def(
       "canonical_metric",

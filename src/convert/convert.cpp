@@ -1,6 +1,6 @@
 // Host backend: validation and format conversions (OpenMP over rows where it pays).
-#include <spira/detail/type_lists.hpp>
 #include <spira/convert.hpp>
+#include <spira/detail/type_lists.hpp>
 
 #include <algorithm>
 #include <numeric>
@@ -17,7 +17,8 @@ void require_host(memory_space s, const char* op, const char* name)
 }
 
 // Sorts the entries [begin, end) of one row by column, stable (so duplicates keep stored order),
-// and merges duplicates by summing. Returns the number of entries kept, written in place from begin.
+// and merges duplicates by summing. Returns the number of entries kept, written in place from
+// begin.
 template <class V, class I>
 std::int64_t sort_merge_row(I* cols, V* vals, std::int64_t begin, std::int64_t end,
                             std::vector<std::int64_t>& perm, std::vector<I>& ctmp,
@@ -25,7 +26,9 @@ std::int64_t sort_merge_row(I* cols, V* vals, std::int64_t begin, std::int64_t e
 {
   const std::int64_t n = end - begin;
   bool sorted = true;
-  for (std::int64_t k = begin + 1; k < end && sorted; ++k) { sorted = cols[k - 1] < cols[k]; }
+  for (std::int64_t k = begin + 1; k < end && sorted; ++k) {
+    sorted = cols[k - 1] < cols[k];
+  }
   if (!sorted) {
     perm.resize(n);
     std::iota(perm.begin(), perm.end(), begin);
@@ -45,7 +48,9 @@ std::int64_t sort_merge_row(I* cols, V* vals, std::int64_t begin, std::int64_t e
     I c = cols[k];
     V sum = vals[k];
     std::int64_t j = k + 1;
-    for (; j < end && cols[j] == c; ++j) { sum += vals[j]; }
+    for (; j < end && cols[j] == c; ++j) {
+      sum += vals[j];
+    }
     if (!(drop_zeros && sum == V(0))) {
       cols[out] = c;
       vals[out] = sum;
@@ -68,8 +73,7 @@ void sort_merge_rows(const host_resources& res, csr_matrix<V, I>& m, bool drop_z
 {
   const std::int64_t rows = m.rows();
   offset_t* rp = m.row_ptr();
-  std::vector<std::int64_t> kept(
-    static_cast<std::size_t>(std::min(rows, sort_merge_block_rows)));
+  std::vector<std::int64_t> kept(static_cast<std::size_t>(std::min(rows, sort_merge_block_rows)));
   offset_t out = 0;
   for (std::int64_t r0 = 0; r0 < rows; r0 += sort_merge_block_rows) {
     const std::int64_t r1 = std::min(rows, r0 + sort_merge_block_rows);
@@ -80,8 +84,8 @@ void sort_merge_rows(const host_resources& res, csr_matrix<V, I>& m, bool drop_z
       std::vector<V> vtmp;
 #pragma omp for schedule(dynamic, 256)
       for (std::int64_t i = r0; i < r1; ++i) {
-        kept[i - r0] = sort_merge_row(m.col_idx(), m.values(), rp[i], rp[i + 1], perm, ctmp,
-                                      vtmp, drop_zeros);
+        kept[i - r0] =
+            sort_merge_row(m.col_idx(), m.values(), rp[i], rp[i + 1], perm, ctmp, vtmp, drop_zeros);
       }
     }
     // Compact: rows move left only, so a sequential forward pass is safe, and the rows of the
@@ -107,14 +111,15 @@ template <class V, class I>
 void validate(const host_resources& res, csr_view<V, I> a, csr_check level, const char* name)
 {
   require_host(a.space, "spira::validate", name);
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name, ": negative extent (rows = ",
-                  a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz, ")");
+  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
+                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
+                  ")");
   detail::expects(a.row_ptr != nullptr, name, ": row_ptr is null");
   detail::expects(a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr), name,
                   ": col_idx or values is null with nnz = ", a.nnz);
   detail::expects(a.row_ptr[0] == 0, name, ": row_ptr[0] must be 0, got ", a.row_ptr[0]);
-  detail::expects(a.row_ptr[a.rows] == a.nnz, name, ": row_ptr[", a.rows, "] = ",
-                  a.row_ptr[a.rows], " differs from nnz = ", a.nnz);
+  detail::expects(a.row_ptr[a.rows] == a.nnz, name, ": row_ptr[", a.rows, "] = ", a.row_ptr[a.rows],
+                  " differs from nnz = ", a.nnz);
   for (std::int64_t i = 0; i < a.rows; ++i) {
     detail::expects(a.row_ptr[i] <= a.row_ptr[i + 1], name, ": row pointers decrease at row ", i,
                     " (row_ptr[", i, "] = ", a.row_ptr[i], " > row_ptr[", i + 1,
@@ -134,7 +139,9 @@ void validate(const host_resources& res, csr_view<V, I> a, csr_check level, cons
       }
     }
   }
-  if (bad_row == a.rows) { return; }
+  if (bad_row == a.rows) {
+    return;
+  }
   for (offset_t k = a.row_ptr[bad_row]; k < a.row_ptr[bad_row + 1]; ++k) {
     const std::int64_t c = a.col_idx[k];
     detail::expects(c >= 0 && c < a.cols, name, ": column index ", c, " at row ", bad_row,
@@ -149,11 +156,12 @@ template <class V, class I>
 void validate(const host_resources&, coo_view<V, I> a, const char* name)
 {
   require_host(a.space, "spira::validate", name);
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name, ": negative extent (rows = ",
-                  a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz, ")");
+  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
+                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
+                  ")");
   for (std::int64_t k = 0; k < a.nnz; ++k) {
-    detail::expects(a.row_idx[k] >= 0 && a.row_idx[k] < a.rows, name, ": row index ",
-                    a.row_idx[k], " of entry ", k, " is outside [0, ", a.rows, ")");
+    detail::expects(a.row_idx[k] >= 0 && a.row_idx[k] < a.rows, name, ": row index ", a.row_idx[k],
+                    " of entry ", k, " is outside [0, ", a.rows, ")");
     detail::expects(a.col_idx[k] >= 0 && a.col_idx[k] < a.cols, name, ": column index ",
                     a.col_idx[k], " of entry ", k, " is outside [0, ", a.cols, ")");
   }
@@ -166,11 +174,14 @@ csr_matrix<V, I> coo_to_csr(const host_resources& res, coo_view<V, I> a)
   csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
   offset_t* rp = m.row_ptr();
   std::fill_n(rp, a.rows + 1, offset_t{0});
-  for (std::int64_t k = 0; k < a.nnz; ++k) { ++rp[a.row_idx[k] + 1]; }
+  for (std::int64_t k = 0; k < a.nnz; ++k) {
+    ++rp[a.row_idx[k] + 1];
+  }
   std::partial_sum(rp, rp + a.rows + 1, rp);
-  // Counting sort by row keeps input order within a row: duplicates are later summed in input order.
-  // rp[i] serves as the insertion point of row i (no second array of rows entries): afterwards it
-  // holds the end of row i, which is the start of row i + 1, and one shift restores the pointers.
+  // Counting sort by row keeps input order within a row: duplicates are later summed in input
+  // order. rp[i] serves as the insertion point of row i (no second array of rows entries):
+  // afterwards it holds the end of row i, which is the start of row i + 1, and one shift restores
+  // the pointers.
   for (std::int64_t k = 0; k < a.nnz; ++k) {
     const offset_t dst = rp[a.row_idx[k]]++;
     m.col_idx()[dst] = a.col_idx[k];
@@ -189,7 +200,9 @@ coo_matrix<V, I> csr_to_coo(const host_resources& res, csr_view<V, I> a)
   coo_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
 #pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1024)
   for (std::int64_t i = 0; i < a.rows; ++i) {
-    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) { m.row_idx()[k] = I(i); }
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      m.row_idx()[k] = I(i);
+    }
   }
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
   std::copy_n(a.values, a.nnz, m.values());
@@ -200,12 +213,14 @@ template <class V, class I>
 csr_matrix<V, I> transpose(const host_resources& res, csr_view<V, I> a)
 {
   validate(res, a, csr_check::valid, "transpose: input");
-  detail::expects(detail::fits_index<I>(a.rows), "transpose: ",
-                  a.rows, " rows do not fit the column index type of the transpose");
+  detail::expects(detail::fits_index<I>(a.rows), "transpose: ", a.rows,
+                  " rows do not fit the column index type of the transpose");
   csr_matrix<V, I> t(res, a.cols, a.rows, a.nnz);
   offset_t* rp = t.row_ptr();
   std::fill_n(rp, a.cols + 1, offset_t{0});
-  for (std::int64_t k = 0; k < a.nnz; ++k) { ++rp[a.col_idx[k] + 1]; }
+  for (std::int64_t k = 0; k < a.nnz; ++k) {
+    ++rp[a.col_idx[k] + 1];
+  }
   std::partial_sum(rp, rp + a.cols + 1, rp);
   // rp[c] is the insertion point of column c (as in coo_to_csr): one array of cols + 1 entries.
   for (std::int64_t i = 0; i < a.rows; ++i) {
@@ -273,22 +288,22 @@ csr_matrix<ToV, I> cast_values(const host_resources& res, csr_view<V, I> a)
   return m;
 }
 
-#define SPIRA_INSTANTIATE(V, I)                                                                  \
-  template void validate(const host_resources&, csr_view<V, I>, csr_check, const char*);         \
-  template void validate(const host_resources&, coo_view<V, I>, const char*);                    \
-  template csr_matrix<V, I> coo_to_csr(const host_resources&, coo_view<V, I>);                    \
-  template coo_matrix<V, I> csr_to_coo(const host_resources&, csr_view<V, I>);                    \
-  template csr_matrix<V, I> transpose(const host_resources&, csr_view<V, I>);                     \
-  template csr_matrix<V, I> canonicalize(const host_resources&, csr_view<V, I>,                   \
-                                         canonicalize_options);                                   \
-  template csr_matrix<V, I> make_csr(const host_resources&, std::int64_t, std::int64_t,           \
-                                     std::span<const offset_t>, std::span<const I>,               \
-                                     std::span<const V>, csr_check);                              \
-  template csr_matrix<V, std::int32_t> cast_indices<std::int32_t>(const host_resources&,          \
-                                                                  csr_view<V, I>);                \
-  template csr_matrix<V, std::int64_t> cast_indices<std::int64_t>(const host_resources&,          \
-                                                                  csr_view<V, I>);                \
-  template csr_matrix<float, I> cast_values<float>(const host_resources&, csr_view<V, I>);        \
+#define SPIRA_INSTANTIATE(V, I)                                                            \
+  template void validate(const host_resources&, csr_view<V, I>, csr_check, const char*);   \
+  template void validate(const host_resources&, coo_view<V, I>, const char*);              \
+  template csr_matrix<V, I> coo_to_csr(const host_resources&, coo_view<V, I>);             \
+  template coo_matrix<V, I> csr_to_coo(const host_resources&, csr_view<V, I>);             \
+  template csr_matrix<V, I> transpose(const host_resources&, csr_view<V, I>);              \
+  template csr_matrix<V, I> canonicalize(const host_resources&, csr_view<V, I>,            \
+                                         canonicalize_options);                            \
+  template csr_matrix<V, I> make_csr(const host_resources&, std::int64_t, std::int64_t,    \
+                                     std::span<const offset_t>, std::span<const I>,        \
+                                     std::span<const V>, csr_check);                       \
+  template csr_matrix<V, std::int32_t> cast_indices<std::int32_t>(const host_resources&,   \
+                                                                  csr_view<V, I>);         \
+  template csr_matrix<V, std::int64_t> cast_indices<std::int64_t>(const host_resources&,   \
+                                                                  csr_view<V, I>);         \
+  template csr_matrix<float, I> cast_values<float>(const host_resources&, csr_view<V, I>); \
   template csr_matrix<double, I> cast_values<double>(const host_resources&, csr_view<V, I>);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE

@@ -9,8 +9,8 @@
 // All work is queued on res.stream; temporaries come from spira::buffer (the stream-ordered pool).
 // A few calls copy a count or a report back to the host and therefore synchronise the stream.
 
-#include <spira/detail/type_lists.hpp>
 #include <spira/cuda/device.cuh>
+#include <spira/detail/type_lists.hpp>
 #include "../cuda/launch.cuh"
 #include "../cuda/primitives.cuh"
 
@@ -61,17 +61,25 @@ __global__ void check_csr(const offset_t* row_ptr, const I* col_idx, std::int64_
       break;
     }
   }
-  if (rows == 0) { return; }
+  if (rows == 0) {
+    return;
+  }
   // Rows found through possibly invalid pointers are only used once the pointers passed.
   unsigned long long bad = no_row;
   for (std::int64_t k = first; k < nnz; k += stride) {
     const std::int64_t c = col_idx[k];
     const std::int64_t row = row_of_entry(row_ptr, rows, k);
     bool ok = c >= 0 && c < cols;
-    if (ok && canonical && k > 0 && k > row_ptr[row]) { ok = std::int64_t(col_idx[k - 1]) < c; }
-    if (!ok && static_cast<unsigned long long>(row) < bad) { bad = row; }
+    if (ok && canonical && k > 0 && k > row_ptr[row]) {
+      ok = std::int64_t(col_idx[k - 1]) < c;
+    }
+    if (!ok && static_cast<unsigned long long>(row) < bad) {
+      bad = row;
+    }
   }
-  if (bad != no_row) { atomicMin(&report->bad_entry_row, bad); }
+  if (bad != no_row) {
+    atomicMin(&report->bad_entry_row, bad);
+  }
 }
 
 template <class I>
@@ -99,7 +107,10 @@ struct coo_rows {
 struct csr_rows {
   const offset_t* row_ptr;
   std::int64_t rows;
-  __device__ std::int64_t operator()(std::int64_t k) const { return row_of_entry(row_ptr, rows, k); }
+  __device__ std::int64_t operator()(std::int64_t k) const
+  {
+    return row_of_entry(row_ptr, rows, k);
+  }
 };
 
 /// Entries sorted by one packed key (row << col_bits | col); order[k] is the input position.
@@ -164,7 +175,9 @@ __global__ void find_descent(const std::uint64_t* keys, std::int64_t n, int* fou
   for (std::int64_t k = grid_thread_index() + 1; k < n && !descent; k += grid_stride()) {
     descent = keys[k - 1] > keys[k];
   }
-  if (__syncthreads_or(descent) && threadIdx.x == 0) { atomicOr(found, 1); }
+  if (__syncthreads_or(descent) && threadIdx.x == 0) {
+    atomicOr(found, 1);
+  }
 }
 
 /// At the head of every run of equal (row, column), sums the run's values left to right (input
@@ -175,12 +188,16 @@ __global__ void sum_runs(Entries e, const V* values, std::int64_t n, bool drop_z
                          offset_t* kept)
 {
   const std::int64_t first = grid_thread_index();
-  if (first == 0) { kept[n] = 0; }
+  if (first == 0) {
+    kept[n] = 0;
+  }
   for (std::int64_t k = first; k < n; k += grid_stride()) {
     offset_t keep = 0;
     if (k == 0 || !e.same(k - 1, k)) {
       V sum = values[e.order[k]];
-      for (std::int64_t j = k + 1; j < n && e.same(k, j); ++j) { sum += values[e.order[j]]; }
+      for (std::int64_t j = k + 1; j < n && e.same(k, j); ++j) {
+        sum += values[e.order[j]];
+      }
       keep = !(drop_zeros && sum == V(0));
       sums[k] = sum;
     }
@@ -218,7 +235,7 @@ __global__ void row_pointers_of_keys(const K* sorted, std::int64_t n, std::int64
 {
   for (std::int64_t c = grid_thread_index(); c <= extent; c += grid_stride()) {
     row_ptr[c] =
-      detail::partition_point(0, n, [&](std::int64_t k) { return std::int64_t(sorted[k]) < c; });
+        detail::partition_point(0, n, [&](std::int64_t k) { return std::int64_t(sorted[k]) < c; });
   }
 }
 
@@ -243,7 +260,8 @@ __global__ void expand_rows(const offset_t* row_ptr, std::int64_t rows, std::int
   }
 }
 
-// ---- host-side pieces ----------------------------------------------------------------------------
+// ---- host-side pieces
+// ----------------------------------------------------------------------------
 
 void require_device(memory_space s, const char* op, const char* name)
 {
@@ -304,7 +322,9 @@ csr_matrix<V, I> sort_and_merge(const cuda_resources& res, std::int64_t rows, st
                                 std::int64_t n, Rows row_of, const I* col_idx, const V* values,
                                 bool drop_zeros)
 {
-  if (n == 0) { return empty_csr<V, I>(res, rows, cols); }
+  if (n == 0) {
+    return empty_csr<V, I>(res, rows, cols);
+  }
   const int row_bits = detail::bits_for_extent(rows);
   const int col_bits = detail::bits_for_extent(cols);
   const auto count = static_cast<std::size_t>(n);
@@ -349,7 +369,8 @@ csr_matrix<V, I> sort_and_merge(const cuda_resources& res, std::int64_t rows, st
 
 }  // namespace
 
-// ---- validation ----------------------------------------------------------------------------------
+// ---- validation
+// ----------------------------------------------------------------------------------
 
 template <class V, class I>
 void validate(const cuda_resources& res, csr_view<V, I> a, csr_check level, const char* name)
@@ -358,8 +379,9 @@ void validate(const cuda_resources& res, csr_view<V, I> a, csr_check level, cons
     validate(host_resources{}, a, level, name);
     return;
   }
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name, ": negative extent (rows = ",
-                  a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz, ")");
+  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
+                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
+                  ")");
   detail::expects(a.row_ptr != nullptr, name, ": row_ptr is null");
   detail::expects(a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr), name,
                   ": col_idx or values is null with nnz = ", a.nnz);
@@ -382,7 +404,9 @@ void validate(const cuda_resources& res, csr_view<V, I> a, csr_check level, cons
                                           i, "] = ", p[0], " > row_ptr[", i + 1, "] = ", p[1],
                                           ")"));
   }
-  if (r.bad_entry_row == no_row) { return; }
+  if (r.bad_entry_row == no_row) {
+    return;
+  }
   const auto bad_row = static_cast<std::int64_t>(r.bad_entry_row);
   offset_t p[2];
   copy(p, memory_space::host, a.row_ptr + bad_row, memory_space::device, 2, res);
@@ -407,19 +431,24 @@ void validate(const cuda_resources& res, coo_view<V, I> a, const char* name)
     validate(host_resources{}, a, name);
     return;
   }
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name, ": negative extent (rows = ",
-                  a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz, ")");
-  detail::expects(a.nnz == 0 || (a.row_idx != nullptr && a.col_idx != nullptr &&
-                                 a.values != nullptr),
-                  name, ": row_idx, col_idx or values is null with nnz = ", a.nnz);
-  if (a.nnz == 0) { return; }
+  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
+                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
+                  ")");
+  detail::expects(
+      a.nnz == 0 || (a.row_idx != nullptr && a.col_idx != nullptr && a.values != nullptr), name,
+      ": row_idx, col_idx or values is null with nnz = ", a.nnz);
+  if (a.nnz == 0) {
+    return;
+  }
   detail::device_guard guard(res.device);
   buffer<unsigned long long> bad(res, 1, "validation report");
   SPIRA_CUDA_TRY(cudaMemsetAsync(bad.data(), 0xFF, sizeof(unsigned long long), res.stream));
   launch_elementwise(res, a.nnz, check_coo<I>, a.row_idx, a.col_idx, a.rows, a.cols, a.nnz,
                      bad.data());
   const unsigned long long k = read_back(bad.data(), res);
-  if (k == no_row) { return; }
+  if (k == no_row) {
+    return;
+  }
   const I r = read_back(a.row_idx + k, res);
   const I c = read_back(a.col_idx + k, res);
   detail::expects(r >= 0 && r < a.rows, name, ": row index ", r, " of entry ", k,
@@ -430,7 +459,8 @@ void validate(const cuda_resources& res, coo_view<V, I> a, const char* name)
                                   " but it checks out on the host"));
 }
 
-// ---- conversions -----------------------------------------------------------------------------------
+// ---- conversions
+// -----------------------------------------------------------------------------------
 
 template <class V, class I>
 csr_matrix<V, I> coo_to_csr(const cuda_resources& res, coo_view<V, I> a)
@@ -479,7 +509,9 @@ csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a
   detail::expects(detail::fits_index<I>(a.rows), "transpose: ", a.rows,
                   " rows do not fit the column index type of the transpose");
   detail::device_guard guard(res.device);
-  if (a.nnz == 0) { return empty_csr<V, I>(res, a.cols, a.rows); }
+  if (a.nnz == 0) {
+    return empty_csr<V, I>(res, a.cols, a.rows);
+  }
   csr_matrix<V, I> t(res, a.cols, a.rows, a.nnz);
   // Stable by column over the entry positions: within a column, entries keep their CSR order,
   // which is the host's row order.
@@ -491,8 +523,7 @@ csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a
   buffer<offset_t> order_alt(res, count, "sort permutation");
   detail::ping_pong<K> kp{keys.data(), keys_alt.data()};
   detail::ping_pong<offset_t> ord{order.data(), order_alt.data()};
-  launch_elementwise(res, a.nnz, make_column_keys<I, K>, a.col_idx, a.nnz, kp.current,
-                     ord.current);
+  launch_elementwise(res, a.nnz, make_column_keys<I, K>, a.col_idx, a.nnz, kp.current, ord.current);
   detail::stable_sort_pairs(res, kp, ord, a.nnz, detail::bits_for_extent(a.cols));
   launch_elementwise(res, a.cols + 1, row_pointers_of_keys<K>, kp.current, a.nnz, a.cols,
                      t.row_ptr());
@@ -511,16 +542,16 @@ csr_matrix<V, I> transpose(const cuda_resources& res, csr_view<V, I> a)
   return detail::transpose_validated(res, a);
 }
 
-// ---- copies to the device ---------------------------------------------------------------------------
+// ---- copies to the device
+// ---------------------------------------------------------------------------
 
 template <class V, class I>
 csr_matrix<V, I> to_device(const cuda_resources& res, csr_view<V, I> a)
 {
   csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
-  copy(m.row_ptr(), memory_space::device, a.row_ptr, a.space,
-       static_cast<std::size_t>(a.rows) + 1, res);
-  copy(m.col_idx(), memory_space::device, a.col_idx, a.space, static_cast<std::size_t>(a.nnz),
+  copy(m.row_ptr(), memory_space::device, a.row_ptr, a.space, static_cast<std::size_t>(a.rows) + 1,
        res);
+  copy(m.col_idx(), memory_space::device, a.col_idx, a.space, static_cast<std::size_t>(a.nnz), res);
   copy(m.values(), memory_space::device, a.values, a.space, static_cast<std::size_t>(a.nnz), res);
   return m;
 }
@@ -531,26 +562,29 @@ dense_matrix<T> to_device(const cuda_resources& res, dense_view<const T> a)
   detail::expects(a.rows >= 0 && a.cols >= 0 && a.ld >= a.cols, "spira::to_device: dense input ",
                   a.rows, " x ", a.cols, " with leading dimension ", a.ld, " is malformed");
   dense_matrix<T> m(res, a.rows, a.cols);
-  if (a.rows == 0 || a.cols == 0) { return m; }
+  if (a.rows == 0 || a.cols == 0) {
+    return m;
+  }
   detail::device_guard guard(res.device);
   const std::size_t row_bytes = static_cast<std::size_t>(a.cols) * sizeof(T);
-  SPIRA_CUDA_TRY(cudaMemcpy2DAsync(m.data(), row_bytes, a.data,
-                                   static_cast<std::size_t>(a.ld) * sizeof(T), row_bytes,
-                                   static_cast<std::size_t>(a.rows), cudaMemcpyDefault,
-                                   res.stream));
-  if (a.space == memory_space::host) { SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream)); }
+  SPIRA_CUDA_TRY(cudaMemcpy2DAsync(
+      m.data(), row_bytes, a.data, static_cast<std::size_t>(a.ld) * sizeof(T), row_bytes,
+      static_cast<std::size_t>(a.rows), cudaMemcpyDefault, res.stream));
+  if (a.space == memory_space::host) {
+    SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
+  }
   return m;
 }
 
-#define SPIRA_INSTANTIATE(V, I)                                                                   \
-  template void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*);          \
-  template void validate(const cuda_resources&, coo_view<V, I>, const char*);                     \
-  template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);                     \
-  template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);                     \
-  template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);                      \
-  template csr_matrix<V, I> detail::transpose_validated(const cuda_resources&, csr_view<V, I>);     \
-  template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                    \
-                                         canonicalize_options);                                    \
+#define SPIRA_INSTANTIATE(V, I)                                                                 \
+  template void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*);        \
+  template void validate(const cuda_resources&, coo_view<V, I>, const char*);                   \
+  template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);                  \
+  template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);                  \
+  template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);                   \
+  template csr_matrix<V, I> detail::transpose_validated(const cuda_resources&, csr_view<V, I>); \
+  template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                 \
+                                         canonicalize_options);                                 \
   template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE

@@ -1,4 +1,5 @@
-// Moves between memory spaces: written once over spira::copy, so host-only and CUDA builds share it.
+// Moves between memory spaces: written once over spira::copy, so host-only and CUDA builds share
+// it.
 #include <spira/convert.hpp>
 
 namespace spira {

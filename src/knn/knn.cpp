@@ -1,9 +1,9 @@
 // The k-NN graph of the built-in metrics on the host (the CUDA entry is knn_cuda.cpp), and its
-// conversions to a sparse graph. The one k-NN driver of both backends is spira/detail/knn_driver.hpp;
-// here the metric picks the distance code.
-#include <spira/detail/type_lists.hpp>
+// conversions to a sparse graph. The one k-NN driver of both backends is
+// spira/detail/knn_driver.hpp; here the metric picks the distance code.
 #include <spira/convert.hpp>
 #include <spira/detail/knn_driver.hpp>
+#include <spira/detail/type_lists.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>
 #include <spira/select_k.hpp>
@@ -40,7 +40,9 @@ csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t i
   const std::int64_t k = g.indices.cols();
   csr_matrix<float, std::int64_t> m(res, n, index_rows, n * k);
   std::vector<std::pair<std::int64_t, float>> row(static_cast<std::size_t>(k));
-  for (std::int64_t i = 0; i <= n; ++i) { m.row_ptr()[i] = i * k; }
+  for (std::int64_t i = 0; i <= n; ++i) {
+    m.row_ptr()[i] = i * k;
+  }
   for (std::int64_t i = 0; i < n; ++i) {
     for (std::int64_t j = 0; j < k; ++j) {
       const std::int64_t c = g.indices.view()(i, j);
@@ -48,7 +50,9 @@ csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t i
                       " is outside [0, ", index_rows, ")");
       row[j] = {c, mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f};
     }
-    if (order == knn_graph_order::by_column) { std::sort(row.begin(), row.end()); }
+    if (order == knn_graph_order::by_column) {
+      std::sort(row.begin(), row.end());
+    }
     for (std::int64_t j = 0; j < k; ++j) {
       m.col_idx()[i * k + j] = row[j].first;
       m.values()[i * k + j] = row[j].second;
@@ -125,9 +129,9 @@ csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> input)
   return make_csr<float, std::int64_t>(res, g.rows, g.cols, ptr, cols, vals, csr_check::canonical);
 }
 
-#define SPIRA_KNN_INSTANTIATE(V, I)                                                               \
-  template knn_result knn_graph(const host_resources&, csr_view<V, I>, std::optional<csr_view<V, I>>,  \
-                                const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(V, I)                                    \
+  template knn_result knn_graph(const host_resources&, csr_view<V, I>, \
+                                std::optional<csr_view<V, I>>, const knn_params&);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
 #undef SPIRA_KNN_INSTANTIATE
 

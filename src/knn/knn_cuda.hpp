@@ -1,7 +1,7 @@
 // The CUDA pieces of the built-in metrics' k-NN graph (src/knn/knn_cuda.cpp), behind a plain C++
 // interface: the fused kernel (knn_fused.cuh, compiled once per (value, index) type), the distance
-// tiles without a second check of their operands (src/pairwise/pairwise_distance.cuh) and the check of
-// non-negative values on the device (src/pairwise/pairwise_support.cu).
+// tiles without a second check of their operands (src/pairwise/pairwise_distance.cuh) and the check
+// of non-negative values on the device (src/pairwise/pairwise_support.cu).
 #pragma once
 
 #include <spira/distance.hpp>

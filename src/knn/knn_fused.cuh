@@ -29,18 +29,18 @@ void knn_fused_metric(const cuda_resources& res, csr_view<V, I> queries, csr_vie
       knn_fused_run(res, queries, index, d, k, is_similarity(params.metric), exclude_self,
                     self_values, out_values, out_indices, params.progress);
     } else {
-      throw invalid_argument(concat("knn_graph: metric ", to_string(params.metric),
-                                    " has no fused k-NN"));
+      throw invalid_argument(
+          concat("knn_graph: metric ", to_string(params.metric), " has no fused k-NN"));
     }
   });
 }
 
 }  // namespace spira::detail
 
-#define SPIRA_KNN_FUSED_INSTANTIATE(V, I)                                                         \
-  namespace spira::detail {                                                                       \
-  template bool knn_use_fused(csr_view<V, I>, csr_view<V, I>, const knn_params&, std::size_t);   \
-  template void knn_fused_metric(const cuda_resources&, csr_view<V, I>, csr_view<V, I>,          \
-                                 const knn_params&, std::int64_t, bool, V*, dense_view<V>,       \
-                                 dense_view<std::int64_t>);                                      \
+#define SPIRA_KNN_FUSED_INSTANTIATE(V, I)                                                      \
+  namespace spira::detail {                                                                    \
+  template bool knn_use_fused(csr_view<V, I>, csr_view<V, I>, const knn_params&, std::size_t); \
+  template void knn_fused_metric(const cuda_resources&, csr_view<V, I>, csr_view<V, I>,        \
+                                 const knn_params&, std::int64_t, bool, V*, dense_view<V>,     \
+                                 dense_view<std::int64_t>);                                    \
   }

@@ -29,15 +29,19 @@ __global__ void merge_tile_kernel(std::int64_t rows, std::int64_t k, const V* ru
                                   V* out_values, std::int64_t* out_indices)
 {
   for (std::int64_t r = grid_thread_index(); r < rows; r += grid_stride()) {
-  const std::int64_t* ri = run_indices + r * k;
-  std::int64_t have = 0;
-  while (have < k && ri[have] >= 0) { ++have; }
-  V* ov = out_values + r * k;
-  std::int64_t* oi = out_indices + r * k;
-  const std::int64_t merged = knn_merge_sorted<V>(
-    {run_values + r * k, ri, have}, {tile_values + r * kt, tile_indices + r * kt, kt, offset}, k,
-    largest, skip_first >= 0 ? skip_first + r : -1, ov, oi);
-  for (std::int64_t j = merged; j < k; ++j) { oi[j] = -1; }
+    const std::int64_t* ri = run_indices + r * k;
+    std::int64_t have = 0;
+    while (have < k && ri[have] >= 0) {
+      ++have;
+    }
+    V* ov = out_values + r * k;
+    std::int64_t* oi = out_indices + r * k;
+    const std::int64_t merged = knn_merge_sorted<V>(
+        {run_values + r * k, ri, have}, {tile_values + r * kt, tile_indices + r * kt, kt, offset},
+        k, largest, skip_first >= 0 ? skip_first + r : -1, ov, oi);
+    for (std::int64_t j = merged; j < k; ++j) {
+      oi[j] = -1;
+    }
   }
 }
 
@@ -80,10 +84,12 @@ void knn_merge_tile_cuda(const cuda_resources& res, std::int64_t rows, std::int6
                          std::int64_t skip_first, bool largest, V* out_values,
                          std::int64_t* out_indices)
 {
-  if (rows == 0 || k == 0) { return; }
+  if (rows == 0 || k == 0) {
+    return;
+  }
   device_guard guard(res.device);
-  launch_elementwise(res, rows, merge_tile_kernel<V>, rows, k, run_values, run_indices, tile_values, tile_indices, kt, offset, skip_first, largest,
-    out_values, out_indices);
+  launch_elementwise(res, rows, merge_tile_kernel<V>, rows, k, run_values, run_indices, tile_values,
+                     tile_indices, kt, offset, skip_first, largest, out_values, out_indices);
 }
 
 template <class V>
@@ -92,7 +98,9 @@ void knn_store_rows_cuda(const cuda_resources& res, std::int64_t rows, std::int6
                          std::int64_t* out_indices)
 {
   const std::int64_t n = rows * k;
-  if (n == 0) { return; }
+  if (n == 0) {
+    return;
+  }
   device_guard guard(res.device);
   launch_elementwise(res, n, store_rows_kernel<V>, n, values, indices, out_values, out_indices);
 }
@@ -103,7 +111,9 @@ void knn_insert_self_cuda(const cuda_resources& res, std::int64_t n, std::int64_
                           const V* self, std::int64_t k, bool largest, float* out_values,
                           std::int64_t* out_indices)
 {
-  if (n == 0) { return; }
+  if (n == 0) {
+    return;
+  }
   device_guard guard(res.device);
   launch_elementwise(res, n, insert_self_kernel<V>, n, ko, others_values, others_indices, self, k,
                      largest, out_values, out_indices);
@@ -111,17 +121,21 @@ void knn_insert_self_cuda(const cuda_resources& res, std::int64_t n, std::int64_
 
 void knn_clear_indices_cuda(const cuda_resources& res, std::int64_t* indices, std::int64_t n)
 {
-  if (n == 0) { return; }
+  if (n == 0) {
+    return;
+  }
   device_guard guard(res.device);
-  SPIRA_CUDA_TRY(cudaMemsetAsync(indices, 0xff, std::size_t(n) * sizeof(std::int64_t),
-                                 stream_of(res)));
+  SPIRA_CUDA_TRY(
+      cudaMemsetAsync(indices, 0xff, std::size_t(n) * sizeof(std::int64_t), stream_of(res)));
 }
 
 template <class V>
 void knn_copy_diagonal_cuda(const cuda_resources& res, const V* d, std::int64_t ld,
                             std::int64_t count, V* dst)
 {
-  if (count == 0) { return; }
+  if (count == 0) {
+    return;
+  }
   device_guard guard(res.device);
   SPIRA_CUDA_TRY(cudaMemcpy2DAsync(dst, sizeof(V), d, std::size_t(ld + 1) * sizeof(V), sizeof(V),
                                    std::size_t(count), cudaMemcpyDeviceToDevice, stream_of(res)));
@@ -140,15 +154,19 @@ csr_view<V, I> device_row_slice(const cuda_resources& res, csr_view<V, I> a, std
   copy(&bounds[0], memory_space::host, a.row_ptr + r0, memory_space::device, 1, res);
   copy(&bounds[1], memory_space::host, a.row_ptr + r1, memory_space::device, 1, res);
   launch_elementwise(res, n + 1, rebase_kernel, a.row_ptr, r0, n, ptr.data());
-  return {n, a.cols, bounds[1] - bounds[0], ptr.data(), a.col_idx + bounds[0],
-          a.values + bounds[0], memory_space::device};
+  return {n,
+          a.cols,
+          bounds[1] - bounds[0],
+          ptr.data(),
+          a.col_idx + bounds[0],
+          a.values + bounds[0],
+          memory_space::device};
 }
 
 #define SPIRA_KNN_OPS_CUDA(V)                                                                     \
-  template void knn_merge_tile_cuda(const cuda_resources&, std::int64_t, std::int64_t, const V*,  \
-                                    const std::int64_t*, const V*, const std::int64_t*,           \
-                                    std::int64_t, std::int64_t, std::int64_t, bool, V*,           \
-                                    std::int64_t*);                                               \
+  template void knn_merge_tile_cuda(                                                              \
+      const cuda_resources&, std::int64_t, std::int64_t, const V*, const std::int64_t*, const V*, \
+      const std::int64_t*, std::int64_t, std::int64_t, std::int64_t, bool, V*, std::int64_t*);    \
   template void knn_store_rows_cuda(const cuda_resources&, std::int64_t, std::int64_t, const V*,  \
                                     const std::int64_t*, float*, std::int64_t*);                  \
   template void knn_insert_self_cuda(const cuda_resources&, std::int64_t, std::int64_t,           \
@@ -156,10 +174,10 @@ csr_view<V, I> device_row_slice(const cuda_resources& res, csr_view<V, I> a, std
                                      bool, float*, std::int64_t*);                                \
   template void knn_copy_diagonal_cuda(const cuda_resources&, const V*, std::int64_t,             \
                                        std::int64_t, V*);                                         \
-  template csr_view<V, std::int32_t> device_row_slice(const cuda_resources&,                     \
+  template csr_view<V, std::int32_t> device_row_slice(const cuda_resources&,                      \
                                                       csr_view<V, std::int32_t>, std::int64_t,    \
                                                       std::int64_t, buffer<offset_t>&);           \
-  template csr_view<V, std::int64_t> device_row_slice(const cuda_resources&,                     \
+  template csr_view<V, std::int64_t> device_row_slice(const cuda_resources&,                      \
                                                       csr_view<V, std::int64_t>, std::int64_t,    \
                                                       std::int64_t, buffer<offset_t>&);
 SPIRA_KNN_OPS_CUDA(float)

@@ -16,7 +16,9 @@ template <class V, class I>
 void check_nonnegative_input(csr_view<V, I> index, std::optional<csr_view<V, I>> queries,
                              const knn_params& params)
 {
-  if (!requires_nonnegative(params.metric)) { return; }
+  if (!requires_nonnegative(params.metric)) {
+    return;
+  }
   const auto check = [&](csr_view<V, I> m, const char* name) {
     for (std::int64_t i = 0; i < m.rows; ++i) {
       for (offset_t e = m.row_ptr[i]; e < m.row_ptr[i + 1]; ++e) {
@@ -28,7 +30,9 @@ void check_nonnegative_input(csr_view<V, I> index, std::optional<csr_view<V, I>>
       }
     }
   };
-  if (queries) { check(*queries, "the query matrix"); }
+  if (queries) {
+    check(*queries, "the query matrix");
+  }
   check(index, "the index");
 }
 

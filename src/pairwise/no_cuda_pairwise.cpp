@@ -11,8 +11,9 @@ template <class V, class I>
 void pairwise_distance(const cuda_resources&, csr_view<V, I>, csr_view<V, I>, dense_view<V>,
                        const distance_params&)
 {
-  throw not_compiled("spira::pairwise_distance(cuda_resources): this build of spira was compiled "
-                     "without CUDA (configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)");
+  throw not_compiled(
+      "spira::pairwise_distance(cuda_resources): this build of spira was compiled "
+      "without CUDA (configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)");
 }
 
 template void pairwise_distance(const cuda_resources&, csr_view<float, std::int32_t>,

@@ -16,14 +16,18 @@ void check_nonnegative(const host_resources& res, csr_view<V, I> m, const char* 
   std::int64_t bad = m.nnz;
 #pragma omp parallel for num_threads(res.num_threads()) reduction(min : bad) schedule(static)
   for (std::int64_t k = 0; k < m.nnz; ++k) {
-    if (m.values[k] < V(0)) { bad = std::min(bad, k); }
+    if (m.values[k] < V(0)) {
+      bad = std::min(bad, k);
+    }
   }
-  if (bad == m.nnz) { return; }
+  if (bad == m.nnz) {
+    return;
+  }
   const offset_t* it = std::upper_bound(m.row_ptr, m.row_ptr + m.rows + 1, offset_t(bad));
   const std::int64_t row = (it - m.row_ptr) - 1;
   throw invalid_argument(concat("spira::pairwise_distance: metric ", to_string(mt),
-                                " requires non-negative values, but ", name, " has ",
-                                m.values[bad], " at row ", row, ", column ", m.col_idx[bad]));
+                                " requires non-negative values, but ", name, " has ", m.values[bad],
+                                " at row ", row, ", column ", m.col_idx[bad]));
 }
 
 template <class V, class I>

@@ -5,7 +5,8 @@ namespace spira {
 template void pairwise_distance(const cuda_resources&, csr_view<double, std::int32_t>,
                                 csr_view<double, std::int32_t>, dense_view<double>,
                                 const distance_params&);
-template void detail::pairwise_distance_checked(const cuda_resources&, csr_view<double, std::int32_t>,
-                                                 csr_view<double, std::int32_t>, dense_view<double>,
-                                                 const distance_params&);
+template void detail::pairwise_distance_checked(const cuda_resources&,
+                                                csr_view<double, std::int32_t>,
+                                                csr_view<double, std::int32_t>, dense_view<double>,
+                                                const distance_params&);
 }  // namespace spira

@@ -29,7 +29,8 @@ bool supports_strategy(metric m, pairwise_strategy s) noexcept
   switch (s) {
     case pairwise_strategy::automatic:
     case pairwise_strategy::intersection:
-    case pairwise_strategy::hybrid: return true;
+    case pairwise_strategy::hybrid:
+      return true;
     case pairwise_strategy::dense:
       return m == metric::cosine || m == metric::euclidean || m == metric::sqeuclidean ||
              m == metric::correlation || m == metric::inner_product || m == metric::dice ||

@@ -74,8 +74,7 @@ template <class K>
 __global__ void run_starts_kernel(const K* sorted, std::int64_t n, offset_t* first)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k <= n;
-       k += stride) {
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k <= n; k += stride) {
     first[k] = k < n && (k == 0 || sorted[k] != sorted[k - 1]) ? 1 : 0;
   }
 }
@@ -92,13 +91,13 @@ __global__ void scatter_ranks_kernel(const offset_t* order, const offset_t* runs
 }
 
 template <class V>
-__global__ void first_negative_kernel(const V* values, std::int64_t nnz,
-                                      unsigned long long* first)
+__global__ void first_negative_kernel(const V* values, std::int64_t nnz, unsigned long long* first)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
-       k += stride) {
-    if (values[k] < V(0)) { atomicMin(first, static_cast<unsigned long long>(k)); }
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz; k += stride) {
+    if (values[k] < V(0)) {
+      atomicMin(first, static_cast<unsigned long long>(k));
+    }
   }
 }
 
@@ -110,7 +109,9 @@ unsigned grid_of(std::int64_t n, int sms)
 
 void cublas_try(cublasStatus_t status, const char* call)
 {
-  if (status == CUBLAS_STATUS_SUCCESS) { return; }
+  if (status == CUBLAS_STATUS_SUCCESS) {
+    return;
+  }
   if (status == CUBLAS_STATUS_ALLOC_FAILED) {
     throw out_of_memory(concat("cuBLAS ", call, " failed to allocate (status ", int(status), ")"));
   }
@@ -125,12 +126,16 @@ cublasHandle_t cublas_handle(int device)
     std::unordered_map<int, cublasHandle_t> by_device;
     ~handles()
     {
-      for (auto& [dev, h] : by_device) { cublasDestroy(h); }
+      for (auto& [dev, h] : by_device) {
+        cublasDestroy(h);
+      }
     }
   };
   thread_local handles cache;
   auto it = cache.by_device.find(device);
-  if (it != cache.by_device.end()) { return it->second; }
+  if (it != cache.by_device.end()) {
+    return it->second;
+  }
   cublasHandle_t h = nullptr;
   cublas_try(cublasCreate(&h), "cublasCreate");
   // Pedantic math: float32 GEMMs stay float32 (no TF32 or other reduced-precision shortcuts).
@@ -156,19 +161,19 @@ hybrid_partition partition_rows(const cuda_resources& res, const offset_t* row_p
   const int sms = multiprocessor_count(res.device);
   hybrid_partition out;
   buffer<offset_t> offsets(res, std::size_t(rows) + 1, "hybrid row-part offsets");
-  count_parts_kernel<I><<<grid_of(rows + 1, sms), 256, 0, res.stream>>>(row_ptr, rows, max_part,
-                                                                          offsets.data());
+  count_parts_kernel<I>
+      <<<grid_of(rows + 1, sms), 256, 0, res.stream>>>(row_ptr, rows, max_part, offsets.data());
   SPIRA_CHECK_LAUNCH();
   exclusive_sum_in_place(res, offsets.data(), rows + 1);
   out.row_part_offset.resize(std::size_t(rows) + 1);
   copy(out.row_part_offset.data(), memory_space::host, offsets.data(), memory_space::device,
        out.row_part_offset.size(), res);
   const std::int64_t total = out.row_part_offset.back();
-  out.parts = buffer<hybrid_part>(res, std::size_t(std::max<std::int64_t>(total, 1)),
-                                  "hybrid row parts");
+  out.parts =
+      buffer<hybrid_part>(res, std::size_t(std::max<std::int64_t>(total, 1)), "hybrid row parts");
   if (rows > 0) {
     fill_parts_kernel<I><<<grid_of(rows, sms), 256, 0, res.stream>>>(
-      row_ptr, col_idx, rows, cols, offsets.data(), out.parts.data());
+        row_ptr, col_idx, rows, cols, offsets.data(), out.parts.data());
     SPIRA_CHECK_LAUNCH();
   }
   return out;
@@ -190,14 +195,16 @@ renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col
   const std::int64_t n = nnz_a + nnz_b;
   renumbered_columns<I> out;
   out.col_idx = buffer<I>(res, std::size_t(std::max<std::int64_t>(n, 1)), "renumbered columns");
-  if (n == 0) { return out; }
+  if (n == 0) {
+    return out;
+  }
   const int sms = multiprocessor_count(res.device);
   buffer<K> keys(res, std::size_t(n), "column keys");
   buffer<K> keys_alt(res, std::size_t(n), "column keys");
   buffer<offset_t> order(res, std::size_t(n), "column key positions");
   buffer<offset_t> order_alt(res, std::size_t(n), "column key positions");
-  column_keys_kernel<I, K><<<grid_of(n, sms), 256, 0, res.stream>>>(a_col, nnz_a, b_col, n,
-                                                                    keys.data(), order.data());
+  column_keys_kernel<I, K>
+      <<<grid_of(n, sms), 256, 0, res.stream>>>(a_col, nnz_a, b_col, n, keys.data(), order.data());
   SPIRA_CHECK_LAUNCH();
   ping_pong<K> kp{keys.data(), keys_alt.data()};
   ping_pong<offset_t> op{order.data(), order_alt.data()};
@@ -206,8 +213,8 @@ renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col
   run_starts_kernel<K><<<grid_of(n + 1, sms), 256, 0, res.stream>>>(kp.current, n, runs.data());
   SPIRA_CHECK_LAUNCH();
   exclusive_sum_in_place(res, runs.data(), n + 1);
-  scatter_ranks_kernel<I><<<grid_of(n, sms), 256, 0, res.stream>>>(op.current, runs.data(), n,
-                                                                   out.col_idx.data());
+  scatter_ranks_kernel<I>
+      <<<grid_of(n, sms), 256, 0, res.stream>>>(op.current, runs.data(), n, out.col_idx.data());
   SPIRA_CHECK_LAUNCH();
   offset_t used = 0;
   copy(&used, memory_space::host, runs.data() + n, memory_space::device, 1, res);
@@ -228,7 +235,9 @@ template <class V>
 void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int64_t m,
               std::int64_t n, std::int64_t k, std::int64_t ldc)
 {
-  if (m == 0 || n == 0) { return; }
+  if (m == 0 || n == 0) {
+    return;
+  }
   expects(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && ldc <= INT32_MAX,
           "spira::pairwise(cuda, dense): a GEMM tile of ", m, " x ", n, " x ", k,
           " exceeds the 32-bit extents of cuBLAS");
@@ -238,36 +247,40 @@ void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int6
   // Row-major C (m x n) = A Bᵀ is column-major Cᵀ (n x m) = B Aᵀ, with B and A read as the
   // column-major k x n and k x m matrices their row-major storage already is.
   if constexpr (std::is_same_v<V, float>) {
-    cublas_try(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, b, int(k),
-                           a, int(k), &zero, c, int(ldc)),
+    cublas_try(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, b, int(k), a,
+                           int(k), &zero, c, int(ldc)),
                "cublasSgemm");
   } else {
-    cublas_try(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, b, int(k),
-                           a, int(k), &zero, c, int(ldc)),
+    cublas_try(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, b, int(k), a,
+                           int(k), &zero, c, int(ldc)),
                "cublasDgemm");
   }
 }
 
 template void gemm_abt(const cuda_resources&, const float*, const float*, float*, std::int64_t,
                        std::int64_t, std::int64_t, std::int64_t);
-template void gemm_abt(const cuda_resources&, const double*, const double*, double*,
-                       std::int64_t, std::int64_t, std::int64_t, std::int64_t);
+template void gemm_abt(const cuda_resources&, const double*, const double*, double*, std::int64_t,
+                       std::int64_t, std::int64_t, std::int64_t);
 
 template <class V, class I>
 void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* op,
                        const char* name, const char* what)
 {
-  if (m.nnz == 0) { return; }
+  if (m.nnz == 0) {
+    return;
+  }
   const int sms = multiprocessor_count(res.device);
   buffer<unsigned long long> first(res, 1, "first negative entry");
   const unsigned long long none = static_cast<unsigned long long>(m.nnz);
   copy(first.data(), memory_space::device, &none, memory_space::host, 1, res);
-  first_negative_kernel<V><<<grid_of(m.nnz, sms), 256, 0, res.stream>>>(m.values, m.nnz,
-                                                                         first.data());
+  first_negative_kernel<V>
+      <<<grid_of(m.nnz, sms), 256, 0, res.stream>>>(m.values, m.nnz, first.data());
   SPIRA_CHECK_LAUNCH();
   unsigned long long k = none;
   copy(&k, memory_space::host, first.data(), memory_space::device, 1, res);
-  if (k == none) { return; }
+  if (k == none) {
+    return;
+  }
   V value{};
   I col{};
   copy(&value, memory_space::host, m.values + k, memory_space::device, 1, res);
@@ -284,9 +297,9 @@ template void check_nonnegative(const cuda_resources&, csr_view<float, std::int3
                                 const char*, const char*);
 template void check_nonnegative(const cuda_resources&, csr_view<float, std::int64_t>, const char*,
                                 const char*, const char*);
-template void check_nonnegative(const cuda_resources&, csr_view<double, std::int32_t>,
-                                const char*, const char*, const char*);
-template void check_nonnegative(const cuda_resources&, csr_view<double, std::int64_t>,
-                                const char*, const char*, const char*);
+template void check_nonnegative(const cuda_resources&, csr_view<double, std::int32_t>, const char*,
+                                const char*, const char*);
+template void check_nonnegative(const cuda_resources&, csr_view<double, std::int64_t>, const char*,
+                                const char*, const char*);
 
 }  // namespace spira::detail

@@ -24,7 +24,9 @@ __global__ void max_length_kernel(const offset_t* row_ptr, std::int64_t rows,
                                   unsigned long long* longest, int* decreasing)
 {
   const std::int64_t r = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r >= rows) { return; }
+  if (r >= rows) {
+    return;
+  }
   const std::int64_t len = row_ptr[r + 1] - row_ptr[r];
   if (len < 0) {
     atomicExch(decreasing, 1);
@@ -37,7 +39,9 @@ __global__ void kept_per_row_kernel(const offset_t* row_ptr, std::int64_t rows, 
                                     offset_t* kept)
 {
   const std::int64_t r = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r >= rows) { return; }
+  if (r >= rows) {
+    return;
+  }
   const std::int64_t len = row_ptr[r + 1] - row_ptr[r];
   kept[r] = len < k ? len : k;
 }
@@ -47,7 +51,9 @@ __global__ void compact_kernel(std::int64_t rows, std::int64_t k, const offset_t
                                const V* values, const I* indices, V* out_values, I* out_cols)
 {
   const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= rows * k) { return; }
+  if (e >= rows * k) {
+    return;
+  }
   const std::int64_t row = e / k;
   const std::int64_t j = e % k;
   if (j < out_ptr[row + 1] - out_ptr[row]) {
@@ -90,15 +96,15 @@ csr_matrix<V, I> compact_rows(const cuda_resources& res, csr_view<V, I> rows,
   buffer<offset_t> ptr(res, rows.rows + 1, "select_k output row pointers");
   detail::fill_zero_bytes(ptr.data(), memory_space::device, sizeof(offset_t), res);
   const std::int64_t blocks = blocks_for(rows.rows, 256);
-  kept_per_row_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(rows.row_ptr, rows.rows,
-                                                                          k, kept.data());
+  kept_per_row_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(rows.row_ptr, rows.rows, k,
+                                                                         kept.data());
   SPIRA_CHECK_LAUNCH();
   std::size_t temp_bytes = 0;
   SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, kept.data(), ptr.data() + 1,
                                                rows.rows, stream));
   buffer<unsigned char> temp(res, std::max<std::size_t>(temp_bytes, 1), "select_k scan workspace");
-  SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, kept.data(),
-                                               ptr.data() + 1, rows.rows, stream));
+  SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, kept.data(), ptr.data() + 1,
+                                               rows.rows, stream));
   offset_t nnz = 0;
   copy(&nnz, memory_space::host, ptr.data() + rows.rows, memory_space::device, 1, res);
   csr_matrix<V, I> out(res, rows.rows, rows.cols, nnz);
@@ -106,14 +112,14 @@ csr_matrix<V, I> compact_rows(const cuda_resources& res, csr_view<V, I> rows,
   const std::int64_t eblocks = blocks_for(rows.rows * k, 256);
   check_grid(eblocks, "the CSR compaction");
   compact_kernel<<<static_cast<unsigned>(eblocks), 256, 0, stream>>>(
-    rows.rows, k, out.row_ptr(), values.data(), indices.data(), out.values(), out.col_idx());
+      rows.rows, k, out.row_ptr(), values.data(), indices.data(), out.values(), out.col_idx());
   SPIRA_CHECK_LAUNCH();
   return out;
 }
 
-#define SPIRA_COMPACT_CUDA(V, I)                                                                  \
-  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,                   \
-                                         const dense_matrix<V>&, const dense_matrix<I>&,          \
+#define SPIRA_COMPACT_CUDA(V, I)                                                         \
+  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,          \
+                                         const dense_matrix<V>&, const dense_matrix<I>&, \
                                          std::int64_t);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_COMPACT_CUDA)
 #undef SPIRA_COMPACT_CUDA

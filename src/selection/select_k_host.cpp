@@ -13,7 +13,6 @@ namespace spira::selection {
 
 namespace {
 
-
 /// Positions of the selected elements of one row, exact: the k best (key, position) pairs.
 template <class Key>
 void select_exact(const std::vector<Key>& keys, std::int64_t m, std::vector<std::int64_t>& pos)
@@ -47,7 +46,9 @@ void select_bisection(const std::vector<Key>& keys, std::int64_t k, int max_iter
     for (int it = 0; lo < hi && it < max_iter; ++it) {
       const Key mid = bisection_mid(lo, hi);
       const auto c = std::count_if(keys.begin(), keys.end(), [&](Key x) { return x <= mid; });
-      if (bisection_step(lo, hi, below, mid, std::int64_t(c), k)) { break; }
+      if (bisection_step(lo, hi, below, mid, std::int64_t(c), k)) {
+        break;
+      }
     }
     need = k - below;
   }
@@ -80,7 +81,9 @@ void select_rows(const host_resources& res, row_source<T, IndexT> src, row_sink<
       const std::int64_t n = src.length(r);
       const T* row = src.values + first;
       keys.resize(n);
-      for (std::int64_t i = 0; i < n; ++i) { keys[i] = traits::to_key(row[i], p.largest); }
+      for (std::int64_t i = 0; i < n; ++i) {
+        keys[i] = traits::to_key(row[i], p.largest);
+      }
       if (p.max_iter > 0) {
         select_bisection(keys, p.k, p.max_iter, pos);
       } else {
@@ -126,7 +129,9 @@ csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
                               std::int64_t k)
 {
   std::int64_t nnz = 0;
-  for (std::int64_t r = 0; r < rows.rows; ++r) { nnz += std::min(k, rows.degree(r)); }
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    nnz += std::min(k, rows.degree(r));
+  }
   csr_matrix<V, I> out(res, rows.rows, rows.cols, nnz);
   out.row_ptr()[0] = 0;
   for (std::int64_t r = 0; r < rows.rows; ++r) {
@@ -138,8 +143,8 @@ csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
   return out;
 }
 
-#define SPIRA_SELECT_HOST(T, I)                                                                   \
-  template void select_rows(const host_resources&, row_source<T, I>, row_sink<T, I>,               \
+#define SPIRA_SELECT_HOST(T, I)                                                      \
+  template void select_rows(const host_resources&, row_source<T, I>, row_sink<T, I>, \
                             const problem&);
 SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_HOST)
 #undef SPIRA_SELECT_HOST

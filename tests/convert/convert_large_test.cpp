@@ -94,7 +94,9 @@ csr_arrays<V, I> reference_merge(std::int64_t rows, const std::vector<I>& col,
     const I c = col[idx[k]];
     V sum = val[idx[k]];
     std::int64_t j = k + 1;
-    for (; j < n && row_of(idx[j]) == r && col[idx[j]] == c; ++j) { sum += val[idx[j]]; }
+    for (; j < n && row_of(idx[j]) == r && col[idx[j]] == c; ++j) {
+      sum += val[idx[j]];
+    }
     if (!(drop_zeros && sum == V(0))) {
       out.col_idx.push_back(c);
       out.values.push_back(sum);
@@ -166,7 +168,9 @@ csr_matrix<V, I> unsorted_csr(const triplets<V, I>& t)
   const std::int64_t n = std::int64_t(t.val.size());
   csr_matrix<V, I> m(host_resources{}, t.rows, t.cols, n);
   std::vector<offset_t> next(t.rows + 1, 0);
-  for (I r : t.row) { ++next[r + 1]; }
+  for (I r : t.row) {
+    ++next[r + 1];
+  }
   std::partial_sum(next.begin(), next.end(), next.begin());
   std::copy(next.begin(), next.end(), m.row_ptr());
   for (std::int64_t k = 0; k < n; ++k) {
@@ -183,7 +187,7 @@ void check_coo_to_csr(const Resources& res, std::int64_t rows, std::int64_t cols
 {
   const auto t = random_triplets<V, I>(rows, cols, n, seed);
   const auto want = reference_merge<V, I>(
-    rows, t.col, t.val, [&](std::int64_t k) { return std::int64_t(t.row[k]); }, false);
+      rows, t.col, t.val, [&](std::int64_t k) { return std::int64_t(t.row[k]); }, false);
   ASSERT_LT(want.values.size(), t.val.size()) << "the input should hold duplicates";
   const auto got = arrays_of(coo_to_csr(res, coo_in(res, t).view()));
   expect_same(got, want);
@@ -231,7 +235,7 @@ TYPED_TEST(convert_large_test, coo_to_csr_sorted_input)
     s.val.push_back(t.val[k]);
   }
   const auto want = reference_merge<double, std::int32_t>(
-    s.rows, s.col, s.val, [&](std::int64_t k) { return std::int64_t(s.row[k]); }, false);
+      s.rows, s.col, s.val, [&](std::int64_t k) { return std::int64_t(s.row[k]); }, false);
   expect_same(arrays_of(coo_to_csr(res, coo_in(res, s).view())), want);
 }
 
@@ -348,8 +352,7 @@ TYPED_TEST(convert_large_test, validation_messages_are_the_hosts)
     const auto on = on_backend(res, m);
     expect_message([&] { validate(res, on.view(), level, "A"); }, expected);
   };
-  csr_case(raw_csr(3, 4, {1, 1, 2, 2}, {0, 1}), csr_check::valid,
-           "A: row_ptr[0] must be 0, got 1");
+  csr_case(raw_csr(3, 4, {1, 1, 2, 2}, {0, 1}), csr_check::valid, "A: row_ptr[0] must be 0, got 1");
   csr_case(raw_csr(3, 4, {0, 1, 2, 3}, {0, 1}), csr_check::valid,
            "A: row_ptr[3] = 3 differs from nnz = 2");
   csr_case(raw_csr(3, 4, {0, 2, 1, 2}, {0, 1}), csr_check::valid,
@@ -392,8 +395,8 @@ TYPED_TEST(convert_large_test, validation_reports_the_smallest_bad_row)
                                 " (unsorted or duplicate; see spira::canonicalize)";
   const auto on = on_backend(res, a);
   // 'valid' ignores the order, so only the late row counts; 'canonical' sees the earlier one.
-  for (auto [level, expected] : {std::pair{csr_check::valid, range_msg},
-                                 std::pair{csr_check::canonical, order_msg}}) {
+  for (auto [level, expected] :
+       {std::pair{csr_check::valid, range_msg}, std::pair{csr_check::canonical, order_msg}}) {
     try {
       validate(res, on.view(), level, "A");
       ADD_FAILURE() << "no error for " << expected;

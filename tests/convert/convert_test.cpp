@@ -66,7 +66,7 @@ TYPED_TEST(convert_test, coo_to_csr_sorts_and_sums_duplicates)
   TypeParam res{};
   // 3 x 4; row 1 empty; (2,1) appears twice.
   auto coo = make_coo<double, std::int32_t>(
-    3, 4, {{2, 3, 1.0}, {0, 2, 2.0}, {2, 1, 3.0}, {0, 0, 4.0}, {2, 1, 5.0}});
+      3, 4, {{2, 3, 1.0}, {0, 2, 2.0}, {2, 1, 3.0}, {0, 0, 4.0}, {2, 1, 5.0}});
   auto csr = host_copy(coo_to_csr(res, coo_on(res, coo).view()));
   EXPECT_EQ(row_ptr_of(csr), (std::vector<offset_t>{0, 2, 2, 4}));
   EXPECT_EQ(cols_of(csr), (std::vector<std::int32_t>{0, 2, 1, 3}));
@@ -97,9 +97,9 @@ TYPED_TEST(convert_test, canonicalize_sorts_merges_and_drops_zeros)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
-  auto a = make_csr<double, std::int32_t>(
-    host_resources{}, 2, 5, std::vector<offset_t>{0, 4, 6},
-    std::vector<std::int32_t>{4, 1, 4, 2, 3, 3}, std::vector<double>{1, 2, -1, 0, 5, 6});
+  auto a = make_csr<double, std::int32_t>(host_resources{}, 2, 5, std::vector<offset_t>{0, 4, 6},
+                                          std::vector<std::int32_t>{4, 1, 4, 2, 3, 3},
+                                          std::vector<double>{1, 2, -1, 0, 5, 6});
   auto kept = host_copy(canonicalize(res, on_backend(res, a).view()));
   EXPECT_EQ(row_ptr_of(kept), (std::vector<offset_t>{0, 3, 4}));
   EXPECT_EQ(cols_of(kept), (std::vector<std::int32_t>{1, 2, 4, 3}));
@@ -125,19 +125,19 @@ TYPED_TEST(convert_test, validation_names_the_problem)
     }
   };
   const host_resources h{};
-  auto out_of_range = make_csr<float, std::int32_t>(h, 2, 3, std::vector<offset_t>{0, 1, 2},
-                                                    std::vector<std::int32_t>{0, 0},
-                                                    std::vector<float>{1, 1});
+  auto out_of_range =
+      make_csr<float, std::int32_t>(h, 2, 3, std::vector<offset_t>{0, 1, 2},
+                                    std::vector<std::int32_t>{0, 0}, std::vector<float>{1, 1});
   out_of_range.col_idx()[1] = 7;
   expect_message(out_of_range, csr_check::valid, "column index 7 at row 1");
-  auto unsorted = make_csr<float, std::int32_t>(h, 1, 3, std::vector<offset_t>{0, 2},
-                                                std::vector<std::int32_t>{2, 1},
-                                                std::vector<float>{1, 1});
+  auto unsorted =
+      make_csr<float, std::int32_t>(h, 1, 3, std::vector<offset_t>{0, 2},
+                                    std::vector<std::int32_t>{2, 1}, std::vector<float>{1, 1});
   EXPECT_NO_THROW(validate(res, on_backend(res, unsorted).view(), csr_check::valid, "A"));
   expect_message(unsorted, csr_check::canonical, "not canonical");
-  auto non_monotone = make_csr<float, std::int32_t>(h, 2, 3, std::vector<offset_t>{0, 1, 2},
-                                                    std::vector<std::int32_t>{0, 1},
-                                                    std::vector<float>{1, 1});
+  auto non_monotone =
+      make_csr<float, std::int32_t>(h, 2, 3, std::vector<offset_t>{0, 1, 2},
+                                    std::vector<std::int32_t>{0, 1}, std::vector<float>{1, 1});
   non_monotone.row_ptr()[1] = 3;
   expect_message(non_monotone, csr_check::valid, "row");
 }
@@ -156,7 +156,8 @@ TYPED_TEST(convert_test, random_round_trips_agree_with_the_host)
     for (int k = 0; k < rows * 6; ++k) {
       // Small integers: sums are exact in float whatever the order.
       entries.emplace_back(r(rng), c(rng), float(int(rng() % 7) - 3));
-      dense[{std::get<0>(entries.back()), std::get<1>(entries.back())}] += std::get<2>(entries.back());
+      dense[{std::get<0>(entries.back()), std::get<1>(entries.back())}] +=
+          std::get<2>(entries.back());
     }
     auto coo = make_coo<float, std::int32_t>(rows, cols, entries);
     auto ours = host_copy(coo_to_csr(res, coo_on(res, coo).view()));

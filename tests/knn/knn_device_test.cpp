@@ -50,7 +50,9 @@ enum class mode { self_first, exclude_self, separate_queries };
 
 const char* name(mode m)
 {
-  return m == mode::self_first ? "self first" : m == mode::exclude_self ? "exclude_self" : "queries";
+  return m == mode::self_first     ? "self first"
+         : m == mode::exclude_self ? "exclude_self"
+                                   : "queries";
 }
 
 TEST(KnnDevice, DeviceOperandsGiveTheGraphInDeviceMemory)
@@ -79,8 +81,8 @@ TEST(KnnDevice, DeviceOperandsGiveTheGraphInDeviceMemory)
                    metric::manhattan, metric::correlation}) {
     for (const bool tiled : {false, true}) {
       for (const mode md : {mode::self_first, mode::exclude_self, mode::separate_queries}) {
-        const std::string label = std::string(to_string(m)) + (tiled ? " tiled " : " automatic ") +
-                                  name(md);
+        const std::string label =
+            std::string(to_string(m)) + (tiled ? " tiled " : " automatic ") + name(md);
         SCOPED_TRACE(label);
         knn_params p{.k = 15, .metric = m, .exclude_self = md == mode::exclude_self};
         if (tiled) {
@@ -89,8 +91,8 @@ TEST(KnnDevice, DeviceOperandsGiveTheGraphInDeviceMemory)
         }
         const bool separate = md == mode::separate_queries;
         const knn_result g_dev =
-          separate ? knn_graph<float, std::int32_t>(res, index_dev.view(), queries_dev.view(), p)
-                   : knn_graph<float, std::int32_t>(res, index_dev.view(), std::nullopt, p);
+            separate ? knn_graph<float, std::int32_t>(res, index_dev.view(), queries_dev.view(), p)
+                     : knn_graph<float, std::int32_t>(res, index_dev.view(), std::nullopt, p);
         ASSERT_EQ(g_dev.indices.space(), memory_space::device);
         ASSERT_EQ(g_dev.distances.space(), memory_space::device);
         const knn_result g = to_host(g_dev);
@@ -103,13 +105,13 @@ TEST(KnnDevice, DeviceOperandsGiveTheGraphInDeviceMemory)
         }
         // The same operands in host memory: the same graph, in host memory.
         const knn_result g_host =
-          separate ? knn_graph<float, std::int32_t>(res, index.view(), queries.view(), p)
-                   : knn_graph<float, std::int32_t>(res, index.view(), std::nullopt, p);
+            separate ? knn_graph<float, std::int32_t>(res, index.view(), queries.view(), p)
+                     : knn_graph<float, std::int32_t>(res, index.view(), std::nullopt, p);
         ASSERT_EQ(g_host.indices.space(), memory_space::host);
         for (std::int64_t e = 0; e < g.indices.rows() * g.indices.cols(); ++e) {
           ASSERT_NEAR(g.distances.data()[e], g_host.distances.data()[e],
                       1e-6 * std::max(1.0f, std::abs(g_host.distances.data()[e])))
-            << "entry " << e;
+              << "entry " << e;
         }
       }
     }
@@ -148,11 +150,15 @@ TEST(KnnDevice, EachPointFirstAmongItsCopiesAndKEqualToN)
   for (metric m : {metric::euclidean, metric::cosine, metric::manhattan}) {
     for (const bool tiled : {false, true}) {
       for (const std::int64_t k : {std::int64_t{2}, n}) {
-        SCOPED_TRACE(std::string(to_string(m)) + (tiled ? " tiled" : " automatic") + " k = " +
-                     std::to_string(k));
+        SCOPED_TRACE(std::string(to_string(m)) + (tiled ? " tiled" : " automatic") +
+                     " k = " + std::to_string(k));
         knn_params p{.k = k, .metric = m};
-        if (tiled) { p.query_tile = 25; p.index_tile = 35; }
-        const knn_result g = to_host(knn_graph<double, std::int64_t>(res, dev.view(), std::nullopt, p));
+        if (tiled) {
+          p.query_tile = 25;
+          p.index_tile = 35;
+        }
+        const knn_result g =
+            to_host(knn_graph<double, std::int64_t>(res, dev.view(), std::nullopt, p));
         for (std::int64_t i = 0; i < n; ++i) {
           const std::int64_t copy_of = i < n / 2 ? i + n / 2 : i - n / 2;
           // Empty-row cosine distances are not 0 to themselves; every row here has entries.
@@ -161,7 +167,9 @@ TEST(KnnDevice, EachPointFirstAmongItsCopiesAndKEqualToN)
           if (k == n) {
             std::vector<std::int64_t> all(g.indices.view().row(i), g.indices.view().row(i) + n);
             std::sort(all.begin(), all.end());
-            for (std::int64_t j = 0; j < n; ++j) { ASSERT_EQ(all[j], j) << "row " << i; }
+            for (std::int64_t j = 0; j < n; ++j) {
+              ASSERT_EQ(all[j], j) << "row " << i;
+            }
           }
         }
       }
@@ -190,11 +198,11 @@ TEST(KnnDevice, ErrorsOfDeviceOperands)
   };
   // Both operands in one space.
   const std::string mixed = message_of(
-    [&] { (void)knn_graph<float, std::int32_t>(res, dev.view(), index.view(), {.k = 3}); });
+      [&] { (void)knn_graph<float, std::int32_t>(res, dev.view(), index.view(), {.k = 3}); });
   EXPECT_NE(mixed.find("same space"), std::string::npos) << mixed;
   // A negative value is reported at the user's row, as on the host.
   const std::string negative =
-    message_of([&] { (void)knn_graph<float, std::int32_t>(res, dev.view(), std::nullopt, p); });
+      message_of([&] { (void)knn_graph<float, std::int32_t>(res, dev.view(), std::nullopt, p); });
   EXPECT_NE(negative.find("the index has -"), std::string::npos) << negative;
   EXPECT_NE(negative.find("at row "), std::string::npos) << negative;
   // Device operands on the host backend are refused.

@@ -1,7 +1,7 @@
 // The fused CUDA k-NN (top-k kept by the distance kernel, spira/cuda/knn.cuh) through
 // spira::knn_graph: against the float64 dense oracle, against the tiled algorithm, on inputs that
-// make every distance a candidate (many buffer flushes), with ties, duplicates and exclude_self, and
-// its argument errors. The CUDA tests skip with their reason without a GPU.
+// make every distance a candidate (many buffer flushes), with ties, duplicates and exclude_self,
+// and its argument errors. The CUDA tests skip with their reason without a GPU.
 #include <spira/spira.hpp>
 
 #include "support/backend.hpp"
@@ -60,12 +60,11 @@ void check_metric(metric m, std::int64_t k, bool self, const char* label)
 TEST(KnnFused, EveryIntersectionMetricMatchesOracle)
 {
   SPIRA_SKIP_WITHOUT_GPU();
-  const metric metrics[] = {metric::cosine,       metric::euclidean,     metric::sqeuclidean,
-                            metric::manhattan,    metric::chebyshev,     metric::minkowski,
-                            metric::canberra,     metric::braycurtis,    metric::hamming,
-                            metric::jaccard,      metric::dice,          metric::russellrao,
-                            metric::correlation,  metric::jensenshannon, metric::hellinger,
-                            metric::inner_product};
+  const metric metrics[] = {
+      metric::cosine,      metric::euclidean,     metric::sqeuclidean, metric::manhattan,
+      metric::chebyshev,   metric::minkowski,     metric::canberra,    metric::braycurtis,
+      metric::hamming,     metric::jaccard,       metric::dice,        metric::russellrao,
+      metric::correlation, metric::jensenshannon, metric::hellinger,   metric::inner_product};
   for (metric m : metrics) {
     SCOPED_TRACE(to_string(m));
     check_metric<float, std::int32_t>(m, 15, false, "queries, k = 15");
@@ -109,7 +108,8 @@ TEST(KnnFused, EqualsTiledIntersection)
       const auto fused = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
       p.algo = knn_algo::tiled;
       p.query_tile = 700;  // several query tiles
-      const auto tiled = knn_graph<float, std::int32_t>(cuda_resources{}, index.view(), std::nullopt, p);
+      const auto tiled =
+          knn_graph<float, std::int32_t>(cuda_resources{}, index.view(), std::nullopt, p);
       // Both compute every distance with the same code; float atomic sums may round the last
       // bit differently, so near-ties (within 1e-6) may come in either order.
       const float tol = 1e-6f;
@@ -118,13 +118,14 @@ TEST(KnnFused, EqualsTiledIntersection)
         const float* td = tiled.distances.view().row(r);
         for (std::int64_t c = 0; c < k; ++c) {
           ASSERT_NEAR(fd[c], td[c], tol * std::max(1.0f, std::abs(td[c])))
-            << "row " << r << " pos " << c;
-          if (fused.indices.view()(r, c) == tiled.indices.view()(r, c)) { continue; }
+              << "row " << r << " pos " << c;
+          if (fused.indices.view()(r, c) == tiled.indices.view()(r, c)) {
+            continue;
+          }
           const bool near_tie = (c > 0 && std::abs(td[c - 1] - td[c]) <= tol) ||
                                 (c + 1 < k && std::abs(td[c + 1] - td[c]) <= tol);
-          ASSERT_TRUE(near_tie) << "row " << r << " pos " << c << ": "
-                                << fused.indices.view()(r, c) << " vs "
-                                << tiled.indices.view()(r, c) << " at " << td[c];
+          ASSERT_TRUE(near_tie) << "row " << r << " pos " << c << ": " << fused.indices.view()(r, c)
+                                << " vs " << tiled.indices.view()(r, c) << " at " << td[c];
         }
       }
     }
@@ -144,12 +145,12 @@ TEST(KnnFused, EveryDistanceACandidate)
     ptr[j + 1] = j + 1;
     val[j] = float(j + 1);
   }
-  const auto index = make_csr<float, std::int32_t>(host_resources{}, n, 4, ptr, col, val,
-                                                   csr_check::canonical);
+  const auto index =
+      make_csr<float, std::int32_t>(host_resources{}, n, 4, ptr, col, val, csr_check::canonical);
   const std::vector<offset_t> qptr{0, 1};
-  const auto query = make_csr<float, std::int32_t>(host_resources{}, 1, 4, qptr,
-                                                   std::vector<std::int32_t>{0},
-                                                   std::vector<float>{1.0f}, csr_check::canonical);
+  const auto query =
+      make_csr<float, std::int32_t>(host_resources{}, 1, 4, qptr, std::vector<std::int32_t>{0},
+                                    std::vector<float>{1.0f}, csr_check::canonical);
   knn_params p{.k = 1000, .metric = metric::inner_product};
   p.algo = knn_algo::fused;
   p.strategy = pairwise_strategy::intersection;
@@ -161,12 +162,12 @@ TEST(KnnFused, EveryDistanceACandidate)
   // Equal distances everywhere (manhattan from an empty query to rows of equal sums): the
   // smaller index wins, so the first k rows come in order.
   std::fill(val.begin(), val.end(), 2.0f);
-  const auto flat = make_csr<float, std::int32_t>(host_resources{}, n, 4, ptr, col, val,
-                                                  csr_check::canonical);
+  const auto flat =
+      make_csr<float, std::int32_t>(host_resources{}, n, 4, ptr, col, val, csr_check::canonical);
   const std::vector<offset_t> eptr{0, 0};
-  const auto empty = make_csr<float, std::int32_t>(host_resources{}, 1, 4, eptr,
-                                                   std::vector<std::int32_t>{},
-                                                   std::vector<float>{}, csr_check::canonical);
+  const auto empty =
+      make_csr<float, std::int32_t>(host_resources{}, 1, 4, eptr, std::vector<std::int32_t>{},
+                                    std::vector<float>{}, csr_check::canonical);
   p.metric = metric::manhattan;
   const auto t = knn_graph<float, std::int32_t>(cuda_resources{}, flat.view(), empty.view(), p);
   for (std::int64_t c = 0; c < p.k; ++c) {
@@ -226,8 +227,8 @@ void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
           return c2 >= 0 && c2 < k && std::abs(a.distances.view()(r, c2) - d) <= tol;
         };
         ASSERT_TRUE(c + 1 == k || near(c - 1) || near(c + 1))
-          << "row " << r << " position " << c << ": " << a.indices.view()(r, c) << " vs "
-          << b.indices.view()(r, c) << " without a near tie";
+            << "row " << r << " position " << c << ": " << a.indices.view()(r, c) << " vs "
+            << b.indices.view()(r, c) << " without a near tie";
       }
     }
   }
@@ -254,7 +255,7 @@ TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
   const auto chunked = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
   ASSERT_GE(done.size(), 2u);
   EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
-    << "progress must increase strictly";
+      << "progress must increase strictly";
   EXPECT_EQ(done.back(), o.rows);
   expect_same_graph_up_to_rounding(whole, chunked);
 

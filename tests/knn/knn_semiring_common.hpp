@@ -49,7 +49,9 @@ struct dot_similarity {
 inline double half_squared_exact(const std::vector<double>& x, const std::vector<double>& y)
 {
   double s = 0;
-  for (std::size_t c = 0; c < x.size(); ++c) { s += 0.5 * (x[c] - y[c]) * (x[c] - y[c]); }
+  for (std::size_t c = 0; c < x.size(); ++c) {
+    s += 0.5 * (x[c] - y[c]) * (x[c] - y[c]);
+  }
   return s;
 }
 /// Over the union of the stored columns; rows with no stored column give e⊕ = -inf. With the
@@ -58,15 +60,21 @@ inline double half_squared_exact(const std::vector<double>& x, const std::vector
 inline double max_abs_exact(const std::vector<double>& x, const std::vector<double>& y,
                             bool any_stored)
 {
-  if (!any_stored) { return -INFINITY; }
+  if (!any_stored) {
+    return -INFINITY;
+  }
   double m = 0;
-  for (std::size_t c = 0; c < x.size(); ++c) { m = std::max(m, std::abs(x[c] - y[c])); }
+  for (std::size_t c = 0; c < x.size(); ++c) {
+    m = std::max(m, std::abs(x[c] - y[c]));
+  }
   return m;
 }
 inline double dot_exact(const std::vector<double>& x, const std::vector<double>& y)
 {
   double s = 0;
-  for (std::size_t c = 0; c < x.size(); ++c) { s += x[c] * y[c]; }
+  for (std::size_t c = 0; c < x.size(); ++c) {
+    s += x[c] * y[c];
+  }
   return s;
 }
 
@@ -80,8 +88,9 @@ inline std::vector<std::vector<double>> exact_distances(int which, const dense_c
       if (which == 0) {
         out[r][j] = half_squared_exact(q.value[r], x.value[j]);
       } else if (which == 1) {
-        const bool any = std::any_of(q.stored[r].begin(), q.stored[r].end(), [](bool b) { return b; }) ||
-                         std::any_of(x.stored[j].begin(), x.stored[j].end(), [](bool b) { return b; });
+        const bool any =
+            std::any_of(q.stored[r].begin(), q.stored[r].end(), [](bool b) { return b; }) ||
+            std::any_of(x.stored[j].begin(), x.stored[j].end(), [](bool b) { return b; });
         out[r][j] = max_abs_exact(q.value[r], x.value[j], any);
       } else {
         out[r][j] = dot_exact(q.value[r], x.value[j]);

@@ -54,12 +54,12 @@ void check(const D& d, int which, select_order order)
   const std::optional<csr_view<float, std::int32_t>> qv = queries.view();
   for (knn_algo algo : {knn_algo::fused, knn_algo::tiled}) {
     for (std::int64_t k : {1, 15, 300}) {
-      SCOPED_TRACE(testing::Message() << "semiring " << which << " k " << k << " algo "
-                                      << int(algo));
+      SCOPED_TRACE(testing::Message()
+                   << "semiring " << which << " k " << k << " algo " << int(algo));
       knn_params p{.k = k};
       p.algo = algo;
-      p.strategy = algo == knn_algo::fused ? pairwise_strategy::intersection
-                                           : pairwise_strategy::automatic;
+      p.strategy =
+          algo == knn_algo::fused ? pairwise_strategy::intersection : pairwise_strategy::automatic;
       const auto g = knn_graph(cuda_resources{}, index.view(), qv, d, order, p);
       expect_knn_matches(g, exact, order == select_order::largest, false, 2e-5, "cuda user");
     }

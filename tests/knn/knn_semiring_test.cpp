@@ -42,9 +42,18 @@ void check(const D& d, int which, select_order order)
   }
 }
 
-TEST(KnnSemiring, HostSumNamm) { check(half_squared{}, 0, select_order::smallest); }
-TEST(KnnSemiring, HostMaxNamm) { check(max_abs_difference{}, 1, select_order::smallest); }
-TEST(KnnSemiring, HostSimilarity) { check(dot_similarity{}, 2, select_order::largest); }
+TEST(KnnSemiring, HostSumNamm)
+{
+  check(half_squared{}, 0, select_order::smallest);
+}
+TEST(KnnSemiring, HostMaxNamm)
+{
+  check(max_abs_difference{}, 1, select_order::smallest);
+}
+TEST(KnnSemiring, HostSimilarity)
+{
+  check(dot_similarity{}, 2, select_order::largest);
+}
 
 TEST(KnnSemiring, HostRejectsFused)
 {

@@ -116,7 +116,9 @@ matrix run_cuda(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, const D& d
   copy(host.data(), memory_space::host, out.data(), memory_space::device, host.size(), res);
   matrix r(std::size_t(a.rows()), std::vector<double>(std::size_t(b.rows())));
   for (std::int64_t i = 0; i < a.rows(); ++i) {
-    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = host[std::size_t(i * b.rows() + j)]; }
+    for (std::int64_t j = 0; j < b.rows(); ++j) {
+      r[i][j] = host[std::size_t(i * b.rows() + j)];
+    }
   }
   return r;
 }
@@ -128,7 +130,9 @@ matrix run_host(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, const D& d
   pairwise(host_resources{}, a.view(), b.view(), out.view(), d);
   matrix r(std::size_t(a.rows()), std::vector<double>(std::size_t(b.rows())));
   for (std::int64_t i = 0; i < a.rows(); ++i) {
-    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = out.data()[i * b.rows() + j]; }
+    for (std::int64_t j = 0; j < b.rows(); ++j) {
+      r[i][j] = out.data()[i * b.rows() + j];
+    }
   }
   return r;
 }
@@ -166,7 +170,8 @@ void check(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, const D& d, con
 
 template <class P>
 class pairwise_custom_cuda : public ::testing::Test {};
-using value_index = ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
+using value_index =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
 TYPED_TEST_SUITE(pairwise_custom_cuda, value_index);
 
 constexpr auto automatic = pairwise_strategy::automatic;
@@ -182,11 +187,17 @@ TYPED_TEST(pairwise_custom_cuda, graphblas_builtins_match_the_oracle)
   for (const std::int64_t cols : {std::int64_t(70), std::int64_t(30000)}) {  // dense / hash layout
     // In the large dimension only ~150 columns are used, so that rows still meet.
     const double unused = cols > 1000 ? 0.995 : 0.15;
-    const auto a = random_csr<V, I>({.rows = 45, .cols = cols, .mean_degree = 9,
-                                     .empty_col_fraction = unused, .signed_values = true,
+    const auto a = random_csr<V, I>({.rows = 45,
+                                     .cols = cols,
+                                     .mean_degree = 9,
+                                     .empty_col_fraction = unused,
+                                     .signed_values = true,
                                      .seed = 3});
-    const auto b = random_csr<V, I>({.rows = 29, .cols = cols, .mean_degree = 7,
-                                     .empty_col_fraction = unused, .signed_values = true,
+    const auto b = random_csr<V, I>({.rows = 29,
+                                     .cols = cols,
+                                     .mean_degree = 7,
+                                     .empty_col_fraction = unused,
+                                     .signed_values = true,
                                      .seed = 4});
     const auto da = densify(a), db = densify(b);
     auto plus = [](double x, double y) { return x + y; };
@@ -221,11 +232,17 @@ TYPED_TEST(pairwise_custom_cuda, user_semirings_match_the_oracle)
   using I = typename TypeParam::second_type;
   for (const std::int64_t cols : {std::int64_t(50), std::int64_t(20000)}) {
     const double unused = cols > 1000 ? 0.99 : 0.15;
-    const auto a = random_csr<V, I>({.rows = 33, .cols = cols, .mean_degree = 8,
-                                     .empty_col_fraction = unused, .signed_values = true,
+    const auto a = random_csr<V, I>({.rows = 33,
+                                     .cols = cols,
+                                     .mean_degree = 8,
+                                     .empty_col_fraction = unused,
+                                     .signed_values = true,
                                      .seed = 7});
-    const auto b = random_csr<V, I>({.rows = 26, .cols = cols, .mean_degree = 6,
-                                     .empty_col_fraction = unused, .signed_values = true,
+    const auto b = random_csr<V, I>({.rows = 26,
+                                     .cols = cols,
+                                     .mean_degree = 6,
+                                     .empty_col_fraction = unused,
+                                     .signed_values = true,
                                      .seed = 8});
     const auto da = densify(a), db = densify(b);
     const std::string at = " cols=" + std::to_string(cols);
@@ -238,8 +255,9 @@ TYPED_TEST(pairwise_custom_cuda, user_semirings_match_the_oracle)
 
     const absmax_monoid absmax;
     check(a, b, absmax_times{},
-          oracle::semiring_product(da, db, [&](double x, double y) { return absmax(x, y); },
-                                   [](double x, double y) { return x * y; }, 0),
+          oracle::semiring_product(
+              da, db, [&](double x, double y) { return absmax(x, y); },
+              [](double x, double y) { return x * y; }, 0),
           "absmax_times" + at, {automatic, intersection, hybrid});
     EXPECT_THROW(run_cuda(a, b, absmax_times{}, dense), invalid_argument);
 
@@ -270,13 +288,14 @@ TYPED_TEST(pairwise_custom_cuda, workspace_cap_of_the_user_entry)
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
   const std::int64_t cols = 40;
-  const auto a = random_csr<V, I>({.rows = 19, .cols = cols, .mean_degree = 8, .signed_values = true,
-                                   .seed = 11});
-  const auto b = random_csr<V, I>({.rows = 14, .cols = cols, .mean_degree = 6, .signed_values = true,
-                                   .seed = 12});
+  const auto a = random_csr<V, I>(
+      {.rows = 19, .cols = cols, .mean_degree = 8, .signed_values = true, .seed = 11});
+  const auto b = random_csr<V, I>(
+      {.rows = 14, .cols = cols, .mean_degree = 6, .signed_values = true, .seed = 12});
   const auto da = densify(a), db = densify(b);
   const matrix want = oracle::semiring_product(
-    da, db, [](double x, double y) { return x + y; }, [](double x, double y) { return x * y; }, 0);
+      da, db, [](double x, double y) { return x + y; }, [](double x, double y) { return x * y; },
+      0);
   const std::size_t row_bytes = std::size_t(cols) * sizeof(V);
   using semirings::plus_times;
   for (const std::size_t cap : {2 * row_bytes, 6 * row_bytes}) {
@@ -290,7 +309,7 @@ TYPED_TEST(pairwise_custom_cuda, workspace_cap_of_the_user_entry)
     msg = e.what();
   }
   EXPECT_NE(msg.find("workspace_bytes = " + std::to_string(2 * row_bytes - 1)), std::string::npos)
-    << msg;
+      << msg;
   EXPECT_EQ(msg.find("params."), std::string::npos) << msg;
   EXPECT_NE(msg.find("at least " + std::to_string(2 * row_bytes)), std::string::npos) << msg;
   expect_near<V>(run_cuda(a, b, plus_times{}, automatic, 2 * row_bytes - 1), want,
@@ -340,12 +359,15 @@ csr_matrix<V, I> shared_top_columns(std::int64_t rows, std::int64_t cols, std::u
     std::vector<I> row{0, 1, 2, 3};
     while (row.size() < 20) {
       const I c = I(4 + std::int64_t(rng() % std::uint64_t(cols - 4)));
-      if (std::find(row.begin(), row.end(), c) == row.end()) { row.push_back(c); }
+      if (std::find(row.begin(), row.end(), c) == row.end()) {
+        row.push_back(c);
+      }
     }
     std::sort(row.begin(), row.end());
     for (const I c : row) {
       col.push_back(c);
-      val.push_back(c < 4 ? V(100 + 0.5 * double(rng() % 2)) : V(double(rng() % 1000) / 100.0 - 5.0));
+      val.push_back(c < 4 ? V(100 + 0.5 * double(rng() % 2))
+                          : V(double(rng() % 1000) / 100.0 - 5.0));
     }
     ptr.push_back(offset_t(col.size()));
   }
@@ -378,8 +400,8 @@ TYPED_TEST(pairwise_custom_cuda, selection_fix_up_scans_every_pair)
 // chebyshev, all rows against all rows): intersection where it measured faster, hybrid on pbmc3k.
 TEST(choose_strategy, selection_namms_follow_the_measured_work)
 {
-  const auto chebyshev = [](std::int64_t rows, std::int64_t cols, std::int64_t nnz,
-                            double products, double scan) {
+  const auto chebyshev = [](std::int64_t rows, std::int64_t cols, std::int64_t nnz, double products,
+                            double scan) {
     pairwise_problem p{rows, rows, cols, nnz, nnz, false, false, false};
     p.selection = true;
     p.products = products;

@@ -41,17 +41,23 @@ matrix run_on(const R& res, const csr_matrix<V, I>& a, const csr_matrix<V, I>& b
   const auto db = on_backend(res, b);
   buffer<V> out(res, std::max<std::size_t>(count, 1), "test output");
   const memory_space space =
-    std::is_same_v<R, cuda_resources> ? memory_space::device : memory_space::host;
+      std::is_same_v<R, cuda_resources> ? memory_space::device : memory_space::host;
   cuda_resources cres{};
-  if constexpr (std::is_same_v<R, cuda_resources>) { cres = res; }
+  if constexpr (std::is_same_v<R, cuda_resources>) {
+    cres = res;
+  }
   copy(out.data(), space, host.data(), memory_space::host, count, cres);
   const dense_view<V> view{a.rows(), b.rows(), ld, out.data(), space};
   pairwise_distance(res, da.view(), db.view(), view, params);
-  if constexpr (std::is_same_v<R, cuda_resources>) { synchronize(res); }
+  if constexpr (std::is_same_v<R, cuda_resources>) {
+    synchronize(res);
+  }
   copy(host.data(), memory_space::host, out.data(), space, count, cres);
   matrix r(std::size_t(a.rows()), std::vector<double>(std::size_t(b.rows())));
   for (std::int64_t i = 0; i < a.rows(); ++i) {
-    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = host[std::size_t(i * ld + j)]; }
+    for (std::int64_t j = 0; j < b.rows(); ++j) {
+      r[i][j] = host[std::size_t(i * ld + j)];
+    }
     for (std::int64_t j = b.rows(); j < ld; ++j) {
       EXPECT_TRUE(std::isnan(host[std::size_t(i * ld + j)])) << "padding overwritten at row " << i;
     }
@@ -81,13 +87,18 @@ double tolerance(double want)
 /// the expansion lives; the other metrics are compared as they are.
 double accumulated_scale(metric m, double p, double d)
 {
-  if (std::isinf(d) || std::isnan(d)) { return d; }
+  if (std::isinf(d) || std::isnan(d)) {
+    return d;
+  }
   switch (m) {
     case metric::euclidean:
     case metric::hellinger:
-    case metric::jensenshannon: return d * d;
-    case metric::minkowski: return std::pow(std::abs(d), p);
-    default: return d;
+    case metric::jensenshannon:
+      return d * d;
+    case metric::minkowski:
+      return std::pow(std::abs(d), p);
+    default:
+      return d;
   }
 }
 
@@ -104,9 +115,8 @@ void expect_near(const matrix& got_d, const matrix& want_d, const std::string& w
       const double w = accumulated_scale(m, p, want_d[i][j]);
       const bool ok = std::isinf(w) ? g == w : std::abs(g - w) <= tolerance<V>(w);
       if (!ok && reported++ < 5) {
-        ADD_FAILURE() << what << " at (" << i << ", " << j << "): got " << got_d[i][j]
-                      << ", want " << want_d[i][j] << " (accumulated scale: " << g << " vs " << w
-                      << ")";
+        ADD_FAILURE() << what << " at (" << i << ", " << j << "): got " << got_d[i][j] << ", want "
+                      << want_d[i][j] << " (accumulated scale: " << g << " vs " << w << ")";
       }
     }
   }
@@ -137,7 +147,9 @@ void check_all(const R& res, const csr_matrix<V, I>& a, const csr_matrix<V, I>& 
 {
   const auto da = densify(a), db = densify(b);
   for (const metric m : all_metrics()) {
-    if (signed_values && requires_nonnegative(m)) { continue; }
+    if (signed_values && requires_nonnegative(m)) {
+      continue;
+    }
     for (const double p : exponents_of(m)) {
       const matrix want = oracle::pairwise(m, da, db, p);
       matrix host;
@@ -145,9 +157,11 @@ void check_all(const R& res, const csr_matrix<V, I>& a, const csr_matrix<V, I>& 
         host = run_on(host_resources{}, m, a, b, p, pairwise_strategy::automatic);
       }
       for (const pairwise_strategy s : strategies) {
-        if (!supports_strategy(m, s)) { continue; }
-        const std::string what = label + " " + to_string(m) + " p=" + std::to_string(p) + " " +
-                                 to_string(s);
+        if (!supports_strategy(m, s)) {
+          continue;
+        }
+        const std::string what =
+            label + " " + to_string(m) + " p=" + std::to_string(p) + " " + to_string(s);
         const matrix got = run_on(res, m, a, b, p, s);
         expect_near<V>(got, want, what + " vs oracle", m, p);
         if constexpr (std::is_same_v<R, cuda_resources>) {
@@ -189,11 +203,13 @@ csr_matrix<V, I> rows_of_degrees(std::int64_t cols, const std::vector<std::int64
   std::vector<std::vector<std::pair<std::int64_t, double>>> rows;
   for (const std::int64_t deg : degrees) {
     std::set<std::int64_t> cs;
-    while (std::int64_t(cs.size()) < deg) { cs.insert(col(rng)); }
+    while (std::int64_t(cs.size()) < deg) {
+      cs.insert(col(rng));
+    }
     std::vector<std::pair<std::int64_t, double>> r;
     for (const std::int64_t c : cs) {
-      r.emplace_back(c, small_integers ? double(1 + std::int64_t(val(rng) * 3) % 3)
-                                       : 2.0 * (1.0 - val(rng)));
+      r.emplace_back(
+          c, small_integers ? double(1 + std::int64_t(val(rng) * 3) % 3) : 2.0 * (1.0 - val(rng)));
     }
     rows.push_back(std::move(r));
   }
@@ -203,13 +219,12 @@ csr_matrix<V, I> rows_of_degrees(std::int64_t cols, const std::vector<std::int64
 template <class P>
 class pairwise_engine : public ::testing::Test {};
 
-using engine_types =
-  ::testing::Types<std::tuple<host_resources, float, std::int32_t>,
-                   std::tuple<host_resources, double, std::int64_t>,
-                   std::tuple<cuda_resources, float, std::int32_t>,
-                   std::tuple<cuda_resources, float, std::int64_t>,
-                   std::tuple<cuda_resources, double, std::int32_t>,
-                   std::tuple<cuda_resources, double, std::int64_t>>;
+using engine_types = ::testing::Types<std::tuple<host_resources, float, std::int32_t>,
+                                      std::tuple<host_resources, double, std::int64_t>,
+                                      std::tuple<cuda_resources, float, std::int32_t>,
+                                      std::tuple<cuda_resources, float, std::int64_t>,
+                                      std::tuple<cuda_resources, double, std::int32_t>,
+                                      std::tuple<cuda_resources, double, std::int64_t>>;
 
 struct engine_names {
   template <class P>
@@ -225,12 +240,12 @@ struct engine_names {
 };
 TYPED_TEST_SUITE(pairwise_engine, engine_types, engine_names);
 
-#define SPIRA_ENGINE_TYPES                                                                        \
-  using R = std::tuple_element_t<0, TypeParam>;                                                   \
-  using V = std::tuple_element_t<1, TypeParam>;                                                   \
-  using I = std::tuple_element_t<2, TypeParam>;                                                   \
-  SPIRA_SKIP_UNLESS_AVAILABLE(R);                                                                 \
-  const R res{}
+#define SPIRA_ENGINE_TYPES                      \
+  using R = std::tuple_element_t<0, TypeParam>; \
+  using V = std::tuple_element_t<1, TypeParam>; \
+  using I = std::tuple_element_t<2, TypeParam>; \
+  SPIRA_SKIP_UNLESS_AVAILABLE(R);               \
+  const R res {}
 
 // Power-law row degrees, empty rows and columns, A (37 x 61) and B (23 x 61) of different shapes;
 // positive, signed and small-integer values.
@@ -309,14 +324,17 @@ TYPED_TEST(pairwise_engine, padded_output_keeps_its_padding)
   const auto da = densify(a), db = densify(b);
   for (const metric m : {metric::cosine, metric::manhattan, metric::chebyshev, metric::jaccard}) {
     for (const pairwise_strategy s : strategies_of<R>()) {
-      if (!supports_strategy(m, s)) { continue; }
+      if (!supports_strategy(m, s)) {
+        continue;
+      }
       expect_near<V>(run_on(res, m, a, b, 2.0, s, 5), oracle::pairwise(m, da, db),
                      std::string(to_string(m)) + " " + to_string(s) + " padded", m);
     }
   }
 }
 
-// ---- a declared dimension far beyond the columns in use ------------------------------------------
+// ---- a declared dimension far beyond the columns in use
+// ------------------------------------------
 
 // A and B declare 2^31 columns (int32 indices: the widest they hold) or 2^62 (int64) and store a
 // few entries in 11 of them, spread from column 0 to the last: hashed feature ids, or a file whose
@@ -329,9 +347,9 @@ TYPED_TEST(pairwise_engine, declared_columns_far_beyond_the_used_ones)
 {
   SPIRA_ENGINE_TYPES;
   const std::int64_t dim =
-    std::is_same_v<I, std::int32_t> ? std::int64_t(1) << 31 : std::int64_t(1) << 62;
-  const std::vector<std::int64_t> used{
-    0, 1, 5, 4096, 1 << 20, dim / 5, dim / 3, dim / 2, dim - 1000, dim - 2, dim - 1};
+      std::is_same_v<I, std::int32_t> ? std::int64_t(1) << 31 : std::int64_t(1) << 62;
+  const std::vector<std::int64_t> used{0,       1,       5,          4096,    1 << 20, dim / 5,
+                                       dim / 3, dim / 2, dim - 1000, dim - 2, dim - 1};
   const std::int64_t u = std::int64_t(used.size());
   const auto narrow_a = random_csr<V, I>({.rows = 13, .cols = u, .mean_degree = 4, .seed = 101});
   const auto narrow_b = random_csr<V, I>({.rows = 9, .cols = u, .mean_degree = 3, .seed = 102});
@@ -346,22 +364,25 @@ TYPED_TEST(pairwise_engine, declared_columns_far_beyond_the_used_ones)
       for (const double p : exponents_of(m)) {
         const matrix want = oracle::pairwise_padded(m, da, db, dim, p);
         for (const pairwise_strategy s : strategies_of<R>()) {
-          if (!supports_strategy(m, s)) { continue; }
+          if (!supports_strategy(m, s)) {
+            continue;
+          }
           expect_near<V>(run_on(res, m, a, *other, p, s), want,
                          "dim = " + std::to_string(dim) + " " + pair + " " + to_string(m) +
-                           " p=" + std::to_string(p) + " " + to_string(s),
+                             " p=" + std::to_string(p) + " " + to_string(s),
                          m, p);
         }
       }
     }
   }
   if constexpr (std::is_same_v<R, host_resources>) {
-    EXPECT_LT(probe.growth(), std::int64_t(64) << 20) << "peak resident memory grew by "
-                                                       << probe.growth() << " bytes";
+    EXPECT_LT(probe.growth(), std::int64_t(64) << 20)
+        << "peak resident memory grew by " << probe.growth() << " bytes";
   }
 }
 
-// ---- tiling: more output columns than one shared-memory tile, workspace caps ----------------------
+// ---- tiling: more output columns than one shared-memory tile, workspace caps
+// ----------------------
 
 // More rows of B than one shared-memory tile of the intersection kernel holds (6,912 float or
 // 3,456 double accumulators): 15,000 rows take 3 tiles (float accumulators: cosine, chebyshev in
@@ -381,7 +402,9 @@ TYPED_TEST(pairwise_engine, more_rows_of_b_than_one_shared_memory_tile)
        {metric::cosine, metric::manhattan, metric::jensenshannon, metric::chebyshev}) {
     const matrix want = oracle::pairwise(m, da, db);
     for (const pairwise_strategy s : strategies_of<R>()) {
-      if (!supports_strategy(m, s)) { continue; }
+      if (!supports_strategy(m, s)) {
+        continue;
+      }
       expect_near<V>(run_on(res, m, a, b, 2.0, s), want,
                      std::string("rows(B) = 15,000 ") + to_string(m) + " " + to_string(s), m);
     }
@@ -409,15 +432,16 @@ TYPED_TEST(pairwise_engine, hybrid_accumulator_in_several_tiles_under_a_workspac
                             {.metric = metric::braycurtis,
                              .strategy = pairwise_strategy::hybrid,
                              .workspace_bytes = cap}),
-                     want, "braycurtis hybrid " + pair + " workspace_bytes = " +
-                             std::to_string(cap), metric::braycurtis);
+                     want,
+                     "braycurtis hybrid " + pair + " workspace_bytes = " + std::to_string(cap),
+                     metric::braycurtis);
     }
     for (const metric m : {metric::manhattan, metric::chebyshev, metric::cosine}) {
-      expect_near<V>(run_on(res, a, *other,
-                            {.metric = m, .strategy = pairwise_strategy::hybrid,
-                             .workspace_bytes = 1}),
-                     oracle::pairwise(m, da, db),
-                     std::string(to_string(m)) + " hybrid " + pair + " workspace_bytes = 1", m);
+      expect_near<V>(
+          run_on(res, a, *other,
+                 {.metric = m, .strategy = pairwise_strategy::hybrid, .workspace_bytes = 1}),
+          oracle::pairwise(m, da, db),
+          std::string(to_string(m)) + " hybrid " + pair + " workspace_bytes = 1", m);
     }
   }
 }
@@ -432,23 +456,26 @@ TYPED_TEST(pairwise_engine, dense_strategy_in_several_tiles_under_a_workspace_ca
   SPIRA_ENGINE_TYPES;
   const std::int64_t cols = 61;
   const auto a = random_csr<V, I>({.rows = 37, .cols = cols, .mean_degree = 7, .seed = 91});
-  const auto short_a = random_csr<V, I>({.rows = 3, .cols = cols, .mean_degree = 9,
-                                         .empty_row_fraction = 0, .seed = 93});
+  const auto short_a = random_csr<V, I>(
+      {.rows = 3, .cols = cols, .mean_degree = 9, .empty_row_fraction = 0, .seed = 93});
   const auto b = random_csr<V, I>({.rows = 23, .cols = cols, .mean_degree = 5, .seed = 92});
   const std::size_t row_bytes = std::size_t(cols) * sizeof(V);
   const auto db = densify(b);
   for (const auto* left : {&a, &short_a}) {
     const auto dl = densify(*left);
     for (const metric m : all_metrics()) {
-      if (!supports_strategy(m, pairwise_strategy::dense)) { continue; }
+      if (!supports_strategy(m, pairwise_strategy::dense)) {
+        continue;
+      }
       const matrix want = oracle::pairwise(m, dl, db);
       for (const std::size_t cap : {2 * row_bytes, 5 * row_bytes + 3, 20 * row_bytes}) {
-        expect_near<V>(run_on(res, *left, b,
-                              {.metric = m, .strategy = pairwise_strategy::dense,
-                               .workspace_bytes = cap}),
-                       want, std::string(to_string(m)) + " dense rows(A) = " +
-                               std::to_string(left->rows()) + " workspace_bytes = " +
-                               std::to_string(cap), m);
+        expect_near<V>(
+            run_on(res, *left, b,
+                   {.metric = m, .strategy = pairwise_strategy::dense, .workspace_bytes = cap}),
+            want,
+            std::string(to_string(m)) + " dense rows(A) = " + std::to_string(left->rows()) +
+                " workspace_bytes = " + std::to_string(cap),
+            m);
       }
     }
   }
@@ -471,9 +498,9 @@ TYPED_TEST(pairwise_engine, a_workspace_cap_below_one_tile_is_an_invalid_argumen
   const std::size_t hybrid_least = std::size_t(b.rows()) * 2 * sizeof(V);
   const std::size_t dense_least = 2 * std::size_t(cols) * sizeof(V);
   const std::vector<std::tuple<metric, pairwise_strategy, std::size_t>> cases{
-    {metric::braycurtis, pairwise_strategy::hybrid, hybrid_least},
-    {metric::cosine, pairwise_strategy::dense, dense_least},
-    {metric::hellinger, pairwise_strategy::dense, dense_least}};
+      {metric::braycurtis, pairwise_strategy::hybrid, hybrid_least},
+      {metric::cosine, pairwise_strategy::dense, dense_least},
+      {metric::hellinger, pairwise_strategy::dense, dense_least}};
   for (const auto& [m, s, least] : cases) {
     const distance_params params{.metric = m, .strategy = s, .workspace_bytes = least - 1};
     const std::string what = std::string(to_string(m)) + " " + to_string(s) +
@@ -486,11 +513,12 @@ TYPED_TEST(pairwise_engine, a_workspace_cap_below_one_tile_is_an_invalid_argumen
         msg = e.what();
       }
       EXPECT_NE(msg.find("params.workspace_bytes = " + std::to_string(least - 1)),
-                std::string::npos) << what << ": " << msg;
+                std::string::npos)
+          << what << ": " << msg;
       EXPECT_NE(msg.find("at least " + std::to_string(least)), std::string::npos)
-        << what << ": " << msg;
+          << what << ": " << msg;
       EXPECT_NE(msg.find(std::string(to_string(s)) + " strategy"), std::string::npos)
-        << what << ": " << msg;
+          << what << ": " << msg;
     } else {
       expect_near<V>(run_on(res, a, b, params), oracle::pairwise(m, da, db),
                      what + " (host engine: cap ignored)", m);
@@ -503,7 +531,8 @@ TYPED_TEST(pairwise_engine, a_workspace_cap_below_one_tile_is_an_invalid_argumen
   }
 }
 
-// ---- arguments -----------------------------------------------------------------------------------
+// ---- arguments
+// -----------------------------------------------------------------------------------
 
 TEST(pairwise_strategy_names, round_trip_and_support)
 {
@@ -559,10 +588,10 @@ TEST(pairwise_engine_cuda, arguments_are_validated_with_clear_messages)
   dense_matrix<V> bad(res, 5, 4);
   EXPECT_THROW(pairwise_distance(res, a.view(), b.view(), bad.view(), {}), dimension_mismatch);
 
-  const auto negative = to_device(
-    res, make_csr<V, I>(host_resources{}, 5, 6, std::vector<offset_t>{0, 0, 1, 1, 1, 1},
-                        std::vector<I>{4}, std::vector<V>{-0.5f})
-           .view());
+  const auto negative =
+      to_device(res, make_csr<V, I>(host_resources{}, 5, 6, std::vector<offset_t>{0, 0, 1, 1, 1, 1},
+                                    std::vector<I>{4}, std::vector<V>{-0.5f})
+                         .view());
   msg = message_of([&] {
     pairwise_distance(res, a.view(), negative.view(), out.view(),
                       {.metric = metric::kl_divergence});
@@ -589,8 +618,12 @@ TEST(pairwise_engine_large, output_beyond_two_to_the_31_elements_on_the_gpu)
   const std::int64_t m = 50000, n = 43000, cols = 64;
   ASSERT_GT(m * n, std::int64_t(1) << 31);
   auto mk = [&](std::int64_t rows, std::uint32_t seed) {
-    return random_csr<V, I>({.rows = rows, .cols = cols, .mean_degree = 3,
-                             .empty_row_fraction = 0.05, .empty_col_fraction = 0.0, .seed = seed});
+    return random_csr<V, I>({.rows = rows,
+                             .cols = cols,
+                             .mean_degree = 3,
+                             .empty_row_fraction = 0.05,
+                             .empty_col_fraction = 0.0,
+                             .seed = seed});
   };
   const auto ha = mk(m, 31), hb = mk(n, 32);
   const auto a = to_device(res, ha.view());
@@ -615,7 +648,7 @@ TEST(pairwise_engine_large, output_beyond_two_to_the_31_elements_on_the_gpu)
       for (std::int64_t j = 0; j < n; j += 997) {
         const double want = oracle::distance(mt, da.value[i], db.value[j]);
         ASSERT_NEAR(row[std::size_t(j)], want, tolerance<V>(want))
-          << to_string(mt) << " " << to_string(s) << " at (" << i << ", " << j << ")";
+            << to_string(mt) << " " << to_string(s) << " at (" << i << ", " << j << ")";
       }
       const double want_last = oracle::distance(mt, da.value[i], db.value[n - 1]);
       ASSERT_NEAR(row[std::size_t(n - 1)], want_last, tolerance<V>(want_last));

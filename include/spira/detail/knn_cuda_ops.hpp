@@ -66,15 +66,20 @@ inline std::size_t knn_cuda_budget(const cuda_resources& res, const knn_params& 
 }
 
 /// The structure of device operands, checked once per call (the tiles are not checked again):
-/// canonical CSR. Host operands are checked by knn_cuda_ops, on the device when it copies them whole
-/// and on the host otherwise, so that a bad row is always named by its row in the caller's matrix.
+/// canonical CSR. Host operands are checked by knn_cuda_ops, on the device when it copies them
+/// whole and on the host otherwise, so that a bad row is always named by its row in the caller's
+/// matrix.
 template <class V, class I>
 void knn_validate(const cuda_resources& res, csr_view<V, I> index,
                   std::optional<csr_view<V, I>> queries)
 {
-  if (index.space != memory_space::device) { return; }
+  if (index.space != memory_space::device) {
+    return;
+  }
   validate(res, index, csr_check::canonical, "knn_graph: index");
-  if (queries) { validate(res, *queries, csr_check::canonical, "knn_graph: queries"); }
+  if (queries) {
+    validate(res, *queries, csr_check::canonical, "knn_graph: queries");
+  }
 }
 
 /// knn_drive's pieces on the GPU. `tile_distances(queries_tile, index_tile, out)` fills a device
@@ -89,9 +94,16 @@ class knn_cuda_ops {
   knn_cuda_ops(const cuda_resources& res, csr_view<V, I> index, csr_view<V, I> queries,
                const knn_params& params, bool largest, std::size_t budget, bool use_fused,
                TileDistances tile_distances, Fused fused)
-    : res_(res), index_(index), queries_(queries), params_(params), largest_(largest),
-      budget_(budget), use_fused_(use_fused), on_device_(index.space == memory_space::device),
-      tile_distances_(std::move(tile_distances)), fused_(std::move(fused))
+      : res_(res),
+        index_(index),
+        queries_(queries),
+        params_(params),
+        largest_(largest),
+        budget_(budget),
+        use_fused_(use_fused),
+        on_device_(index.space == memory_space::device),
+        tile_distances_(std::move(tile_distances)),
+        fused_(std::move(fused))
   {
     if (on_device_) {
       index_dev_ = index_;
@@ -117,7 +129,9 @@ class knn_cuda_ops {
 
   bool fused(std::int64_t k, bool skip_self, V* self_values, knn_result& out)
   {
-    if (!use_fused_) { return false; }
+    if (!use_fused_) {
+      return false;
+    }
     std::optional<csr_matrix<V, I>> index_copy;
     std::optional<csr_matrix<V, I>> queries_copy;
     csr_view<V, I> iv = index_;
@@ -154,8 +168,9 @@ class knn_cuda_ops {
                                     std::size_t(index_.rows + 1) * sizeof(offset_t);
     resident_ = on_device_ || index_bytes <= budget_ / knn_policy::resident_index_divisor;
     const std::size_t tile_budget =
-      on_device_ ? budget_
-                 : (resident_ ? budget_ - index_bytes : budget_ / knn_policy::resident_index_divisor);
+        on_device_
+            ? budget_
+            : (resident_ ? budget_ - index_bytes : budget_ / knn_policy::resident_index_divisor);
     tiling_ = plan_knn_tiles(tile_budget, queries_.rows, index_.rows, k, sizeof(V), params_);
     if (!on_device_) {
       // Host operands are checked once: the index on the device when it is copied whole, else on
@@ -165,7 +180,9 @@ class knn_cuda_ops {
         index_copy_ = to_device(res_, index_);
         index_dev_ = index_copy_->view();
         validate(res_, index_dev_, csr_check::canonical, "knn_graph: index");
-        if (same_operands()) { queries_dev_ = index_dev_; }
+        if (same_operands()) {
+          queries_dev_ = index_dev_;
+        }
       } else {
         validate(host_resources{}, index_, csr_check::canonical, "knn_graph: index");
       }
@@ -204,8 +221,8 @@ class knn_cuda_ops {
     const std::int64_t g0 = std::max(q0, i0);
     const std::int64_t g1 = std::min(q1, i1);
     if (self_values != nullptr && g0 < g1) {
-      knn_copy_diagonal_cuda<V>(res_, d.data() + (g0 - q0) * d.view().ld + (g0 - i0),
-                                d.view().ld, g1 - g0, self_values + g0);
+      knn_copy_diagonal_cuda<V>(res_, d.data() + (g0 - q0) * d.view().ld + (g0 - i0), d.view().ld,
+                                g1 - g0, self_values + g0);
     }
     if (tile_v_.rows() != nq || tile_v_.cols() != kt) {
       tile_v_ = dense_matrix<V>(res_, nq, kt);
@@ -224,9 +241,9 @@ class knn_cuda_ops {
     if (spare_.values.rows() != lists.values.rows() || spare_.values.cols() != k) {
       spare_ = make_lists(lists.values.rows(), k);
     }
-    knn_merge_tile_cuda<V>(res_, rows, k, lists.values.data(), lists.indices.data(),
-                           tile_v_.data(), tile_i_.data(), kt, i0, skip_first, largest_,
-                           spare_.values.data(), spare_.indices.data());
+    knn_merge_tile_cuda<V>(res_, rows, k, lists.values.data(), lists.indices.data(), tile_v_.data(),
+                           tile_i_.data(), kt, i0, skip_first, largest_, spare_.values.data(),
+                           spare_.indices.data());
     std::swap(lists, spare_);
   }
 
@@ -279,7 +296,9 @@ class knn_cuda_ops {
   csr_view<V, I> index_tile(std::int64_t i0)
   {
     const std::size_t t = static_cast<std::size_t>(i0 / tiling_.index);
-    if (resident_) { return index_tiles_[t].view; }
+    if (resident_) {
+      return index_tiles_[t].view;
+    }
     if (held_ != i0) {
       index_tiles_.clear();  // free the previous tile first
       index_tiles_.push_back(slice(index_, i0, std::min(index_.rows, i0 + tiling_.index)));
@@ -299,9 +318,9 @@ class knn_cuda_ops {
   TileDistances tile_distances_;
   Fused fused_;
   bool resident_ = false;
-  csr_view<V, I> index_dev_{};                    // the index on the device, when it is there
-  std::optional<csr_view<V, I>> queries_dev_;     // the queries on the device, when they are there
-  std::optional<csr_matrix<V, I>> index_copy_;    // a host index copied whole
+  csr_view<V, I> index_dev_{};                  // the index on the device, when it is there
+  std::optional<csr_view<V, I>> queries_dev_;   // the queries on the device, when they are there
+  std::optional<csr_matrix<V, I>> index_copy_;  // a host index copied whole
   knn_tiling tiling_{1, 1};
   std::vector<device_rows> index_tiles_;  // every tile (resident), or the one held
   std::int64_t held_ = -1;                // the first row of the tile held (not resident)
@@ -322,10 +341,12 @@ knn_result knn_cuda(const cuda_resources& res, csr_view<V, I> index,
 {
   const csr_view<V, I> q = queries.value_or(index);
   knn_cuda_ops<V, I, std::decay_t<TileDistances>, std::decay_t<Fused>> ops(
-    res, index, q, params, largest, budget, use_fused,
-    std::forward<TileDistances>(tile_distances), std::forward<Fused>(fused));
+      res, index, q, params, largest, budget, use_fused,
+      std::forward<TileDistances>(tile_distances), std::forward<Fused>(fused));
   knn_result g = knn_drive(ops, params, largest, !queries.has_value());
-  if (index.space == memory_space::device) { return g; }
+  if (index.space == memory_space::device) {
+    return g;
+  }
   // Host operands: the graph comes back to the host.
   const host_resources host{};
   knn_result out{dense_matrix<std::int64_t>(host, g.indices.rows(), g.indices.cols()),

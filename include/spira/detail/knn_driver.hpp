@@ -59,12 +59,19 @@ SPIRA_HD std::int64_t knn_merge_sorted(knn_list<V> a, knn_list<V> b, std::int64_
   std::int64_t ib = 0;
   std::int64_t m = 0;
   for (; m < k; ++m) {
-    while (ia < a.size && a.indices[ia] + a.offset == skip) { ++ia; }
-    while (ib < b.size && b.indices[ib] + b.offset == skip) { ++ib; }
-    if (ia == a.size && ib == b.size) { break; }
+    while (ia < a.size && a.indices[ia] + a.offset == skip) {
+      ++ia;
+    }
+    while (ib < b.size && b.indices[ib] + b.offset == skip) {
+      ++ib;
+    }
+    if (ia == a.size && ib == b.size) {
+      break;
+    }
     const bool take_a =
-      ib == b.size || (ia < a.size && knn_better(a.values[ia], a.indices[ia] + a.offset,
-                                                 b.values[ib], b.indices[ib] + b.offset, largest));
+        ib == b.size ||
+        (ia < a.size && knn_better(a.values[ia], a.indices[ia] + a.offset, b.values[ib],
+                                   b.indices[ib] + b.offset, largest));
     if (take_a) {
       out_values[m] = a.values[ia];
       out_indices[m] = a.indices[ia++] + a.offset;
@@ -87,7 +94,8 @@ SPIRA_HD void knn_insert_self_row(const float* others_values, const std::int64_t
                                   bool largest, float* out_values, std::int64_t* out_indices)
 {
   std::int64_t c = 0;  // the point's position: after every entry strictly better
-  while (c < ko && !knn_better(self, std::int64_t{-1}, others_values[c], others_indices[c], largest)) {
+  while (c < ko &&
+         !knn_better(self, std::int64_t{-1}, others_values[c], others_indices[c], largest)) {
     ++c;
   }
   for (std::int64_t j = k - 1; j >= 0; --j) {
@@ -104,7 +112,8 @@ SPIRA_HD void knn_insert_self_row(const float* others_values, const std::int64_t
   }
 }
 
-// ---- arguments ------------------------------------------------------------------------------------
+// ---- arguments
+// ------------------------------------------------------------------------------------
 
 /// Checks the arguments shared by both backends (`device_ok`: the CUDA backend, which also takes
 /// operands in device memory); returns the query matrix. Values are checked by the caller, once.
@@ -133,7 +142,8 @@ csr_view<V, I> check_knn_args(csr_view<V, I> index, std::optional<csr_view<V, I>
   return q;
 }
 
-// ---- the driver -------------------------------------------------------------------------------------
+// ---- the driver
+// -------------------------------------------------------------------------------------
 
 /// The k-NN graph of ops' queries against ops' index (`self_query`: the queries are the index).
 /// Without exclude_self a self query runs as one with the point's own index left out of the
@@ -176,13 +186,19 @@ knn_result knn_drive(Ops& ops, const knn_params& params, bool largest, bool self
         // drops (only that index: exact duplicates stay).
         const std::int64_t kt = std::min(k_run + (self_query ? 1 : 0), i1 - i0);
         ops.tile_top_k(q0, q1, i0, i1, kt, self_out);
-        if (k_run > 0) { ops.merge(lists, q1 - q0, k_run, kt, i0, self_query ? q0 : -1); }
+        if (k_run > 0) {
+          ops.merge(lists, q1 - q0, k_run, kt, i0, self_query ? q0 : -1);
+        }
       }
       ops.store(lists, q0, q1, result);
-      if (params.progress) { params.progress(q1, n_q); }
+      if (params.progress) {
+        params.progress(q1, n_q);
+      }
     }
   }
-  if (!first) { return result; }
+  if (!first) {
+    return result;
+  }
   return ops.insert_self(std::move(result), self_values, k, largest);
 }
 
@@ -197,7 +213,9 @@ void round_to_returned(dense_view<V> d)
   if constexpr (!std::is_same_v<V, float>) {
     for (std::int64_t i = 0; i < d.rows; ++i) {
       V* row = d.row(i);
-      for (std::int64_t j = 0; j < d.cols; ++j) { row[j] = V(static_cast<float>(row[j])); }
+      for (std::int64_t j = 0; j < d.cols; ++j) {
+        row[j] = V(static_cast<float>(row[j]));
+      }
     }
   }
 }
@@ -218,8 +236,12 @@ class knn_host_ops {
 
   knn_host_ops(const host_resources& res, csr_view<V, I> index, csr_view<V, I> queries,
                const knn_params& params, bool largest, TileDistances tile_distances)
-    : res_(res), index_(index), queries_(queries), params_(params), largest_(largest),
-      tile_distances_(std::move(tile_distances))
+      : res_(res),
+        index_(index),
+        queries_(queries),
+        params_(params),
+        largest_(largest),
+        tile_distances_(std::move(tile_distances))
   {
     expects(params.algo != knn_algo::fused,
             "knn_graph: the fused algorithm runs on the CUDA backend only");
@@ -253,8 +275,7 @@ class knn_host_ops {
                   std::int64_t kt, V* self_values)
   {
     dense_matrix<V> d(res_, q1 - q0, i1 - i0);
-    tile_distances_(row_slice(queries_, q0, q1, qptr_), row_slice(index_, i0, i1, iptr_),
-                    d.view());
+    tile_distances_(row_slice(queries_, q0, q1, qptr_), row_slice(index_, i0, i1, iptr_), d.view());
     round_to_returned(d.view());
     if (self_values != nullptr) {
       for (std::int64_t g = std::max(q0, i0); g < std::min(q1, i1); ++g) {
@@ -284,8 +305,8 @@ class knn_host_ops {
         std::int64_t* bi = lists.indices.view().row(r);
         const std::int64_t have = std::find(bi, bi + k, std::int64_t{-1}) - bi;
         const std::int64_t merged = knn_merge_sorted<V>(
-          {bv, bi, have}, {tile_v_.view().row(r), tile_i_.view().row(r), kt, i0}, k, largest_,
-          skip_first >= 0 ? skip_first + r : -1, mv.data(), mi.data());
+            {bv, bi, have}, {tile_v_.view().row(r), tile_i_.view().row(r), kt, i0}, k, largest_,
+            skip_first >= 0 ? skip_first + r : -1, mv.data(), mi.data());
         std::copy_n(mv.begin(), merged, bv);
         std::copy_n(mi.begin(), merged, bi);
         std::fill(bi + merged, bi + k, std::int64_t{-1});

@@ -67,7 +67,9 @@ inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int6
       // Whole index rows do not fit for enough queries: split the index instead. Keep at least
       // half the budget for distance tiles so that index tiles stay long.
       tq = enough;
-      while (tq > 1 && tq * lists_per_query > budget / 2) { tq /= 2; }
+      while (tq > 1 && tq * lists_per_query > budget / 2) {
+        tq /= 2;
+      }
       const std::size_t lists = tq * lists_per_query;
       expects<out_of_memory>(lists < budget, "knn_graph: memory budget of ", budget,
                              " bytes cannot hold the top-", k, " lists of one query (", lists,

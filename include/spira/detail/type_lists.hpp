@@ -7,14 +7,14 @@
 
 /// Every (value, index) pair of the sparse operations: float and double values, 32- and 64-bit
 /// column indices.
-#define SPIRA_FOR_EACH_VALUE_INDEX(X)                                                             \
-  X(float, std::int32_t)                                                                          \
-  X(float, std::int64_t)                                                                          \
-  X(double, std::int32_t)                                                                         \
+#define SPIRA_FOR_EACH_VALUE_INDEX(X) \
+  X(float, std::int32_t)              \
+  X(float, std::int64_t)              \
+  X(double, std::int32_t)             \
   X(double, std::int64_t)
 
 /// Every (value, index) pair of select_k: the above and half-precision values.
-#define SPIRA_FOR_EACH_SELECT_VALUE_INDEX(X)                                                      \
-  SPIRA_FOR_EACH_VALUE_INDEX(X)                                                                   \
-  X(half, std::int32_t)                                                                           \
+#define SPIRA_FOR_EACH_SELECT_VALUE_INDEX(X) \
+  SPIRA_FOR_EACH_VALUE_INDEX(X)              \
+  X(half, std::int32_t)                      \
   X(half, std::int64_t)
