@@ -197,7 +197,7 @@ def test_the_gil_is_released_during_a_call(big):
 
     def work():
         start = time.perf_counter()
-        result["d"] = spira.pairwise_distances(big[:2000], big, device="cpu")
+        result["d"] = spira.pairwise_distances(big, device="cpu")
         result["seconds"] = time.perf_counter() - start
 
     worker = threading.Thread(target=work)
