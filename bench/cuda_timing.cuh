@@ -36,7 +36,9 @@ template <class F>
 double median_ms(F&& f, int reps)
 {
   event_timer t;
-  for (int i = 0; i < 3; ++i) { f(i); }
+  for (int i = 0; i < 3; ++i) {
+    f(i);
+  }
   SPIRA_CUDA_TRY(cudaDeviceSynchronize());
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
@@ -62,8 +64,10 @@ inline void print_copy_bandwidth()
   spira::buffer<char> a(res, bytes), b(res, bytes);
   SPIRA_CUDA_TRY(cudaMemset(a.data(), 1, bytes));
   const double ms = median_ms(
-    [&](int) { SPIRA_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice)); },
-    20);
+      [&](int) {
+        SPIRA_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice));
+      },
+      20);
   std::printf("{\"kind\": \"copy\", \"bytes\": %zu, \"ms\": %.6f, \"gbps\": %.2f}\n", bytes, ms,
               2.0 * double(bytes) / (ms * 1e6));
 }

@@ -26,13 +26,13 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using matrix = spira::csr_matrix<float, std::int32_t>;
 
-#define GRB_TRY(call)                                                                     \
-  do {                                                                                    \
-    GrB_Info info_ = (call);                                                              \
-    if (info_ != GrB_SUCCESS) {                                                           \
-      std::fprintf(stderr, "GraphBLAS error %d in %s\n", int(info_), #call);              \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+#define GRB_TRY(call)                                                        \
+  do {                                                                       \
+    GrB_Info info_ = (call);                                                 \
+    if (info_ != GrB_SUCCESS) {                                              \
+      std::fprintf(stderr, "GraphBLAS error %d in %s\n", int(info_), #call); \
+      std::exit(1);                                                          \
+    }                                                                        \
   } while (0)
 
 template <class F>
@@ -109,8 +109,10 @@ std::vector<float> row_norms(const matrix& m)
 int main(int argc, char** argv)
 {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s FILE --metric M [--rows R] [--threads T] [--repeats N] "
-                         "[--transpose] [--sample-out PREFIX]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s FILE --metric M [--rows R] [--threads T] [--repeats N] "
+                 "[--transpose] [--sample-out PREFIX]\n",
+                 argv[0]);
     return 2;
   }
   std::string path = argv[1];
@@ -123,21 +125,33 @@ int main(int argc, char** argv)
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
-    if (a == "--metric") { metric_name = next(); }
-    else if (a == "--rows") { rows = std::stoll(next()); }
-    else if (a == "--threads") { threads = std::stoi(next()); }
-    else if (a == "--repeats") { repeats = std::stoi(next()); }
-    else if (a == "--transpose") { transpose_input = true; }
-    else if (a == "--sample-out") { sample_out = next(); }
-    else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
+    if (a == "--metric") {
+      metric_name = next();
+    } else if (a == "--rows") {
+      rows = std::stoll(next());
+    } else if (a == "--threads") {
+      threads = std::stoi(next());
+    } else if (a == "--repeats") {
+      repeats = std::stoi(next());
+    } else if (a == "--transpose") {
+      transpose_input = true;
+    } else if (a == "--sample-out") {
+      sample_out = next();
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
   }
   const spira::host_resources res{.threads = threads};
   matrix b = spira::io::read_matrix<float, std::int32_t>(path);
-  if (transpose_input) { b = spira::transpose(res, b.view()); }
+  if (transpose_input) {
+    b = spira::transpose(res, b.view());
+  }
   const std::int64_t ra = rows > 0 ? std::min(rows, b.rows()) : b.rows();
   // A = the first ra rows of B (a view; row pointers start at 0 already).
-  const spira::csr_view<float, std::int32_t> av{ra, b.cols(), b.row_ptr()[ra], b.row_ptr(),
-                                                b.col_idx(), b.values(), spira::memory_space::host};
+  const spira::csr_view<float, std::int32_t> av{
+      ra,          b.cols(),   b.row_ptr()[ra],          b.row_ptr(),
+      b.col_idx(), b.values(), spira::memory_space::host};
   const spira::metric metric = spira::metric_from_string(metric_name);
 
   spira::dense_matrix<float> out(res, ra, b.rows());
@@ -151,8 +165,8 @@ int main(int argc, char** argv)
     GRB_TRY(GrB_init(GrB_NONBLOCKING));
     GRB_TRY(GxB_Global_Option_set(GxB_GLOBAL_NTHREADS, res.num_threads()));
     matrix a_copy = spira::make_csr<float, std::int32_t>(
-      res, ra, b.cols(), {b.row_ptr(), std::size_t(ra) + 1}, {b.col_idx(), std::size_t(av.nnz)},
-      {b.values(), std::size_t(av.nnz)});
+        res, ra, b.cols(), {b.row_ptr(), std::size_t(ra) + 1}, {b.col_idx(), std::size_t(av.nnz)},
+        {b.values(), std::size_t(av.nnz)});
     GrB_Matrix ga = to_graphblas(a_copy);
     GrB_Matrix gb = to_graphblas(b);
     std::vector<float> gout;
@@ -175,10 +189,11 @@ int main(int argc, char** argv)
                                               spira::memory_space::host};
     spira::io::write_npy(sample_out + ".npy", head);
   }
-  std::printf("{\"rows_a\": %lld, \"rows_b\": %lld, \"cols\": %lld, \"nnz_b\": %lld, "
-              "\"threads\": %d, \"spira_s\": %.6f, \"graphblas_s\": %.6f, "
-              "\"max_abs_diff_vs_graphblas\": %.3g}\n",
-              (long long)ra, (long long)b.rows(), (long long)b.cols(), (long long)b.nnz(),
-              res.num_threads(), spira_s, graphblas_s, max_diff);
+  std::printf(
+      "{\"rows_a\": %lld, \"rows_b\": %lld, \"cols\": %lld, \"nnz_b\": %lld, "
+      "\"threads\": %d, \"spira_s\": %.6f, \"graphblas_s\": %.6f, "
+      "\"max_abs_diff_vs_graphblas\": %.3g}\n",
+      (long long)ra, (long long)b.rows(), (long long)b.cols(), (long long)b.nnz(),
+      res.num_threads(), spira_s, graphblas_s, max_diff);
   return 0;
 }

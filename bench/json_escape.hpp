@@ -27,6 +27,9 @@ inline std::string json_escape(const std::string& s)
 }
 
 /// s as a JSON string literal (with its quotes).
-inline std::string json_string(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+inline std::string json_string(const std::string& s)
+{
+  return "\"" + json_escape(s) + "\"";
+}
 
 }  // namespace spira::bench

@@ -14,7 +14,8 @@
 //   --synthetic     a Table 2 shape of bench/synthetic.hpp (seed 42); --synthetic-rows keeps its
 //                   first N rows (the columns and the degree law of the full set stay)
 //   --threads       host backend threads (0 = all cores)
-//   --memory-budget, --query-tile, --index-tile: the knn_params overrides (0 = the library's choice)
+//   --memory-budget, --query-tile, --index-tile: the knn_params overrides (0 = the library's
+//   choice)
 //   --save-matrix   the benchmarked matrix (float32, int32, canonical CSR) as arrays data, indices,
 //                   indptr and shape of an .npz, so that peers time exactly the same data
 //   --save-graph    PREFIX-METRIC.npz with spira's indices and distances (for recall checks)
@@ -47,7 +48,9 @@ std::vector<std::string> split(const std::string& s)
   std::vector<std::string> out;
   std::stringstream in(s);
   for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) { out.push_back(item); }
+    if (!item.empty()) {
+      out.push_back(item);
+    }
   }
   return out;
 }
@@ -64,10 +67,10 @@ void save_matrix(const std::string& path, const spira::csr_matrix<V, I>& m)
   const std::vector<std::int64_t> shape{m.rows(), m.cols()};
   const std::vector<std::int64_t> indptr(m.row_ptr(), m.row_ptr() + m.rows() + 1);
   const std::vector<spira::io::npz_entry> entries{
-    spira::io::npz_entry::of("data", std::span<const V>(m.values(), std::size_t(m.nnz()))),
-    spira::io::npz_entry::of("indices", std::span<const I>(m.col_idx(), std::size_t(m.nnz()))),
-    spira::io::npz_entry::of("indptr", std::span<const std::int64_t>(indptr)),
-    spira::io::npz_entry::of("shape", std::span<const std::int64_t>(shape)),
+      spira::io::npz_entry::of("data", std::span<const V>(m.values(), std::size_t(m.nnz()))),
+      spira::io::npz_entry::of("indices", std::span<const I>(m.col_idx(), std::size_t(m.nnz()))),
+      spira::io::npz_entry::of("indptr", std::span<const std::int64_t>(indptr)),
+      spira::io::npz_entry::of("shape", std::span<const std::int64_t>(shape)),
   };
   spira::io::write_npz(path, entries);
 }
@@ -92,23 +95,39 @@ int main(int argc, char** argv)
       }
       return argv[++a];
     };
-    if (arg == "--file") { file = next(); }
-    else if (arg == "--transpose") { transpose = true; }
-    else if (arg == "--synthetic") { synthetic = next(); }
-    else if (arg == "--synthetic-rows") { synthetic_rows = std::stoll(next()); }
-    else if (arg == "--backend") { backend = next(); }
-    else if (arg == "--threads") { threads = std::stoi(next()); }
-    else if (arg == "--k") { k = std::stoll(next()); }
-    else if (arg == "--metrics") { metrics = split(next()); }
-    else if (arg == "--repeats") { repeats = std::max(1, std::stoi(next())); }
-    else if (arg == "--max-seconds") { max_seconds = std::stod(next()); }
-    else if (arg == "--label") { label = next(); }
-    else if (arg == "--memory-budget") { memory_budget = std::stoull(next()); }
-    else if (arg == "--query-tile") { query_tile = std::stoll(next()); }
-    else if (arg == "--index-tile") { index_tile = std::stoll(next()); }
-    else if (arg == "--save-matrix") { save_matrix_path = next(); }
-    else if (arg == "--save-graph") { save_graph = next(); }
-    else {
+    if (arg == "--file") {
+      file = next();
+    } else if (arg == "--transpose") {
+      transpose = true;
+    } else if (arg == "--synthetic") {
+      synthetic = next();
+    } else if (arg == "--synthetic-rows") {
+      synthetic_rows = std::stoll(next());
+    } else if (arg == "--backend") {
+      backend = next();
+    } else if (arg == "--threads") {
+      threads = std::stoi(next());
+    } else if (arg == "--k") {
+      k = std::stoll(next());
+    } else if (arg == "--metrics") {
+      metrics = split(next());
+    } else if (arg == "--repeats") {
+      repeats = std::max(1, std::stoi(next()));
+    } else if (arg == "--max-seconds") {
+      max_seconds = std::stod(next());
+    } else if (arg == "--label") {
+      label = next();
+    } else if (arg == "--memory-budget") {
+      memory_budget = std::stoull(next());
+    } else if (arg == "--query-tile") {
+      query_tile = std::stoll(next());
+    } else if (arg == "--index-tile") {
+      index_tile = std::stoll(next());
+    } else if (arg == "--save-matrix") {
+      save_matrix_path = next();
+    } else if (arg == "--save-graph") {
+      save_graph = next();
+    } else {
       std::fprintf(stderr, "bench_knn: unknown argument %s (see the header comment)\n",
                    arg.c_str());
       return 2;
@@ -128,15 +147,23 @@ int main(int argc, char** argv)
     const auto t0 = clock_type::now();
     if (!file.empty()) {
       m = spira::io::read_matrix<V, I>(file);
-      if (transpose) { m = spira::transpose(spira::host_resources{}, m.view()); }
-      if (label.empty()) { label = file; }
+      if (transpose) {
+        m = spira::transpose(spira::host_resources{}, m.view());
+      }
+      if (label.empty()) {
+        label = file;
+      }
     } else {
       m = spira::bench::make_synthetic<V, I>(spira::bench::table2_shape(synthetic), synthetic_rows,
                                              42);
-      if (label.empty()) { label = "synthetic-" + synthetic; }
+      if (label.empty()) {
+        label = "synthetic-" + synthetic;
+      }
     }
     load_s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    if (!save_matrix_path.empty()) { save_matrix(save_matrix_path, m); }
+    if (!save_matrix_path.empty()) {
+      save_matrix(save_matrix_path, m);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_knn: %s\n", e.what());
     return 1;
@@ -148,10 +175,10 @@ int main(int argc, char** argv)
   const std::int64_t warm_rows = std::min<std::int64_t>(m.rows(), 2048);
   const auto warm_view = spira::row_slice(m.view(), 0, warm_rows, ptr);
   const auto warm = spira::make_csr<V, I>(
-    spira::host_resources{}, warm_view.rows, warm_view.cols,
-    std::span<const spira::offset_t>(warm_view.row_ptr, std::size_t(warm_rows) + 1),
-    std::span<const I>(warm_view.col_idx, std::size_t(warm_view.nnz)),
-    std::span<const V>(warm_view.values, std::size_t(warm_view.nnz)), spira::csr_check::valid);
+      spira::host_resources{}, warm_view.rows, warm_view.cols,
+      std::span<const spira::offset_t>(warm_view.row_ptr, std::size_t(warm_rows) + 1),
+      std::span<const I>(warm_view.col_idx, std::size_t(warm_view.nnz)),
+      std::span<const V>(warm_view.values, std::size_t(warm_view.nnz)), spira::csr_check::valid);
 
   for (const auto& mname : metrics) {
     std::string error;
@@ -180,8 +207,10 @@ int main(int argc, char** argv)
       }
       if (!save_graph.empty()) {
         const std::vector<spira::io::npz_entry> entries{
-          spira::io::npz_entry::of("indices", spira::dense_view<const std::int64_t>(g->indices.view())),
-          spira::io::npz_entry::of("distances", spira::dense_view<const float>(g->distances.view())),
+            spira::io::npz_entry::of("indices",
+                                     spira::dense_view<const std::int64_t>(g->indices.view())),
+            spira::io::npz_entry::of("distances",
+                                     spira::dense_view<const float>(g->distances.view())),
         };
         spira::io::write_npz(save_graph + "-" + mname + ".npz", entries);
       }
@@ -202,16 +231,17 @@ int main(int argc, char** argv)
       std::snprintf(median, sizeof median, "%.3f", sorted[sorted.size() / 2]);
       std::snprintf(fastest, sizeof fastest, "%.3f", sorted.front());
     }
-    std::printf("{\"tool\": \"spira\", \"backend\": \"%s\", \"threads\": %d, \"dataset\": %s, "
-                "\"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"k\": %lld, \"metric\": %s, "
-                "\"median_ms\": %s, \"min_ms\": %s, \"times_ms\": %s, \"load_s\": %.3f, "
-                "\"memory_budget\": %llu, \"query_tile\": %lld, \"index_tile\": %lld, "
-                "\"error\": %s}\n",
-                backend.c_str(), backend == "host" ? host.num_threads() : 0, json_string(label).c_str(),
-                (long long)m.rows(), (long long)m.cols(), (long long)m.nnz(), (long long)k,
-                json_string(mname).c_str(), median, fastest, times.c_str(), load_s,
-                (unsigned long long)memory_budget, (long long)query_tile, (long long)index_tile,
-                error.empty() ? "null" : json_string(error).c_str());
+    std::printf(
+        "{\"tool\": \"spira\", \"backend\": \"%s\", \"threads\": %d, \"dataset\": %s, "
+        "\"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"k\": %lld, \"metric\": %s, "
+        "\"median_ms\": %s, \"min_ms\": %s, \"times_ms\": %s, \"load_s\": %.3f, "
+        "\"memory_budget\": %llu, \"query_tile\": %lld, \"index_tile\": %lld, "
+        "\"error\": %s}\n",
+        backend.c_str(), backend == "host" ? host.num_threads() : 0, json_string(label).c_str(),
+        (long long)m.rows(), (long long)m.cols(), (long long)m.nnz(), (long long)k,
+        json_string(mname).c_str(), median, fastest, times.c_str(), load_s,
+        (unsigned long long)memory_budget, (long long)query_tile, (long long)index_tile,
+        error.empty() ? "null" : json_string(error).c_str());
     std::fflush(stdout);
   }
   return 0;

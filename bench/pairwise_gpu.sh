@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU pairwise benchmark in one device command: configure and build bench_pairwise_gpu (and,
-# unless --no-test, test_engine_pairwise), run a short CUDA test of the engine, then
+# unless --no-test, test_pairwise), run a short CUDA test of the engine, then
 # bench/pairwise_gpu.py over every dataset of DATA and the synthetic Table 2 shapes (every strategy,
 # cuSPARSE SpGEMM through its C API, spira's host engine on all cores), all within --deadline
 # seconds from the start. The benchmark gets what the build and the test leave.
@@ -49,7 +49,7 @@ if [ ! -f /usr/include/zlib.h ] && [ -f "$root/.carry/zlib/zlib.h" ]; then
   args+=(-DZLIB_INCLUDE_DIR="$root/.carry/zlib" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1)
 fi
 targets=(bench_pairwise_gpu)
-[ "$test" = 1 ] && targets+=(test_engine_pairwise)
+[ "$test" = 1 ] && targets+=(test_pairwise)
 cmake "${args[@]}" > "$out/build.log" 2>&1 &&
   cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
   { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
@@ -58,7 +58,7 @@ rc=0
 if [ "$test" = 1 ]; then
   # A short test: the CUDA engine against the oracle and the host engine (float / int32, every
   # strategy and metric) and its argument checks; the full suite is scripts' business.
-  timeout 60 "$build/tests/engine/test_engine_pairwise" --gtest_brief=1 \
+  timeout 60 "$build/tests/pairwise/test_pairwise" --gtest_brief=1 \
     --gtest_filter='*cuda_float_int32*:pairwise_engine_cuda.*:pairwise_strategy_names.*:-*large*' \
     > "$out/test.log" 2>&1 || rc=1
   tail -n 5 "$out/test.log"

@@ -38,14 +38,14 @@ fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 t0=$(date +%s)
 cmake "${args[@]}" > "$out/build.log" 2>&1 &&
-  cmake --build "$build" -j "$(nproc)" --target test_engine_pairwise \
-    test_engine_pairwise_custom_cuda example_custom_distance_cuda bench_pairwise_gpu \
+  cmake --build "$build" -j "$(nproc)" --target test_pairwise \
+    test_pairwise_custom_cuda example_custom_distance_cuda bench_pairwise_gpu \
     >> "$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
 echo "== built in $(( $(date +%s) - t0 )) s"
 rc=0
 if [ "$tests" = 1 ]; then
-  for t in test_engine_pairwise test_engine_pairwise_custom_cuda; do
-    "$build/tests/engine/$t" --gtest_brief=1 > "$out/$t.log" 2>&1 || rc=1
+  for t in test_pairwise test_pairwise_custom_cuda; do
+    "$build/tests/pairwise/$t" --gtest_brief=1 > "$out/$t.log" 2>&1 || rc=1
     tail -n 25 "$out/$t.log"
   done
   "$build/examples/example_custom_distance_cuda" > "$out/example.log" 2>&1 || rc=1
@@ -60,12 +60,12 @@ filter='*cuda_float_int32*:*cuda_double_int64*:-*large*:*dimension_above*:*padde
 sanitize_until=$(( $(date +%s) + $(left) * sanitize_share / 100 ))
 [ "$tests" = 1 ] || sanitize_until=0
 for tool in memcheck racecheck; do
-  for t in test_engine_pairwise test_engine_pairwise_custom_cuda; do
-    f=$filter; [ $t = test_engine_pairwise_custom_cuda ] && f='*/0.*'
+  for t in test_pairwise test_pairwise_custom_cuda; do
+    f=$filter; [ $t = test_pairwise_custom_cuda ] && f='*/0.*'
     budget=$(( (sanitize_until - $(date +%s)) / 2 ))
     [ "$budget" -lt 10 ] && { echo "== $tool $t: no time left"; continue; }
     timeout $budget compute-sanitizer --tool $tool --error-exitcode 97 --print-limit 20 \
-      "$build/tests/engine/$t" --gtest_filter="$f" --gtest_brief=1 > "$out/tmp.log" 2>&1
+      "$build/tests/pairwise/$t" --gtest_filter="$f" --gtest_brief=1 > "$out/tmp.log" 2>&1
     code=$?
     { echo "######## $tool $t --gtest_filter=$f: exit $code"; cat "$out/tmp.log"; } >> "$out/sanitizer.log"
     echo "== $tool $t: exit $code $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/tmp.log" | tail -1)"

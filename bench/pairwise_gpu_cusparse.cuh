@@ -283,8 +283,8 @@ class cusparse_pairwise {
                                                                   nb.as<norm_values>());
       }
       // spira's finalize, with its accuracy guard (which reads the operands' rows).
-      const csr_view<float, std::int32_t> b_rows{b_.rows, b_.cols, b_.nnz, b_.row_ptr64,
-                                                 b_.col_idx, b_.values, memory_space::device};
+      const csr_view<float, std::int32_t> b_rows{
+          b_.rows, b_.cols, b_.nnz, b_.row_ptr64, b_.col_idx, b_.values, memory_space::device};
       detail::finalize_in_place_kernel<D, float, std::int32_t>
           <<<detail::elementwise_grid(a64_.rows * b_.rows, sms_), 256, 0, stream>>>(
               d, out.data, out.ld, a64_.rows, b_.rows, a64_.cols, na.as<norm_values>(),

@@ -107,8 +107,8 @@ def machine_record(args, threads):
 
 def progress_tile(rows):
     """The query tile of a host knn_graph call with a progress callback (the binding's), when the
-    memory budget allows more: knn_progress_steps = 20 reports, at least 256 rows each
-    (spira/detail/knn_tiles.hpp)."""
+    memory budget allows more: knn_policy::progress_steps = 20 reports, at least
+    knn_policy::progress_min_rows = 256 rows each (spira/detail/knn_policy.hpp)."""
     return max(-(-rows // 20), 256)
 
 

@@ -21,9 +21,9 @@
 #include "json_escape.hpp"
 
 #include <spira/convert.hpp>
+#include <spira/cuda/error.cuh>
 #include <spira/io.hpp>
 #include <spira/select_k.hpp>
-#include <spira/cuda/error.cuh>
 
 #include <cuda_runtime.h>
 
@@ -33,8 +33,8 @@
 #include <cstring>
 #include <iostream>
 #include <span>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,7 +43,9 @@ namespace {
 __global__ void fill_kernel(float* out, std::int64_t n, std::uint64_t seed, int dist)
 {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) { return; }
+  if (i >= n) {
+    return;
+  }
   std::uint64_t x = (static_cast<std::uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ull ^ seed;
   x ^= x >> 31;
   x *= 0xbf58476d1ce4e5b9ull;
@@ -67,12 +69,19 @@ using spira::bench::print_copy_bandwidth;
 
 spira::select_algo parse_algo(const std::string& s)
 {
-  if (s == "binary_search") { return spira::select_algo::binary_search; }
-  if (s == "radix") { return spira::select_algo::radix; }
+  if (s == "binary_search") {
+    return spira::select_algo::binary_search;
+  }
+  if (s == "radix") {
+    return spira::select_algo::radix;
+  }
   return spira::select_algo::automatic;
 }
 
-int parse_dist(const std::string& s) { return s == "normal" ? 1 : s == "narrow" ? 2 : 0; }
+int parse_dist(const std::string& s)
+{
+  return s == "normal" ? 1 : s == "narrow" ? 2 : 0;
+}
 
 /// Enough input copies that a rotation over them does not fit in L2.
 std::int64_t copies_for(std::int64_t bytes)
@@ -106,15 +115,16 @@ void run_case(std::int64_t rows, std::int64_t len, std::int64_t k, const std::st
   spira::buffer<std::int64_t> idx(res, rows * k, "bench indices");
   spira::select_params params;
   params.algo = parse_algo(algo_name);
-  if (max_iter > 0) { params.max_iter = max_iter; }
+  if (max_iter > 0) {
+    params.max_iter = max_iter;
+  }
   const auto dev = spira::memory_space::device;
   auto call = [&](int rep) {
     const float* src = in.data() + (rep % copies) * n;
-    spira::select_k<float, std::int64_t>(res, spira::dense_view<const float>{rows, len, len, src, dev},
-                                         k, spira::select_order::largest,
-                                         spira::dense_view<float>{rows, k, k, vals.data(), dev},
-                                         spira::dense_view<std::int64_t>{rows, k, k, idx.data(), dev},
-                                         params);
+    spira::select_k<float, std::int64_t>(
+        res, spira::dense_view<const float>{rows, len, len, src, dev}, k,
+        spira::select_order::largest, spira::dense_view<float>{rows, k, k, vals.data(), dev},
+        spira::dense_view<std::int64_t>{rows, k, k, idx.data(), dev}, params);
   };
   const int reps = n >= (1ll << 26) ? 10 : 50;
   const double ms = median_ms(call, reps);
@@ -136,12 +146,12 @@ void run_case(std::int64_t rows, std::int64_t len, std::int64_t k, const std::st
     hit = double(hits) / double(rows * k);
   }
   const double bytes = double(n) * 4 + double(rows * k) * (4 + 8);
-  std::printf("{\"kind\": \"select_k\", \"rows\": %lld, \"length\": %lld, \"k\": %lld, "
-              "\"algo\": \"%s\", \"dist\": \"%s\", \"max_iter\": %d, \"ms\": %.6f, "
-              "\"bytes\": %.0f, \"hit_rate\": %.6f, \"resolved_algo\": \"%s\"}\n",
-              (long long)rows, (long long)len, (long long)k, algo_name.c_str(), dist_name.c_str(),
-              max_iter, ms, bytes, hit,
-              resolved_name(params.algo, rows, len, k, max_iter));
+  std::printf(
+      "{\"kind\": \"select_k\", \"rows\": %lld, \"length\": %lld, \"k\": %lld, "
+      "\"algo\": \"%s\", \"dist\": \"%s\", \"max_iter\": %d, \"ms\": %.6f, "
+      "\"bytes\": %.0f, \"hit_rate\": %.6f, \"resolved_algo\": \"%s\"}\n",
+      (long long)rows, (long long)len, (long long)k, algo_name.c_str(), dist_name.c_str(), max_iter,
+      ms, bytes, hit, resolved_name(params.algo, rows, len, k, max_iter));
   std::fflush(stdout);
 }
 
@@ -225,9 +235,9 @@ void run_csr(csr_input& input, std::int64_t k, const std::string& algo_name,
   const auto dev = spira::memory_space::device;
   auto call = [&](int rep) {
     spira::select_k<float, std::int32_t>(
-      res, input.copies[rep % copies].view(), k, spira::select_order::smallest,
-      spira::dense_view<float>{s.rows, k, k, vals.data(), dev},
-      spira::dense_view<std::int32_t>{s.rows, k, k, idx.data(), dev}, params);
+        res, input.copies[rep % copies].view(), k, spira::select_order::smallest,
+        spira::dense_view<float>{s.rows, k, k, vals.data(), dev},
+        spira::dense_view<std::int32_t>{s.rows, k, k, idx.data(), dev}, params);
   };
   const int reps = s.nnz >= (1ll << 26) ? 20 : 50;
   const double ms = median_ms(call, reps);
@@ -239,27 +249,30 @@ void run_csr(csr_input& input, std::int64_t k, const std::string& algo_name,
     const auto host = spira::memory_space::host;
     using spira::io::npz_entry;
     const npz_entry entries[] = {
-      npz_entry::of<float>("values", spira::dense_view<const float>{s.rows, k, k, hv.data(), host}),
-      npz_entry::of<std::int32_t>(
-        "indices", spira::dense_view<const std::int32_t>{s.rows, k, k, hi.data(), host})};
+        npz_entry::of<float>("values",
+                             spira::dense_view<const float>{s.rows, k, k, hv.data(), host}),
+        npz_entry::of<std::int32_t>(
+            "indices", spira::dense_view<const std::int32_t>{s.rows, k, k, hi.data(), host})};
     spira::io::write_npz(out_path, std::span<const spira::io::npz_entry>(entries));
   }
   spira::select_algo resolved = params.algo;
   if (resolved == spira::select_algo::automatic) {
     resolved = spira::choose_select_algo(s.rows, s.max_degree, k, spira::select_dtype::f32);
-    if (resolved == spira::select_algo::delegate) { resolved = spira::select_algo::radix; }
+    if (resolved == spira::select_algo::delegate) {
+      resolved = spira::select_algo::radix;
+    }
   }
   // Input read once (values, column indices, row pointers), output written once (values and the
   // int32 column indices this overload writes).
   const double bytes =
-    double(s.nnz) * (4 + 4) + double(s.rows + 1) * 8 + double(s.rows * k) * (4 + 4);
-  std::printf("{\"kind\": \"select_k_csr\", \"file\": \"%s\", %s, \"k\": %lld, \"algo\": \"%s\", "
-              "\"resolved_algo\": \"%s\", \"order\": \"smallest\", \"ms\": %.6f, "
-              "\"bytes\": %.0f, \"copies\": %lld, \"reps\": %d}\n",
-              json_escape(in_path).c_str(), summary_json(s).c_str(), (long long)k,
-              algo_name.c_str(),
-              resolved == spira::select_algo::binary_search ? "binary_search" : "radix", ms, bytes,
-              (long long)copies, reps);
+      double(s.nnz) * (4 + 4) + double(s.rows + 1) * 8 + double(s.rows * k) * (4 + 4);
+  std::printf(
+      "{\"kind\": \"select_k_csr\", \"file\": \"%s\", %s, \"k\": %lld, \"algo\": \"%s\", "
+      "\"resolved_algo\": \"%s\", \"order\": \"smallest\", \"ms\": %.6f, "
+      "\"bytes\": %.0f, \"copies\": %lld, \"reps\": %d}\n",
+      json_escape(in_path).c_str(), summary_json(s).c_str(), (long long)k, algo_name.c_str(),
+      resolved == spira::select_algo::binary_search ? "binary_search" : "radix", ms, bytes,
+      (long long)copies, reps);
   std::fflush(stdout);
 }
 
@@ -280,7 +293,9 @@ int check_file(const char* path)
 
 int main(int argc, char** argv)
 {
-  if (argc == 3 && std::strcmp(argv[1], "--check") == 0) { return check_file(argv[2]); }
+  if (argc == 3 && std::strcmp(argv[1], "--check") == 0) {
+    return check_file(argv[2]);
+  }
   if (argc != 1) {
     std::fprintf(stderr,
                  "usage: select_k_bench            (cases on stdin, see bench/select_k.cu)\n"
@@ -292,7 +307,9 @@ int main(int argc, char** argv)
   while (std::getline(std::cin, line)) {
     std::istringstream is(line);
     std::string first;
-    if (!(is >> first)) { continue; }
+    if (!(is >> first)) {
+      continue;
+    }
     try {
       if (first == "copy") {
         print_copy_bandwidth();

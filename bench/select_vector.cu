@@ -48,14 +48,18 @@ __device__ std::uint64_t mix(std::uint64_t x)
 __global__ void fill_kernel(float* out, std::int64_t n, std::uint64_t seed, int dist)
 {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) { return; }
+  if (i >= n) {
+    return;
+  }
   const std::uint64_t x = mix((static_cast<std::uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ull ^ seed);
   const float u = static_cast<float>(x >> 40) * (1.0f / 16777216.0f);  // [0, 1)
   if (dist == 1) {
     const float v = static_cast<float>((x >> 8) & 0xffffff) * (1.0f / 16777216.0f) + 1e-7f;
     out[i] = sqrtf(-2.0f * logf(v)) * cospif(2.0f * u);
   } else if (dist == 2) {
-    out[i] = (x & 0xfff) == 0 ? u : __uint_as_float(0x3f800000u + static_cast<unsigned>((x >> 12) & 0x7fff));
+    out[i] = (x & 0xfff) == 0
+                 ? u
+                 : __uint_as_float(0x3f800000u + static_cast<unsigned>((x >> 12) & 0x7fff));
   } else {
     out[i] = u;
   }
@@ -64,15 +68,23 @@ __global__ void fill_kernel(float* out, std::int64_t n, std::uint64_t seed, int 
 __global__ void iota_kernel(int* out, std::int64_t n)
 {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) { out[i] = static_cast<int>(i); }
+  if (i < n) {
+    out[i] = static_cast<int>(i);
+  }
 }
 
-unsigned blocks_of(std::int64_t n) { return static_cast<unsigned>((n + 255) / 256); }
+unsigned blocks_of(std::int64_t n)
+{
+  return static_cast<unsigned>((n + 255) / 256);
+}
 
 using spira::bench::median_ms;
 using spira::bench::print_copy_bandwidth;
 
-int parse_dist(const std::string& s) { return s == "normal" ? 1 : s == "adversarial" ? 2 : 0; }
+int parse_dist(const std::string& s)
+{
+  return s == "normal" ? 1 : s == "adversarial" ? 2 : 0;
+}
 
 /// The inputs of the current (n, dist): enough copies that a rotation over them misses L2.
 struct inputs {
@@ -86,7 +98,8 @@ struct inputs {
     if (want_n != n || want_dist != dist) {
       data = spira::buffer<float>();
       const std::int64_t bytes = want_n * std::int64_t(sizeof(float));
-      copies = std::max<std::int64_t>(1, std::min<std::int64_t>(16, (2ll * 60 * 1024 * 1024 + bytes - 1) / bytes));
+      copies = std::max<std::int64_t>(
+          1, std::min<std::int64_t>(16, (2ll * 60 * 1024 * 1024 + bytes - 1) / bytes));
       data = spira::buffer<float>(res, want_n * copies, "bench input");
       fill_kernel<<<blocks_of(want_n * copies), 256>>>(data.data(), want_n * copies,
                                                        12345 + want_dist, want_dist);
@@ -104,10 +117,14 @@ inputs g_in;
 const char* name_of(spira::select_algo a)
 {
   switch (a) {
-    case spira::select_algo::binary_search: return "binary_search";
-    case spira::select_algo::delegate: return "delegate";
-    case spira::select_algo::radix: return "radix";
-    default: return "auto";
+    case spira::select_algo::binary_search:
+      return "binary_search";
+    case spira::select_algo::delegate:
+      return "delegate";
+    case spira::select_algo::radix:
+      return "radix";
+    default:
+      return "auto";
   }
 }
 
@@ -123,8 +140,8 @@ void run_select(std::int64_t n, std::int64_t k, const std::string& algo_name,
                 : algo_name == "radix"  ? spira::select_algo::radix
                                         : spira::select_algo::automatic;
   const auto resolved = params.algo == spira::select_algo::automatic
-                          ? spira::choose_select_algo(1, n, k, spira::select_dtype::f32)
-                          : params.algo;
+                            ? spira::choose_select_algo(1, n, k, spira::select_dtype::f32)
+                            : params.algo;
   const auto dev = spira::memory_space::device;
   auto call = [&](int rep) {
     const float* src = g_in.copy(rep);
@@ -136,27 +153,27 @@ void run_select(std::int64_t n, std::int64_t k, const std::string& algo_name,
       p.algo = spira::select_algo::delegate;
       p.delegate_subrange = subrange;
       spira::selection::select_vector(
-        res, spira::selection::row_source<float, std::int64_t>{src, 1, n, n, nullptr, nullptr},
-        spira::selection::row_sink<float, std::int64_t>{vals.data(), idx.data(), k, k}, p);
+          res, spira::selection::row_source<float, std::int64_t>{src, 1, n, n, nullptr, nullptr},
+          spira::selection::row_sink<float, std::int64_t>{vals.data(), idx.data(), k, k}, p);
     } else {
-      spira::select_k<float, std::int64_t>(res, spira::dense_view<const float>{1, n, n, src, dev}, k,
-                                           spira::select_order::largest,
-                                           spira::dense_view<float>{1, k, k, vals.data(), dev},
-                                           spira::dense_view<std::int64_t>{1, k, k, idx.data(), dev},
-                                           params);
+      spira::select_k<float, std::int64_t>(
+          res, spira::dense_view<const float>{1, n, n, src, dev}, k, spira::select_order::largest,
+          spira::dense_view<float>{1, k, k, vals.data(), dev},
+          spira::dense_view<std::int64_t>{1, k, k, idx.data(), dev}, params);
     }
   };
   const int reps = n >= (1ll << 28) ? 10 : 30;
   const double ms = median_ms(call, reps);
   const std::int64_t used = subrange > 0 ? subrange
                             : resolved == spira::select_algo::delegate
-                              ? spira::selection::delegate_subrange_for(n, k)
-                              : 0;
-  std::printf("{\"kind\": \"select\", \"n\": %lld, \"k\": %lld, \"algo\": \"%s\", "
-              "\"resolved_algo\": \"%s\", \"dist\": \"%s\", \"subrange\": %lld, \"ms\": %.6f, "
-              "\"bytes\": %lld}\n",
-              (long long)n, (long long)k, algo_name.c_str(), name_of(resolved), dist_name.c_str(),
-              (long long)used, ms, (long long)(n * 4));
+                                ? spira::selection::delegate_subrange_for(n, k)
+                                : 0;
+  std::printf(
+      "{\"kind\": \"select\", \"n\": %lld, \"k\": %lld, \"algo\": \"%s\", "
+      "\"resolved_algo\": \"%s\", \"dist\": \"%s\", \"subrange\": %lld, \"ms\": %.6f, "
+      "\"bytes\": %lld}\n",
+      (long long)n, (long long)k, algo_name.c_str(), name_of(resolved), dist_name.c_str(),
+      (long long)used, ms, (long long)(n * 4));
   std::fflush(stdout);
 }
 
@@ -170,19 +187,19 @@ void run_sort(std::int64_t n, const std::string& dist_name)
   iota_kernel<<<blocks_of(n), 256>>>(pos.data(), n);
   SPIRA_CHECK_LAUNCH();
   std::size_t temp_bytes = 0;
-  SPIRA_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(nullptr, temp_bytes, g_in.copy(0),
-                                                           keys_out.data(), pos.data(),
-                                                           pos_out.data(), n));
+  SPIRA_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(
+      nullptr, temp_bytes, g_in.copy(0), keys_out.data(), pos.data(), pos_out.data(), n));
   spira::buffer<unsigned char> temp(res, std::max<std::size_t>(temp_bytes, 1), "sort workspace");
   const double ms = median_ms(
-    [&](int rep) {
-      SPIRA_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(temp.data(), temp_bytes,
-                                                               g_in.copy(rep), keys_out.data(),
-                                                               pos.data(), pos_out.data(), n));
-    },
-    n >= (1ll << 28) ? 5 : 20);
-  std::printf("{\"kind\": \"sort\", \"n\": %lld, \"dist\": \"%s\", \"ms\": %.6f, \"bytes\": %lld}\n",
-              (long long)n, dist_name.c_str(), ms, (long long)(n * 4));
+      [&](int rep) {
+        SPIRA_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(temp.data(), temp_bytes,
+                                                                 g_in.copy(rep), keys_out.data(),
+                                                                 pos.data(), pos_out.data(), n));
+      },
+      n >= (1ll << 28) ? 5 : 20);
+  std::printf(
+      "{\"kind\": \"sort\", \"n\": %lld, \"dist\": \"%s\", \"ms\": %.6f, \"bytes\": %lld}\n",
+      (long long)n, dist_name.c_str(), ms, (long long)(n * 4));
   std::fflush(stdout);
 }
 
@@ -194,7 +211,9 @@ int main()
   while (std::getline(std::cin, line)) {
     std::istringstream is(line);
     std::string first;
-    if (!(is >> first)) { continue; }
+    if (!(is >> first)) {
+      continue;
+    }
     try {
       if (first == "copy") {
         print_copy_bandwidth();

@@ -33,16 +33,16 @@ struct synthetic_shape {
   std::int64_t rows, cols;
   double density;  ///< nnz / (rows * cols) of the full dataset
   std::int64_t min_degree, max_degree;
-  double zipf_s;   ///< column popularity ~ 1 / rank^zipf_s
+  double zipf_s;  ///< column popularity ~ 1 / rank^zipf_s
 };
 
 inline const std::vector<synthetic_shape>& table2_shapes()
 {
   static const std::vector<synthetic_shape> shapes{
-    {"movielens-large", 283228, 193886, 0.0005, 0, 24000, 0.9},
-    {"sec-edgar", 663000, 858000, 0.000007, 0, 51, 0.6},
-    {"scrna", 66000, 26000, 0.07, 501, 9600, 0.5},
-    {"nytimes-bow", 300000, 102660, 0.002, 0, 2000, 1.0},
+      {"movielens-large", 283228, 193886, 0.0005, 0, 24000, 0.9},
+      {"sec-edgar", 663000, 858000, 0.000007, 0, 51, 0.6},
+      {"scrna", 66000, 26000, 0.07, 501, 9600, 0.5},
+      {"nytimes-bow", 300000, 102660, 0.002, 0, 2000, 1.0},
   };
   return shapes;
 }
@@ -50,7 +50,9 @@ inline const std::vector<synthetic_shape>& table2_shapes()
 inline const synthetic_shape& table2_shape(const std::string& name)
 {
   for (const auto& s : table2_shapes()) {
-    if (name == s.name) { return s; }
+    if (name == s.name) {
+      return s;
+    }
   }
   throw std::invalid_argument("unknown synthetic dataset '" + name +
                               "' (movielens-large, sec-edgar, scrna, nytimes-bow)");
@@ -68,7 +70,9 @@ template <class V, class I>
 csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std::uint64_t seed,
                                 unsigned threads = 0)
 {
-  if (rows <= 0 || rows > s.rows) { rows = s.rows; }
+  if (rows <= 0 || rows > s.rows) {
+    rows = s.rows;
+  }
   std::mt19937_64 rng(seed);
   const double mean = s.density * double(s.cols);
   // Pareto(x_m, alpha = 1.5) degrees clamped to [min, max]: x_m is chosen by bisection so that the
@@ -97,7 +101,9 @@ csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std
     cdf[std::size_t(r)] = total;
   }
   std::vector<I> perm(static_cast<std::size_t>(s.cols));
-  for (std::int64_t c = 0; c < s.cols; ++c) { perm[std::size_t(c)] = I(c); }
+  for (std::int64_t c = 0; c < s.cols; ++c) {
+    perm[std::size_t(c)] = I(c);
+  }
   std::shuffle(perm.begin(), perm.end(), rng);
 
   // Rows [r0, r1) into one chunk; chunks are concatenated in row order.
@@ -120,7 +126,9 @@ csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std
         const double u = unit(g) * total;
         const auto r = std::int64_t(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
         const std::int64_t c = perm[std::size_t(std::min(r, s.cols - 1))];
-        if (seen.insert(c).second) { row.push_back(I(c)); }
+        if (seen.insert(c).second) {
+          row.push_back(I(c));
+        }
       }
       std::sort(row.begin(), row.end());
       for (const I c : row) {
@@ -130,30 +138,39 @@ csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std
       out.degree.push_back(offset_t(row.size()));
     }
   };
-  if (threads == 0) { threads = std::max(1u, std::thread::hardware_concurrency()); }
+  if (threads == 0) {
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  }
   const std::int64_t per_chunk = 4096;
   const std::int64_t chunks = (rows + per_chunk - 1) / per_chunk;
   std::vector<chunk> parts(static_cast<std::size_t>(chunks));
   std::atomic<std::int64_t> next{0};
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < std::min<std::int64_t>(threads, std::max<std::int64_t>(chunks, 1)); ++t) {
+  for (unsigned t = 0; t < std::min<std::int64_t>(threads, std::max<std::int64_t>(chunks, 1));
+       ++t) {
     pool.emplace_back([&] {
       for (std::int64_t k = next++; k < chunks; k = next++) {
         generate(k * per_chunk, std::min(rows, (k + 1) * per_chunk), parts[std::size_t(k)]);
       }
     });
   }
-  for (auto& t : pool) { t.join(); }
+  for (auto& t : pool) {
+    t.join();
+  }
   std::vector<offset_t> row_ptr{0};
   row_ptr.reserve(static_cast<std::size_t>(rows) + 1);
   std::size_t nnz = 0;
-  for (const auto& p : parts) { nnz += p.col_idx.size(); }
+  for (const auto& p : parts) {
+    nnz += p.col_idx.size();
+  }
   std::vector<I> col_idx;
   std::vector<V> values;
   col_idx.reserve(nnz);
   values.reserve(nnz);
   for (auto& p : parts) {
-    for (const offset_t d : p.degree) { row_ptr.push_back(row_ptr.back() + d); }
+    for (const offset_t d : p.degree) {
+      row_ptr.push_back(row_ptr.back() + d);
+    }
     col_idx.insert(col_idx.end(), p.col_idx.begin(), p.col_idx.end());
     values.insert(values.end(), p.values.begin(), p.values.end());
     p = chunk{};

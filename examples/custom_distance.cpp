@@ -14,7 +14,6 @@
 
 #include "mean_huber.hpp"
 
-
 namespace {
 
 double naive_mean_huber(const std::vector<double>& x, const std::vector<double>& y, double delta)
@@ -47,11 +46,11 @@ int main()
   // [usage]
   // A: 3 x 5, B: 2 x 5 (canonical CSR: sorted, duplicate-free columns per row).
   const auto a = spira::make_csr<float, std::int32_t>(
-    res, 3, 5, std::vector<spira::offset_t>{0, 2, 2, 5}, std::vector<std::int32_t>{0, 3, 1, 2, 4},
-    std::vector<float>{0.5f, 3.0f, 1.0f, -2.0f, 0.25f}, spira::csr_check::canonical);
+      res, 3, 5, std::vector<spira::offset_t>{0, 2, 2, 5}, std::vector<std::int32_t>{0, 3, 1, 2, 4},
+      std::vector<float>{0.5f, 3.0f, 1.0f, -2.0f, 0.25f}, spira::csr_check::canonical);
   const auto b = spira::make_csr<float, std::int32_t>(
-    res, 2, 5, std::vector<spira::offset_t>{0, 3, 4}, std::vector<std::int32_t>{0, 2, 3, 4},
-    std::vector<float>{1.0f, 4.0f, 0.5f, 2.0f}, spira::csr_check::canonical);
+      res, 2, 5, std::vector<spira::offset_t>{0, 3, 4}, std::vector<std::int32_t>{0, 2, 3, 4},
+      std::vector<float>{1.0f, 4.0f, 0.5f, 2.0f}, spira::csr_check::canonical);
 
   spira::dense_matrix<float> d(res, a.rows(), b.rows());
   spira::pairwise(res, a.view(), b.view(), d.view(), mean_huber{.delta = 1.5});

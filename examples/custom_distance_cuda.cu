@@ -14,7 +14,6 @@
 
 #include "mean_huber.hpp"
 
-
 int main()
 {
   if (spira::cuda_device_count() == 0) {
@@ -25,11 +24,12 @@ int main()
   const spira::cuda_resources gpu{};  // device 0, default stream and memory pool
 
   const auto a = spira::make_csr<float, std::int32_t>(
-    host, 3, 5, std::vector<spira::offset_t>{0, 2, 2, 5}, std::vector<std::int32_t>{0, 3, 1, 2, 4},
-    std::vector<float>{0.5f, 3.0f, 1.0f, -2.0f, 0.25f}, spira::csr_check::canonical);
+      host, 3, 5, std::vector<spira::offset_t>{0, 2, 2, 5},
+      std::vector<std::int32_t>{0, 3, 1, 2, 4}, std::vector<float>{0.5f, 3.0f, 1.0f, -2.0f, 0.25f},
+      spira::csr_check::canonical);
   const auto b = spira::make_csr<float, std::int32_t>(
-    host, 2, 5, std::vector<spira::offset_t>{0, 3, 4}, std::vector<std::int32_t>{0, 2, 3, 4},
-    std::vector<float>{1.0f, 4.0f, 0.5f, 2.0f}, spira::csr_check::canonical);
+      host, 2, 5, std::vector<spira::offset_t>{0, 3, 4}, std::vector<std::int32_t>{0, 2, 3, 4},
+      std::vector<float>{1.0f, 4.0f, 0.5f, 2.0f}, spira::csr_check::canonical);
 
   spira::dense_matrix<float> want(host, a.rows(), b.rows());
   spira::pairwise(host, a.view(), b.view(), want.view(), mean_huber{.delta = 1.5});

@@ -16,12 +16,12 @@ int main()
   const spira::host_resources res{};
   // Six points on a line (one column): 0, 1, 2, 3, 4, 5. Queries: 0.4 and 3.5.
   const auto index = spira::make_csr<float, std::int32_t>(
-    res, 6, 1, std::vector<spira::offset_t>{0, 0, 1, 2, 3, 4, 5},
-    std::vector<std::int32_t>{0, 0, 0, 0, 0}, std::vector<float>{1, 2, 3, 4, 5},
-    spira::csr_check::canonical);
+      res, 6, 1, std::vector<spira::offset_t>{0, 0, 1, 2, 3, 4, 5},
+      std::vector<std::int32_t>{0, 0, 0, 0, 0}, std::vector<float>{1, 2, 3, 4, 5},
+      spira::csr_check::canonical);
   const auto queries = spira::make_csr<float, std::int32_t>(
-    res, 2, 1, std::vector<spira::offset_t>{0, 1, 2}, std::vector<std::int32_t>{0, 0},
-    std::vector<float>{0.4f, 3.5f}, spira::csr_check::canonical);
+      res, 2, 1, std::vector<spira::offset_t>{0, 1, 2}, std::vector<std::int32_t>{0, 0},
+      std::vector<float>{0.4f, 3.5f}, spira::csr_check::canonical);
 
   // [usage]
   // Block 0 holds index rows [0, 4), block 1 rows [4, 6): the blocks must not share a row.

@@ -15,11 +15,11 @@ int main(int argc, char** argv)
   // [usage]
   // A = [[1, 0, 2], [0, 3, 0]], B = [[1, 0, 2], [4, 0, 0]]
   const auto a = spira::make_csr<double, std::int32_t>(
-    res, 2, 3, std::vector<spira::offset_t>{0, 2, 3}, std::vector<std::int32_t>{0, 2, 1},
-    std::vector<double>{1, 2, 3}, spira::csr_check::canonical);
+      res, 2, 3, std::vector<spira::offset_t>{0, 2, 3}, std::vector<std::int32_t>{0, 2, 1},
+      std::vector<double>{1, 2, 3}, spira::csr_check::canonical);
   const auto b = spira::make_csr<double, std::int32_t>(
-    res, 2, 3, std::vector<spira::offset_t>{0, 2, 3}, std::vector<std::int32_t>{0, 2, 0},
-    std::vector<double>{1, 2, 4}, spira::csr_check::canonical);
+      res, 2, 3, std::vector<spira::offset_t>{0, 2, 3}, std::vector<std::int32_t>{0, 2, 0},
+      std::vector<double>{1, 2, 4}, spira::csr_check::canonical);
 
   const spira::metric m = spira::metric_from_string(argc > 1 ? argv[1] : "manhattan");
   spira::dense_matrix<double> d(res, a.rows(), b.rows());
@@ -30,13 +30,15 @@ int main(int argc, char** argv)
   // Cosine by hand: 0, 1 - 4/(sqrt(5)*4) = 1 - 1/sqrt(5), 1, 1.
   const double manhattan[4] = {0, 5, 6, 7};
   const double cosine[4] = {0, 1 - 1 / std::sqrt(5.0), 1, 1};
-  const double* want = m == spira::metric::cosine ? cosine
+  const double* want = m == spira::metric::cosine      ? cosine
                        : m == spira::metric::manhattan ? manhattan
                                                        : nullptr;
   int bad = 0;
   for (int k = 0; k < 4; ++k) {
     std::printf("%s(A%d, B%d) = %.6f\n", spira::to_string(m), k / 2, k % 2, d.data()[k]);
-    if (want != nullptr && std::abs(d.data()[k] - want[k]) > 1e-12) { ++bad; }
+    if (want != nullptr && std::abs(d.data()[k] - want[k]) > 1e-12) {
+      ++bad;
+    }
   }
   return bad == 0 ? 0 : 1;
 }

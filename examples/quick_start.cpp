@@ -5,7 +5,9 @@
 
 int main(int argc, char** argv)
 {
-  if (argc != 2) { return std::fprintf(stderr, "usage: %s MATRIX_FILE\n", argv[0]), 2; }
+  if (argc != 2) {
+    return std::fprintf(stderr, "usage: %s MATRIX_FILE\n", argv[0]), 2;
+  }
   const auto x = spira::io::read_matrix<float, std::int32_t>(argv[1]);  // .mtx, .npz, svmlight...
   const auto g = spira::knn_graph(spira::host_resources{}, x.view(), std::nullopt,
                                   {.k = 15, .metric = spira::metric::cosine});

@@ -14,6 +14,9 @@ build=${SPIRA_BUILD_DIR:-$root/build}
 prefix="$build/install"
 start=$(date +%s)
 
+echo "== format (clang-format $(grep -o 'version=[0-9.]*' "$root/scripts/check-format.sh" | cut -d= -f2))"
+SPIRA_BUILD_DIR="$build" "$root/scripts/check-format.sh"
+
 echo "== configure ($build)"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_BUILD_TESTS=ON \
       -DSPIRA_BUILD_EXAMPLES=ON -DSPIRA_BUILD_FUZZERS=ON -DCMAKE_INSTALL_PREFIX="$prefix"
@@ -31,7 +34,7 @@ echo "== host-only build (no CUDA)"
 cmake -S "$root" -B "$build-host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=OFF \
       -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_BUILD_FUZZERS=OFF \
       -DCMAKE_INSTALL_PREFIX="$build-host/install" >/dev/null
-cmake --build "$build-host" -j "$jobs" --target spira spira_cli test_core_memory
+cmake --build "$build-host" -j "$jobs" --target spira test_core_memory
 "$build-host/tests/core/test_core_memory" --gtest_brief=1
 cmake --install "$build-host" >/dev/null
 "$root/tests/consumer/run.sh" "$build-host/install" "$build-host/consumer"
@@ -40,20 +43,24 @@ echo "== Python package (host-only) and its tests"
 # A virtual environment under the build folder, refreshed on every run: the build tools and test
 # dependencies come from PyPI, the package is spira itself (pip install .). It is built without
 # CUDA on purpose: the CUDA half of the library is compiled and tested above, and compiling it a
-# second time for the extension module would add most of the CUDA build's time to CI. The
+# second time for the extension module would add most of the CUDA build's time to CI. For the same
+# reason it links the host-only library installed above (SPIRA_PYTHON_LIBRARY_PREFIX) instead of
+# compiling the library a third time; a plain `pip install .` builds everything itself. The
 # persistent build-dir keeps later runs incremental.
 venv="$build/python-venv"
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade \
-  "scikit-build-core>=0.10" "nanobind>=2.0" numpy scipy scikit-learn pytest
+  "scikit-build-core>=0.10" "nanobind>=2.0" numpy scipy scikit-learn pytest "dask[array]" \
+  distributed
 # The ecosystem tests run scanpy and UMAP themselves, and the progress test tqdm (about 30 s to
 # install from PyPI, with numba and pandas; the tests skip with a reason where they are missing).
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade scanpy umap-learn tqdm
 CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   --no-build-isolation --force-reinstall --no-deps --config-settings=build-dir="$build/python" \
-  --config-settings=cmake.define.SPIRA_ENABLE_CUDA=OFF "$root"
+  --config-settings=cmake.define.SPIRA_ENABLE_CUDA=OFF \
+  --config-settings=cmake.define.SPIRA_PYTHON_LIBRARY_PREFIX="$build-host/install" "$root"
 (cd "$build" && OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} "$venv/bin/python" -m pytest -q \
    -p no:cacheprovider "$root/python/tests")
 

@@ -102,10 +102,14 @@ struct alignas(sizeof(T) * vec < 16 ? sizeof(T) * vec : 16) vec_of {
 template <class T>
 __device__ __forceinline__ vec_of<T> load_slots(const T* p, int q, int off, int end, bool vectors)
 {
-  if (vectors && q + vec <= end) { return *reinterpret_cast<const vec_of<T>*>(p); }
+  if (vectors && q + vec <= end) {
+    return *reinterpret_cast<const vec_of<T>*>(p);
+  }
   vec_of<T> c;
 #pragma unroll
-  for (int e = 0; e < vec; ++e) { c.v[e] = q + e >= off && q + e < end ? p[e] : T{}; }
+  for (int e = 0; e < vec; ++e) {
+    c.v[e] = q + e >= off && q + e < end ? p[e] : T{};
+  }
   return c;
 }
 
@@ -129,8 +133,8 @@ __device__ __forceinline__ row_slots<T> locate_row(const row_source<T, IndexT>& 
   row_slots<T> r;
   r.first = src.begin(row);
   r.n = static_cast<int>(src.length(row));
-  const int misaligned = static_cast<int>(
-    reinterpret_cast<std::uintptr_t>(src.values + r.first) % alignof(vec_of<T>) / sizeof(T));
+  const int misaligned = static_cast<int>(reinterpret_cast<std::uintptr_t>(src.values + r.first) %
+                                          alignof(vec_of<T>) / sizeof(T));
   r.vectors = misaligned == 0 || (r.first >= misaligned && r.n + misaligned <= Items * warp::size);
   r.off = r.vectors ? misaligned : 0;
   r.end = r.off + r.n;
@@ -145,9 +149,11 @@ __device__ __forceinline__ void load_row(const row_slots<T>& r, int lane, T (&ra
 #pragma unroll
   for (int g = 0; g < Items / vec; ++g) {
     const vec_of<T> c =
-      load_slots(r.lane_in + g * span, g * span + vec * lane, r.off, r.end, r.vectors);
+        load_slots(r.lane_in + g * span, g * span + vec * lane, r.off, r.end, r.vectors);
 #pragma unroll
-    for (int e = 0; e < vec; ++e) { raw[g * vec + e] = c.v[e]; }
+    for (int e = 0; e < vec; ++e) {
+      raw[g * vec + e] = c.v[e];
+    }
   }
 }
 
@@ -178,7 +184,9 @@ __device__ __forceinline__ unsigned count_at_most(const Key (&key)[Items], Key m
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < Items; ++j) { c += key[j] <= mid ? 1u : 0u; }
+    for (int j = 0; j < Items; ++j) {
+      c += key[j] <= mid ? 1u : 0u;
+    }
   }
   return c;
 }
@@ -209,7 +217,9 @@ __device__ __forceinline__ int nth_slot(const Key (&key)[Items], int off, Key a,
     if (found < 0 && seen + total >= need) {  // uniform over the warp
       int rank = seen;  // keys of [a, b] in the slots before this lane's in the group
 #pragma unroll
-      for (int e = 0; e < vec; ++e) { rank += __popc(m[e] & below_me); }
+      for (int e = 0; e < vec; ++e) {
+        rank += __popc(m[e] & below_me);
+      }
       int mine = -1;
 #pragma unroll
       for (int e = 0; e < vec; ++e) {
@@ -232,8 +242,8 @@ __device__ __forceinline__ int nth_slot(const Key (&key)[Items], int off, Key a,
 /// key <= hi selected, as after bisection_step's exact split.
 template <int Items, int Bins, class Key>
 __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], Key worst, int pads,
-                                                    int k, Key& lo, Key& hi, int& below,
-                                                    unsigned* hist)
+                                                   int k, Key& lo, Key& hi, int& below,
+                                                   unsigned* hist)
 {
   constexpr int bins_per_lane = Bins / warp::size;
   static_assert(bins_per_lane % 4 == 0);
@@ -253,7 +263,9 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], Key 
   }
   __syncwarp();
   if (hi == worst && pads > 0) {  // the padding slots counted in the range's last bin
-    if (lane == 0) { hist[range >> shift] -= static_cast<unsigned>(pads); }
+    if (lane == 0) {
+      hist[range >> shift] -= static_cast<unsigned>(pads);
+    }
     __syncwarp();
   }
 
@@ -273,8 +285,12 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], Key 
   const unsigned count = lane < bins_per_lane ? hist[owner * bins_per_lane + lane] : 0u;
   __syncwarp();  // every read above is done before the zeroing
 #pragma unroll
-  for (int q = 0; q < bins_per_lane / 4; ++q) { mine[q] = make_uint4(0u, 0u, 0u, 0u); }
-  if (lane == 0) { hist[Bins] = 0; }
+  for (int q = 0; q < bins_per_lane / 4; ++q) {
+    mine[q] = make_uint4(0u, 0u, 0u, 0u);
+  }
+  if (lane == 0) {
+    hist[Bins] = 0;
+  }
   unsigned incl = count;
 #pragma unroll
   for (int d = 1; d < bins_per_lane; d *= 2) {
@@ -309,11 +325,11 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], Key 
 /// max_iter > 0: at most that many bisection steps over the whole row (approximate, RTop-K's
 /// Algorithm 2).
 template <class T, class IndexT, int Items>
-__global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::size,
-                                  binary_search_policy::min_blocks_for(
-                                    Items * int(sizeof(typename key_traits<T>::key_type)) / 4))
-  binary_search_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
-                       bool largest, int max_iter)
+__global__ void __launch_bounds__(
+    binary_search_policy::warps_per_block* warp::size,
+    binary_search_policy::min_blocks_for(Items* int(sizeof(typename key_traits<T>::key_type)) / 4))
+    binary_search_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
+                         bool largest, int max_iter)
 {
   using traits = key_traits<T>;
   using key_type = typename traits::key_type;
@@ -334,7 +350,9 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
   const int lane = warp::lane_id();
   const int lane_q = vec * lane;
   const std::int64_t row = std::int64_t(blockIdx.x) * warps + w;
-  if (row >= src.rows) { return; }  // uniform over the warp
+  if (row >= src.rows) {
+    return;
+  }  // uniform over the warp
   const auto at = binary_search_detail::locate_row<Items>(src, row, lane);
   T raw[Items];  // every load is issued before the first is used: the whole row in flight
   binary_search_detail::load_row(at, lane, raw);
@@ -362,8 +380,7 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
       for (int e = 0; e < vec; ++e) {
         const int q = g * span + lane_q + e;
         const bool valid = (g > 0 || q >= off) && q < end;
-        const key_type x =
-          valid ? traits::number_key(raw[g * vec + e], largest) : traits::worst;
+        const key_type x = valid ? traits::number_key(raw[g * vec + e], largest) : traits::worst;
         key[g * vec + e] = x;
         lo = x < lo ? x : lo;
         hi = valid && x > hi ? x : hi;
@@ -400,14 +417,16 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
 #pragma unroll
       for (int q = 0; q < bins / warp::size / 4; ++q) {
         reinterpret_cast<uint4*>(hist)[lane * (bins / warp::size / 4) + q] =
-          make_uint4(0u, 0u, 0u, 0u);
+            make_uint4(0u, 0u, 0u, 0u);
       }
-      if (lane == 0) { hist[bins] = 0; }
+      if (lane == 0) {
+        hist[bins] = 0;
+      }
       __syncwarp();
       int left = n;  // keys in [lo, hi]
       while (left > binary_search_policy::bisect_from && lo < hi) {
         left = binary_search_detail::narrow_by_histogram<Items, bins>(
-          key, traits::worst, Items * warp::size - n, kk, lo, hi, below, hist);
+            key, traits::worst, Items * warp::size - n, kk, lo, hi, below, hist);
         found = left < 0;
       }
     }
@@ -416,7 +435,7 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
       const key_type mid = bisection_mid(lo, hi);
       // Padding slots hold the worst key, > mid.
       const unsigned c =
-        __reduce_add_sync(warp::full_mask, binary_search_detail::count_at_most(key, mid));
+          __reduce_add_sync(warp::full_mask, binary_search_detail::count_at_most(key, mid));
       found = bisection_step(lo, hi, below, mid, static_cast<int>(c), kk);
     }
     t_lo = lo;
@@ -436,7 +455,9 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
   take_bits taken = 0;
   if (t_lo > t_hi) {  // uniform over the warp
 #pragma unroll
-    for (int j = 0; j < Items; ++j) { taken |= take_bits(key[j] < t_lo) << j; }
+    for (int j = 0; j < Items; ++j) {
+      taken |= take_bits(key[j] < t_lo) << j;
+    }
   } else {
     // Slot g * span + lane_q + e <= t_q iff g * span + e <= t_lane.
     const int t_lane = t_q - lane_q;
@@ -445,7 +466,9 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
       const key_type x = key[j];
       // Non-short-circuit operators: selects, not branches.
       bool t = (x < t_lo) | ((x <= t_hi) & ((j / vec) * span + j % vec <= t_lane));
-      if (j < vec) { t &= lane_q + j >= off; }  // leading padding slots
+      if (j < vec) {
+        t &= lane_q + j >= off;
+      }  // leading padding slots
       taken |= take_bits(t) << j;
     }
   }
@@ -468,7 +491,7 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
     below[c] = incl - mine;
     total[c] = __shfl_sync(warp::full_mask, incl, warp::size - 1);
   }
-  const auto byte_of = [](const unsigned (&words)[count_words], int g) {
+  const auto byte_of = [](const unsigned(&words)[count_words], int g) {
     return static_cast<int>((words[g / 4] >> (8 * (g % 4))) & 0xffu);
   };
 
@@ -489,7 +512,7 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
       const int q = static_cast<int>(stage[t]);
       out_v[written + t] = row_in[q];
       out_i[written + t] =
-        row_idx != nullptr ? row_idx[q] : static_cast<IndexT>(static_cast<unsigned>(q - off));
+          row_idx != nullptr ? row_idx[q] : static_cast<IndexT>(static_cast<unsigned>(q - off));
     }
     written += staged;
     staged = 0;
@@ -499,8 +522,12 @@ __global__ void __launch_bounds__(binary_search_policy::warps_per_block * warp::
 #pragma unroll
   for (int g = 0; g < groups; ++g) {
     const int count = byte_of(total, g);
-    if (count == 0) { continue; }                     // uniform over the warp
-    if (staged + count > stage_entries) { flush(); }  // uniform over the warp
+    if (count == 0) {
+      continue;
+    }  // uniform over the warp
+    if (staged + count > stage_entries) {
+      flush();
+    }  // uniform over the warp
     int rank = staged + byte_of(below, g);
 #pragma unroll
     for (int e = 0; e < vec; ++e) {

@@ -34,8 +34,8 @@
 #include "selection/keys.hpp"
 #include "selection/warp.cuh"
 
-#include <cub/block/block_reduce.cuh>
 #include <cuda_fp16.h>
+#include <cub/block/block_reduce.cuh>
 
 #include <cstdint>
 #include <type_traits>
@@ -140,7 +140,9 @@ struct best_list {
   /// (an equal key at a later position never ranks first, the full order decides the rest).
   __device__ __forceinline__ void offer(key_type k, std::int64_t p, T v)
   {
-    if (k <= key[B - 1]) { insert(k, p, v); }
+    if (k <= key[B - 1]) {
+      insert(k, p, v);
+    }
   }
   /// Writes the `count` (<= B) best entries in position order to out_val / out_pos.
   template <class IndexT>
@@ -259,8 +261,8 @@ struct delegate_compare<half> {
 /// `worst_kept` (always when `open`, nothing kept to compare with). A NaN element drops out of the
 /// best value, so a vector of NaNs only passes when open.
 template <bool Largest, class T>
-__device__ __forceinline__ bool
-delegate_vector_passes(const T* x, bool open, typename delegate_compare<T>::type worst_kept)
+__device__ __forceinline__ bool delegate_vector_passes(
+    const T* x, bool open, typename delegate_compare<T>::type worst_kept)
 {
   using cmp = delegate_compare<T>;
   typename cmp::type m = cmp::of(x[0]);
@@ -340,7 +342,7 @@ __device__ __forceinline__ T delegate_pad()
 /// a sub-range merge by shuffles within a warp, then shared memory across warps.
 template <class T, class IndexT, bool Vector>
 __global__ void __launch_bounds__(delegate_policy::tile_threads)
-  delegate_tile_kernel(const T* in, delegate_layout l, bool largest, T* d_val, IndexT* d_pos)
+    delegate_tile_kernel(const T* in, delegate_layout l, bool largest, T* d_val, IndexT* d_pos)
 {
   using traits = key_traits<T>;
   using key_type = typename traits::key_type;
@@ -361,7 +363,7 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
   const std::int64_t first = std::int64_t(blockIdx.x) * tile;
   const int limit = static_cast<int>(std::min<std::int64_t>(tile, l.n - first));
   const int group = static_cast<int>(l.alpha / run);  // threads per sub-range (a power of two)
-  const int g = tid & (group - 1);                     // this thread's rank in its group
+  const int g = tid & (group - 1);                    // this thread's rank in its group
 
   // This thread's best B keys, best first, and their run indices (j * per_vector + c for element
   // c of its j-th vector).
@@ -386,7 +388,9 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
         // before[b]: the key ranks before best[b] (always for the slots not yet filled).
         bool before[B];
 #pragma unroll
-        for (int b = 0; b < B; ++b) { before[b] = b >= idx || key < best_key[b]; }
+        for (int b = 0; b < B; ++b) {
+          before[b] = b >= idx || key < best_key[b];
+        }
 #pragma unroll
         for (int b = B - 1; b > 0; --b) {
           best_key[b] = before[b - 1] ? best_key[b - 1] : before[b] ? key : best_key[b];
@@ -398,8 +402,10 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
     }
   };
   // Writes sub-range s's delegates in position order, values from the tile.
-  auto write = [&](E (&b)[B], std::int64_t s) {
-    if (s >= l.m) { return; }
+  auto write = [&](E(&b)[B], std::int64_t s) {
+    if (s >= l.m) {
+      return;
+    }
 #pragma unroll
     for (int a = 0; a < B; ++a) {
 #pragma unroll
@@ -429,9 +435,13 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
     raw_type* dst = reinterpret_cast<raw_type*>(values);
     raw_type raw[raw_count];
 #pragma unroll
-    for (int i = 0; i < raw_count; ++i) { raw[i] = src[i * threads + tid]; }
+    for (int i = 0; i < raw_count; ++i) {
+      raw[i] = src[i * threads + tid];
+    }
 #pragma unroll
-    for (int i = 0; i < raw_count; ++i) { dst[i * threads + tid] = raw[i]; }
+    for (int i = 0; i < raw_count; ++i) {
+      dst[i * threads + tid] = raw[i];
+    }
   } else {  // the row's last tile: single elements, as far as the row goes
 #pragma unroll 8
     for (int i = 0; i < run; ++i) {
@@ -460,27 +470,39 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
   for (int d = 1; d < in_warp; d *= 2) {
     E other[B];
 #pragma unroll
-    for (int j = 0; j < B; ++j) { other[j] = best[j].shfl_xor(d); }
+    for (int j = 0; j < B; ++j) {
+      other[j] = best[j].shfl_xor(d);
+    }
 #pragma unroll
-    for (int j = 0; j < B; ++j) { delegate_insert(best, other[j]); }
+    for (int j = 0; j < B; ++j) {
+      delegate_insert(best, other[j]);
+    }
   }
   if (group <= warp::size) {
-    if ((lane & (group - 1)) == 0) { write(best, (first + tid * run) / l.alpha); }
+    if ((lane & (group - 1)) == 0) {
+      write(best, (first + tid * run) / l.alpha);
+    }
     return;
   }
   if (lane == 0) {
 #pragma unroll
-    for (int j = 0; j < B; ++j) { warp_best[tid / warp::size][j] = best[j]; }
+    for (int j = 0; j < B; ++j) {
+      warp_best[tid / warp::size][j] = best[j];
+    }
   }
   __syncthreads();
   const int per = group / warp::size;  // warps per sub-range
   if (tid < warps / per) {             // thread q merges the tile's sub-range q
     E b[B];
 #pragma unroll
-    for (int j = 0; j < B; ++j) { b[j] = warp_best[tid * per][j]; }
+    for (int j = 0; j < B; ++j) {
+      b[j] = warp_best[tid * per][j];
+    }
     for (int w = 1; w < per; ++w) {
 #pragma unroll
-      for (int j = 0; j < B; ++j) { delegate_insert(b, warp_best[tid * per + w][j]); }
+      for (int j = 0; j < B; ++j) {
+        delegate_insert(b, warp_best[tid * per + w][j]);
+      }
     }
     write(b, (first + std::int64_t(tid) * l.alpha) / l.alpha);
   }
@@ -491,13 +513,15 @@ __global__ void __launch_bounds__(delegate_policy::tile_threads)
 /// aligned (then so is every sub-range, alpha being a power of two >= 32).
 template <class T, class IndexT, bool Vector>
 __global__ void __launch_bounds__(delegate_policy::block_threads)
-  delegate_warp_kernel(const T* in, delegate_layout l, bool largest, T* d_val, IndexT* d_pos)
+    delegate_warp_kernel(const T* in, delegate_layout l, bool largest, T* d_val, IndexT* d_pos)
 {
   using traits = key_traits<T>;
   constexpr int B = delegate_policy::beta;
   const std::int64_t s = std::int64_t(blockIdx.x) * (delegate_policy::block_threads / warp::size) +
                          threadIdx.x / warp::size;
-  if (s >= l.m) { return; }  // warp-uniform
+  if (s >= l.m) {
+    return;
+  }  // warp-uniform
   const int lane = warp::lane_id();
   const std::int64_t first = s * l.alpha;
   const std::int64_t last = first + l.length(s);
@@ -524,13 +548,17 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const std::int64_t j = u * warp::size + lane;
-        if (j < vectors) { cur[u] = vin[j]; }
+        if (j < vectors) {
+          cur[u] = vin[j];
+        }
       }
       for (std::int64_t b = 0; b < vectors; b += stride) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const std::int64_t j = b + stride + u * warp::size + lane;
-          if (j < vectors) { nxt[u] = vin[j]; }
+          if (j < vectors) {
+            nxt[u] = vin[j];
+          }
         }
         const auto bound = warp::reduce_min(best.key[B - 1]);
         const bool open = bound >= traits::worst;  // the bound is empty or a NaN: all pass
@@ -547,7 +575,9 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
           }
         }
 #pragma unroll
-        for (int u = 0; u < U; ++u) { cur[u] = nxt[u]; }
+        for (int u = 0; u < U; ++u) {
+          cur[u] = nxt[u];
+        }
       }
     };
     if (largest) {
@@ -568,7 +598,9 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t e = base + u * warp::size + lane;
-      if (e < last) { best.offer(traits::to_key(v[u], largest), e, v[u]); }
+      if (e < last) {
+        best.offer(traits::to_key(v[u], largest), e, v[u]);
+      }
     }
   }
   // Butterfly: after log2(32) rounds every lane holds the best B of the whole sub-range.
@@ -584,7 +616,9 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
       ov[j] = shfl_xor_value(best.val[j], d);
     }
 #pragma unroll
-    for (int j = 0; j < B; ++j) { best.insert(ok[j], op[j], ov[j]); }
+    for (int j = 0; j < B; ++j) {
+      best.insert(ok[j], op[j], ov[j]);
+    }
   }
   if (lane == 0) {
     best.write_by_position(l.delegates(s), d_val + s * B, d_pos + s * B);
@@ -607,8 +641,8 @@ struct delegate_counters {
 
 template <class Key>
 struct worse_of {
-  __device__ __forceinline__ delegate_threshold<Key> operator()(const delegate_threshold<Key>& a,
-                                                                const delegate_threshold<Key>& b) const
+  __device__ __forceinline__ delegate_threshold<Key> operator()(
+      const delegate_threshold<Key>& a, const delegate_threshold<Key>& b) const
   {
     return ranks_before(a.key, a.pos, b.key, b.pos) ? b : a;
   }
@@ -621,10 +655,10 @@ struct worse_of {
 /// The kernel that writes t also zeroes the counters of the candidate steps after it (`reset`).
 template <class T, class IndexT, int Threads>
 __global__ void __launch_bounds__(Threads)
-  delegate_threshold_kernel(const T* sel_val, const IndexT* sel_pos, std::int64_t k,
-                            std::int64_t per_block, bool largest,
-                            delegate_threshold<typename key_traits<T>::key_type>* out,
-                            delegate_counters reset)
+    delegate_threshold_kernel(const T* sel_val, const IndexT* sel_pos, std::int64_t k,
+                              std::int64_t per_block, bool largest,
+                              delegate_threshold<typename key_traits<T>::key_type>* out,
+                              delegate_counters reset)
 {
   using key_type = typename key_traits<T>::key_type;
   using reduce = cub::BlockReduce<delegate_threshold<key_type>, Threads>;
@@ -652,15 +686,17 @@ __global__ void __launch_bounds__(Threads)
   const auto worst = reduce(tmp).Reduce(mine, worse_of<key_type>{});
   if (threadIdx.x == 0) {
     out[blockIdx.x] = worst;
-    if (gridDim.x == 1) { reset.zero(); }
+    if (gridDim.x == 1) {
+      reset.zero();
+    }
   }
 }
 
 /// t = the worst of the blocks' results of delegate_threshold_kernel (one block).
 template <class Key, int Threads>
 __global__ void __launch_bounds__(Threads)
-  delegate_threshold_merge_kernel(const delegate_threshold<Key>* partial, int count,
-                                  delegate_threshold<Key>* t, delegate_counters reset)
+    delegate_threshold_merge_kernel(const delegate_threshold<Key>* partial, int count,
+                                    delegate_threshold<Key>* t, delegate_counters reset)
 {
   using reduce = cub::BlockReduce<delegate_threshold<Key>, Threads>;
   __shared__ typename reduce::TempStorage tmp;
@@ -680,11 +716,9 @@ __global__ void __launch_bounds__(Threads)
 /// Delegates of sub-range s that are <= t, and whether s is full (all beta delegates <= t and more
 /// elements than delegates: the rest of it may hold elements <= t).
 template <class T, class IndexT>
-__device__ __forceinline__ int delegates_taken(const T* d_val, const IndexT* d_pos,
-                                               const delegate_layout& l, std::int64_t s,
-                                               bool largest,
-                                               delegate_threshold<typename key_traits<T>::key_type> t,
-                                               bool& full)
+__device__ __forceinline__ int delegates_taken(
+    const T* d_val, const IndexT* d_pos, const delegate_layout& l, std::int64_t s, bool largest,
+    delegate_threshold<typename key_traits<T>::key_type> t, bool& full)
 {
   const int d = l.delegates(s);
   int taken = 0;
@@ -694,8 +728,8 @@ __device__ __forceinline__ int delegates_taken(const T* d_val, const IndexT* d_p
       const std::int64_t at = s * delegate_policy::beta + j;
       taken += ranks_before(t.key, t.pos, key_traits<T>::to_key(d_val[at], largest),
                             static_cast<std::int64_t>(d_pos[at]))
-                 ? 0
-                 : 1;
+                   ? 0
+                   : 1;
     }
   }
   full = taken == delegate_policy::beta && l.length(s) > delegate_policy::beta;
@@ -706,18 +740,21 @@ __device__ __forceinline__ int delegates_taken(const T* d_val, const IndexT* d_p
 /// the full list (counted by delegate_full_count_kernel). The list's order is irrelevant: every
 /// output position comes from the prefix sum over sub-ranges.
 template <class T, class IndexT>
-__global__ void delegate_classify_kernel(const T* d_val, const IndexT* d_pos, delegate_layout l,
-                                         bool largest,
-                                         const delegate_threshold<typename key_traits<T>::key_type>* t,
-                                         std::int64_t* counts, std::int64_t* full_list,
-                                         unsigned long long* full_count)
+__global__ void delegate_classify_kernel(
+    const T* d_val, const IndexT* d_pos, delegate_layout l, bool largest,
+    const delegate_threshold<typename key_traits<T>::key_type>* t, std::int64_t* counts,
+    std::int64_t* full_list, unsigned long long* full_count)
 {
   const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s >= l.m) { return; }
+  if (s >= l.m) {
+    return;
+  }
   bool full = false;
   const int taken = delegates_taken(d_val, d_pos, l, s, largest, *t, full);
   counts[s] = full ? 0 : taken;
-  if (full) { full_list[atomicAdd(full_count, 1ull)] = s; }
+  if (full) {
+    full_list[atomicAdd(full_count, 1ull)] = s;
+  }
 }
 
 /// Full sub-ranges are read again in pieces of at most delegate_policy::piece elements, a warp per
@@ -735,7 +772,7 @@ struct delegate_full_piece {
   std::int64_t i;       ///< index into full_list
   std::int64_t s;       ///< the sub-range
   std::int64_t first, last;
-  bool valid;           ///< false: the warp has no piece (warp-uniform)
+  bool valid;  ///< false: the warp has no piece (warp-uniform)
 };
 
 __device__ inline delegate_full_piece delegate_full_piece_of(const delegate_layout& l,
@@ -749,7 +786,9 @@ __device__ inline delegate_full_piece delegate_full_piece_of(const delegate_layo
   f.pieces = l.alpha / piece;
   f.i = f.w / f.pieces;
   f.valid = f.i < static_cast<std::int64_t>(*full_count);
-  if (!f.valid) { return f; }
+  if (!f.valid) {
+    return f;
+  }
   f.s = full_list[f.i];
   const std::int64_t end = f.s * l.alpha + l.length(f.s);
   f.first = f.s * l.alpha + (f.w % f.pieces) * piece;
@@ -761,14 +800,16 @@ __device__ inline delegate_full_piece delegate_full_piece_of(const delegate_layo
 /// integer atomic: order independent) into the sub-range's count.
 template <class T>
 __global__ void __launch_bounds__(delegate_policy::block_threads)
-  delegate_full_count_kernel(const T* in, delegate_layout l, bool largest,
-                             const delegate_threshold<typename key_traits<T>::key_type>* t,
-                             const std::int64_t* full_list, const unsigned long long* full_count,
-                             std::int64_t* counts, std::int64_t* piece_counts)
+    delegate_full_count_kernel(const T* in, delegate_layout l, bool largest,
+                               const delegate_threshold<typename key_traits<T>::key_type>* t,
+                               const std::int64_t* full_list, const unsigned long long* full_count,
+                               std::int64_t* counts, std::int64_t* piece_counts)
 {
   constexpr int U = delegate_policy::unroll;
   const delegate_full_piece f = delegate_full_piece_of(l, full_list, full_count);
-  if (!f.valid) { return; }  // warp-uniform
+  if (!f.valid) {
+    return;
+  }  // warp-uniform
   const auto th = *t;
   const std::int64_t first = f.first;
   const std::int64_t last = f.last;
@@ -805,15 +846,19 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
 /// and redoes a row whose count exceeds it.
 template <class T, class IndexT>
 __global__ void delegate_write_delegates_kernel(
-  const T* d_val, const IndexT* d_pos, delegate_layout l, bool largest,
-  const delegate_threshold<typename key_traits<T>::key_type>* t, const std::int64_t* offsets,
-  std::int64_t capacity, T* c_val, IndexT* c_pos)
+    const T* d_val, const IndexT* d_pos, delegate_layout l, bool largest,
+    const delegate_threshold<typename key_traits<T>::key_type>* t, const std::int64_t* offsets,
+    std::int64_t capacity, T* c_val, IndexT* c_pos)
 {
   const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s >= l.m) { return; }
+  if (s >= l.m) {
+    return;
+  }
   const auto th = *t;
   bool full = false;
-  if (delegates_taken(d_val, d_pos, l, s, largest, th, full) == 0 || full) { return; }
+  if (delegates_taken(d_val, d_pos, l, s, largest, th, full) == 0 || full) {
+    return;
+  }
   std::int64_t out = offsets[s];
   const int d = l.delegates(s);
   for (int j = 0; j < d; ++j) {
@@ -835,15 +880,17 @@ __global__ void delegate_write_delegates_kernel(
 /// the sub-range's offset and the counts of its earlier pieces.
 template <class T, class IndexT>
 __global__ void __launch_bounds__(delegate_policy::block_threads)
-  delegate_write_full_kernel(const T* in, delegate_layout l, bool largest,
-                             const delegate_threshold<typename key_traits<T>::key_type>* t,
-                             const std::int64_t* full_list, const unsigned long long* full_count,
-                             const std::int64_t* offsets, const std::int64_t* piece_counts,
-                             std::int64_t capacity, T* c_val, IndexT* c_pos)
+    delegate_write_full_kernel(const T* in, delegate_layout l, bool largest,
+                               const delegate_threshold<typename key_traits<T>::key_type>* t,
+                               const std::int64_t* full_list, const unsigned long long* full_count,
+                               const std::int64_t* offsets, const std::int64_t* piece_counts,
+                               std::int64_t capacity, T* c_val, IndexT* c_pos)
 {
   constexpr int U = delegate_policy::unroll;
   const delegate_full_piece f = delegate_full_piece_of(l, full_list, full_count);
-  if (!f.valid) { return; }  // warp-uniform
+  if (!f.valid) {
+    return;
+  }  // warp-uniform
   const auto th = *t;
   const std::int64_t first = f.first;
   const std::int64_t last = f.last;
@@ -867,7 +914,7 @@ __global__ void __launch_bounds__(delegate_policy::block_threads)
     for (int u = 0; u < U; ++u) {
       const std::int64_t e = base + u * warp::size + lane;
       const bool take =
-        e < last && !ranks_before(th.key, th.pos, key_traits<T>::to_key(v[u], largest), e);
+          e < last && !ranks_before(th.key, th.pos, key_traits<T>::to_key(v[u], largest), e);
       const unsigned ballot = __ballot_sync(warp::full_mask, take);
       const std::int64_t at = out + __popc(ballot & warp::lanes_below());
       if (take && at < capacity) {

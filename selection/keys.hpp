@@ -67,8 +67,7 @@ struct key_traits<double> {
   SPIRA_HD static key_type to_key(double v, bool largest) noexcept
   {
     const std::uint64_t b = __builtin_bit_cast(std::uint64_t, v);
-    return (b & ~(std::uint64_t{1} << 63)) > 0x7ff0000000000000ull ? worst
-                                                                    : number_key(v, largest);
+    return (b & ~(std::uint64_t{1} << 63)) > 0x7ff0000000000000ull ? worst : number_key(v, largest);
   }
   /// to_key without the NaN rule (see number_key_range).
   SPIRA_HD static key_type number_key(double v, bool largest) noexcept
@@ -83,7 +82,7 @@ struct key_traits<double> {
   {
     constexpr std::uint64_t sign = std::uint64_t{1} << 63;
     const std::uint64_t asc = key ^ (std::uint64_t{0} - static_cast<std::uint64_t>(largest));
-    return __builtin_bit_cast(double, asc & sign ? asc ^ sign : ~asc);
+    return __builtin_bit_cast(double, asc& sign ? asc ^ sign : ~asc);
   }
   SPIRA_HD static bool exact_key(key_type key, bool largest) noexcept
   {
@@ -149,7 +148,9 @@ SPIRA_HD key_range<typename key_traits<T>::key_type> number_key_range(bool large
   using traits = key_traits<T>;
   const auto minus_inf = traits::number_key(traits::padding(true), false);
   const auto plus_inf = traits::number_key(traits::padding(false), false);
-  if (largest) { return {plus_inf ^ traits::worst, minus_inf ^ traits::worst}; }
+  if (largest) {
+    return {plus_inf ^ traits::worst, minus_inf ^ traits::worst};
+  }
   return {minus_inf, plus_inf};
 }
 

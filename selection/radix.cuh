@@ -39,9 +39,9 @@
 #include "selection/keys.hpp"
 #include "selection/warp.cuh"
 
+#include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-#include <cooperative_groups.h>
 
 #include <cstdint>
 
@@ -93,11 +93,17 @@ __device__ __forceinline__ void strided_batched(const T* in, std::int64_t begin,
   for (; i + (u_max - 1) * stride < end; i += u_max * stride) {
     T raw[u_max];
 #pragma unroll
-    for (int u = 0; u < u_max; ++u) { raw[u] = in[i + u * stride]; }
+    for (int u = 0; u < u_max; ++u) {
+      raw[u] = in[i + u * stride];
+    }
 #pragma unroll
-    for (int u = 0; u < u_max; ++u) { f(i + u * stride, raw[u]); }
+    for (int u = 0; u < u_max; ++u) {
+      f(i + u * stride, raw[u]);
+    }
   }
-  for (; i < end; i += stride) { f(i, in[i]); }
+  for (; i < end; i += stride) {
+    f(i, in[i]);
+  }
 }
 
 /// Where a digit pass reads a row's elements: from the row, from the row while copying those
@@ -141,9 +147,9 @@ struct radix_args {
   radix_layout layout;
   bool largest;
   radix_row_state<typename key_traits<T>::key_type>* state;
-  unsigned long long* hist;    ///< rows x bins, zero on entry
-  std::int64_t* chunk_count;   ///< rows x chunks
-  unsigned long long* pending; ///< rows not done yet, zero on entry
+  unsigned long long* hist;     ///< rows x bins, zero on entry
+  std::int64_t* chunk_count;    ///< rows x chunks
+  unsigned long long* pending;  ///< rows not done yet, zero on entry
   /// Candidate buffers: row r's entries are (buffer_key, buffer_pos)[r * capacity + e] for e below
   /// fill[r] (zero on entry); capacity 0: no buffers.
   typename key_traits<T>::key_type* buffer_key;
@@ -196,8 +202,8 @@ struct radix_pass {
 
   __device__ __forceinline__ radix_pass(const radix_layout& l, const radix_row_state<key_type>& s)
       : key_pass(s.key_fixed == 0),
-        first_digit(s.top >= (key_pass ? key_traits<T>::bits
-                                        : radix_policy::digit_bits * l.pos_digits)),
+        first_digit(s.top >=
+                    (key_pass ? key_traits<T>::bits : radix_policy::digit_bits * l.pos_digits)),
         top(s.top),
         shift(s.top > radix_policy::digit_bits ? s.top - radix_policy::digit_bits : 0)
   {
@@ -218,7 +224,9 @@ struct radix_pass {
   __device__ __forceinline__ bool below(const radix_row_state<key_type>& s, key_type key,
                                         std::uint64_t pos) const
   {
-    if (key_pass) { return !first_digit && (key >> top) < (s.key >> top); }
+    if (key_pass) {
+      return !first_digit && (key >> top) < (s.key >> top);
+    }
     return key < s.key || (key == s.key && !first_digit && (pos >> top) < (s.pos >> top));
   }
 };
@@ -307,7 +315,9 @@ __device__ void radix_copy_task(const radix_args<T, IndexT>& a, std::int64_t t,
       }
       warp_count += __popc(__ballot_sync(warp::full_mask, (taken >> u) & 1u));
     }
-    if (warp::lane_id() == 0) { sh.warp_total[parity][w] = warp_count; }
+    if (warp::lane_id() == 0) {
+      sh.warp_total[parity][w] = warp_count;
+    }
     __syncthreads();
     unsigned before = 0;
     unsigned total = 0;
@@ -339,12 +349,16 @@ __device__ void radix_copy_task(const radix_args<T, IndexT>& a, std::int64_t t,
     parity ^= 1;
   }
   below = warp::inclusive_sum(below);  // the warp's total in its last lane
-  __syncthreads();                      // the last tile's totals are read
-  if (warp::lane_id() == warp::size - 1) { sh.warp_total[0][w] = static_cast<unsigned>(below); }
+  __syncthreads();                     // the last tile's totals are read
+  if (warp::lane_id() == warp::size - 1) {
+    sh.warp_total[0][w] = static_cast<unsigned>(below);
+  }
   __syncthreads();
   if (threadIdx.x == 0) {
     std::int64_t chunk_below = 0;
-    for (int v = 0; v < radix_policy::warps; ++v) { chunk_below += sh.warp_total[0][v]; }
+    for (int v = 0; v < radix_policy::warps; ++v) {
+      chunk_below += sh.warp_total[0][v];
+    }
     a.chunk_count[t] = chunk_below;
   }
 }
@@ -410,7 +424,9 @@ __device__ __forceinline__ void radix_buffer_digits(const radix_args<T, IndexT>&
     unsigned digit;
     // Positions are loaded only where a position digit is taken and the key matches.
     const bool need_pos = !pass.key_pass && key == s.key;
-    if (pass.match(s, key, need_pos ? pos[e] : 0, digit)) { atomicAdd(&mine[digit], 1u); }
+    if (pass.match(s, key, need_pos ? pos[e] : 0, digit)) {
+      atomicAdd(&mine[digit], 1u);
+    }
   });
 }
 
@@ -427,10 +443,16 @@ __device__ void radix_histogram_task(const radix_args<T, IndexT>& a, std::int64_
   using key_type = typename traits::key_type;
   radix_task task = radix_task_of(a, t);
   const radix_row_state<key_type> s = a.state[task.row];
-  if (s.done) { return; }  // uniform over the block
-  if (Buffers && s.source == radix_from_buffer) { task = radix_slice_of(a, task); }
+  if (s.done) {
+    return;
+  }  // uniform over the block
+  if (Buffers && s.source == radix_from_buffer) {
+    task = radix_slice_of(a, task);
+  }
   if (task.begin >= task.end) {
-    if (Buffers && s.source == radix_copy && threadIdx.x == 0) { a.chunk_count[t] = 0; }
+    if (Buffers && s.source == radix_copy && threadIdx.x == 0) {
+      a.chunk_count[t] = 0;
+    }
     return;
   }
   for (int b = threadIdx.x; b < radix_policy::warps * radix_policy::bins; b += blockDim.x) {
@@ -452,8 +474,12 @@ __device__ void radix_histogram_task(const radix_args<T, IndexT>& a, std::int64_
   for (int b = threadIdx.x; b < radix_policy::bins; b += blockDim.x) {
     unsigned total = 0;
 #pragma unroll
-    for (int w = 0; w < radix_policy::warps; ++w) { total += sh.warp_hist[w][b]; }
-    if (total != 0) { atomicAdd(&a.hist[task.row * radix_policy::bins + b], total); }
+    for (int w = 0; w < radix_policy::warps; ++w) {
+      total += sh.warp_hist[w][b];
+    }
+    if (total != 0) {
+      atomicAdd(&a.hist[task.row * radix_policy::bins + b], total);
+    }
   }
   __syncthreads();  // the shared memory is reused by the block's next task
 }
@@ -465,7 +491,9 @@ __device__ void radix_pick_row(const radix_args<T, IndexT>& a, std::int64_t row,
   using key_type = typename key_traits<T>::key_type;
   constexpr int per_lane = radix_policy::bins / warp::size;
   radix_row_state<key_type> s = a.state[row];
-  if (s.done) { return; }  // uniform over the warp
+  if (s.done) {
+    return;
+  }  // uniform over the warp
   const int lane = warp::lane_id();
   unsigned long long* h = a.hist + row * radix_policy::bins;
   unsigned long long c[per_lane];
@@ -496,7 +524,9 @@ __device__ void radix_pick_row(const radix_args<T, IndexT>& a, std::int64_t row,
   digit = __shfl_sync(warp::full_mask, digit, src_lane);
   below = __shfl_sync(warp::full_mask, below, src_lane);
   count = __shfl_sync(warp::full_mask, count, src_lane);
-  if (lane != 0) { return; }
+  if (lane != 0) {
+    return;
+  }
 
   const radix_layout& l = a.layout;
   s.remaining -= static_cast<std::int64_t>(below);
@@ -523,7 +553,9 @@ __device__ void radix_pick_row(const radix_args<T, IndexT>& a, std::int64_t row,
     }
     s.top = shift;
   }
-  if (s.done) { atomicAdd(a.pending, ~0ull); }  // minus one
+  if (s.done) {
+    atomicAdd(a.pending, ~0ull);
+  }  // minus one
   // The write buffer: after a copy pass, read the buffer; once the elements still in play fit it,
   // copy them in the next pass.
   if (s.source == radix_copy) {
@@ -556,7 +588,7 @@ __device__ void radix_count_task(const radix_args<T, IndexT>& a, std::int64_t t,
     const auto* keys = a.buffer_key + task.row * a.capacity;
     const std::uint64_t* pos = a.buffer_pos + task.row * a.capacity;
     auto* counts =
-      reinterpret_cast<unsigned long long*>(a.chunk_count + task.row * a.layout.chunks);
+        reinterpret_cast<unsigned long long*>(a.chunk_count + task.row * a.layout.chunks);
     for (std::int64_t e = slice.begin + threadIdx.x; e < slice.end; e += blockDim.x) {
       const auto key = keys[e];
       if (key <= s.key) {
@@ -574,7 +606,9 @@ __device__ void radix_count_task(const radix_args<T, IndexT>& a, std::int64_t t,
     c += radix_selected(s, traits::to_key(v, a.largest), static_cast<std::uint64_t>(i)) ? 1 : 0;
   });
   c = Reduce(tmp).Sum(c);
-  if (threadIdx.x == 0) { a.chunk_count[t] = c; }
+  if (threadIdx.x == 0) {
+    a.chunk_count[t] = c;
+  }
   __syncthreads();  // tmp is reused by the block's next task
 }
 
@@ -599,7 +633,9 @@ __device__ void radix_write_task(const radix_args<T, IndexT>& a, std::int64_t t,
     before += a.chunk_count[task.row * a.layout.chunks + c];
   }
   before = Reduce(reduce_tmp).Sum(before);
-  if (threadIdx.x == 0) { offset = before; }
+  if (threadIdx.x == 0) {
+    offset = before;
+  }
   __syncthreads();
   // One block scan per stride of blockDim.x elements, in position order; the loads of
   // loads_in_flight strides are issued together while that many whole strides remain.
@@ -608,7 +644,7 @@ __device__ void radix_write_task(const radix_args<T, IndexT>& a, std::int64_t t,
   std::int64_t written = offset;
   auto write_stride = [&](std::int64_t i, T v, bool valid) {
     const bool take =
-      valid && radix_selected(s, traits::to_key(v, a.largest), static_cast<std::uint64_t>(i));
+        valid && radix_selected(s, traits::to_key(v, a.largest), static_cast<std::uint64_t>(i));
     int rank = 0;
     int stride_total = 0;
     Scan(scan_tmp).ExclusiveSum(take ? 1 : 0, rank, stride_total);
@@ -623,9 +659,13 @@ __device__ void radix_write_task(const radix_args<T, IndexT>& a, std::int64_t t,
   for (; tile + u_max * stride <= task.end; tile += u_max * stride) {  // uniform over the block
     T raw[u_max];
 #pragma unroll
-    for (int u = 0; u < u_max; ++u) { raw[u] = in[tile + u * stride + threadIdx.x]; }
+    for (int u = 0; u < u_max; ++u) {
+      raw[u] = in[tile + u * stride + threadIdx.x];
+    }
 #pragma unroll
-    for (int u = 0; u < u_max; ++u) { write_stride(tile + u * stride + threadIdx.x, raw[u], true); }
+    for (int u = 0; u < u_max; ++u) {
+      write_stride(tile + u * stride + threadIdx.x, raw[u], true);
+    }
   }
   for (; tile < task.end; tile += stride) {
     const std::int64_t i = tile + threadIdx.x;
@@ -653,7 +693,7 @@ __global__ void radix_init_kernel(radix_args<T, IndexT> a)
 
 template <class T, class IndexT>
 __global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::streaming_blocks)
-  radix_histogram_kernel(radix_args<T, IndexT> a)
+    radix_histogram_kernel(radix_args<T, IndexT> a)
 {
   __shared__ radix_hist_shared shared;
   radix_histogram_task<false>(a, blockIdx.x, shared);
@@ -662,13 +702,15 @@ __global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::str
 template <class T, class IndexT>
 __global__ void radix_pick_kernel(radix_args<T, IndexT> a, int pass)
 {
-  const std::int64_t row =
-    (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp::size;
-  if (row < a.src.rows) { radix_pick_row(a, row, pass); }
+  const std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp::size;
+  if (row < a.src.rows) {
+    radix_pick_row(a, row, pass);
+  }
 }
 
 template <class T, class IndexT>
-__global__ void __launch_bounds__(radix_policy::block_threads) radix_count_kernel(radix_args<T, IndexT> a)
+__global__ void __launch_bounds__(radix_policy::block_threads)
+    radix_count_kernel(radix_args<T, IndexT> a)
 {
   using reduce = cub::BlockReduce<std::int64_t, radix_policy::block_threads>;
   __shared__ typename reduce::TempStorage tmp;
@@ -676,7 +718,8 @@ __global__ void __launch_bounds__(radix_policy::block_threads) radix_count_kerne
 }
 
 template <class T, class IndexT>
-__global__ void __launch_bounds__(radix_policy::block_threads) radix_write_kernel(radix_args<T, IndexT> a)
+__global__ void __launch_bounds__(radix_policy::block_threads)
+    radix_write_kernel(radix_args<T, IndexT> a)
 {
   using reduce = cub::BlockReduce<std::int64_t, radix_policy::block_threads>;
   using scan = cub::BlockScan<int, radix_policy::block_threads>;
@@ -694,7 +737,7 @@ __global__ void __launch_bounds__(radix_policy::block_threads) radix_write_kerne
 /// rows) from being dominated by launch latency.
 template <class T, class IndexT>
 __global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::persistent_blocks)
-  radix_select_kernel(radix_args<T, IndexT> a)
+    radix_select_kernel(radix_args<T, IndexT> a)
 {
   using reduce = cub::BlockReduce<std::int64_t, radix_policy::block_threads>;
   using scan = cub::BlockScan<int, radix_policy::block_threads>;
@@ -713,9 +756,12 @@ __global__ void __launch_bounds__(radix_policy::block_threads, radix_policy::per
   radix_init(a);
   grid.sync();
   const std::int64_t warps_in_grid = std::int64_t(gridDim.x) * radix_policy::warps;
-  const std::int64_t my_warp = std::int64_t(blockIdx.x) * radix_policy::warps + threadIdx.x / warp::size;
+  const std::int64_t my_warp =
+      std::int64_t(blockIdx.x) * radix_policy::warps + threadIdx.x / warp::size;
   for (int pass = 0; pass < a.layout.key_digits + a.layout.pos_digits; ++pass) {
-    if (*static_cast<volatile unsigned long long*>(a.pending) == 0) { break; }  // same for all
+    if (*static_cast<volatile unsigned long long*>(a.pending) == 0) {
+      break;
+    }  // same for all
     for (std::int64_t t = blockIdx.x; t < tasks; t += gridDim.x) {
       radix_histogram_task<true>(a, t, shared.hist);
     }

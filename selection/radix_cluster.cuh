@@ -118,8 +118,8 @@ __device__ __forceinline__ void atomic_bound(Key* p, Key v)
 /// holds chunk_capacity keys.
 template <class T, class IndexT, int Threads>
 __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Threads))
-  radix_cluster_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
-                       bool largest, int chunk_capacity)
+    radix_cluster_kernel(row_source<T, IndexT> src, row_sink<T, IndexT> dst, std::int64_t k,
+                         bool largest, int chunk_capacity)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
@@ -140,11 +140,15 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   static_assert(cap % (vec * threads) == 0 && bin_warps < warps);
   static_assert(cap < (1 << 16), "per-block counts are packed in 16 bits");
   // Four consecutive keys (values): one vector access of shared (global) memory.
-  struct alignas(vec * sizeof(key_type)) key_quad { key_type v[vec]; };
-  struct alignas(vec * sizeof(T)) value_quad { T v[vec]; };
+  struct alignas(vec * sizeof(key_type)) key_quad {
+    key_type v[vec];
+  };
+  struct alignas(vec * sizeof(T)) value_quad {
+    T v[vec];
+  };
   // Quads loaded before the first is converted: 64 bytes in flight per thread and group.
   constexpr int load_group =
-    std::max(1, std::min(slots, 64 / static_cast<int>(sizeof(value_quad))));
+      std::max(1, std::min(slots, 64 / static_cast<int>(sizeof(value_quad))));
   static_assert(slots % load_group == 0);
 
   extern __shared__ __align__(32) unsigned char radix_cluster_smem[];
@@ -180,7 +184,9 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   const auto for_each_quad = [&](auto&& f) {
 #pragma unroll
     for (int j = 0; j < slots; ++j) {
-      if (j >= used) { break; }  // uniform: slots past the chunk capacity are empty
+      if (j >= used) {
+        break;
+      }  // uniform: slots past the chunk capacity are empty
       const int q = quad_of(j);
       f(q, keys[q]);
     }
@@ -201,22 +207,30 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   const bool aligned = reinterpret_cast<std::uintptr_t>(in) % sizeof(value_quad) == 0;
 #pragma unroll
   for (int g = 0; g < slots; g += load_group) {
-    if (g >= used) { break; }  // uniform: slots past the chunk capacity are empty
+    if (g >= used) {
+      break;
+    }  // uniform: slots past the chunk capacity are empty
     value_quad raw[load_group];
 #pragma unroll
     for (int j = 0; j < load_group; ++j) {
-      if (g + j >= used) { break; }  // uniform
+      if (g + j >= used) {
+        break;
+      }  // uniform
       const int p = quad_of(g + j) * vec;
       if (aligned && p + vec <= len) {
         raw[j] = *reinterpret_cast<const value_quad*>(in + p);
       } else {
 #pragma unroll
-        for (int e = 0; e < vec; ++e) { raw[j].v[e] = p + e < len ? in[p + e] : T{}; }
+        for (int e = 0; e < vec; ++e) {
+          raw[j].v[e] = p + e < len ? in[p + e] : T{};
+        }
       }
     }
 #pragma unroll
     for (int j = 0; j < load_group; ++j) {
-      if (g + j >= used) { break; }
+      if (g + j >= used) {
+        break;
+      }
       const int q = quad_of(g + j);
       key_quad kq;
 #pragma unroll
@@ -265,9 +279,13 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
     if (warp_id < bin_warps) {
       for (int d = 1; d < warp::size; d *= 2) {
         const wide_count o = __shfl_up_sync(warp::full_mask, inclusive, d);
-        if (lane >= d) { inclusive += o; }
+        if (lane >= d) {
+          inclusive += o;
+        }
       }
-      if (lane == warp::size - 1) { scan_total[warp_id] = inclusive; }
+      if (lane == warp::size - 1) {
+        scan_total[warp_id] = inclusive;
+      }
     } else if (pass == 0 && warp_id == bin_warps) {  // the row's extremes
       key_type l = traits::worst;
       key_type u = 0;
@@ -285,7 +303,9 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
     __syncthreads();
     if (tid < bins) {
       wide_count below = inclusive - mine;
-      for (int w = 0; w < warp_id; ++w) { below += scan_total[w]; }
+      for (int w = 0; w < warp_id; ++w) {
+        below += scan_total[w];
+      }
       const auto below_all = static_cast<unsigned>(below >> 32);
       const auto count_all = static_cast<unsigned>(mine >> 32);
       if (below_all < remaining && below_all + count_all >= remaining) {
@@ -354,9 +374,10 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
   // read until the cluster's last pick, so its exit waits on the barrier it arrives at now.
   auto arrived = cluster.barrier_arrive();
 
-  // ---- 3. rank and write in position order -------------------------------------------------------
-  // Position order is (warp, slot, lane, element): each warp counts its selected keys, the warps
-  // before it give its start, and it walks its tiles of 32 quads keeping running counts.
+  // ---- 3. rank and write in position order
+  // ------------------------------------------------------- Position order is (warp, slot, lane,
+  // element): each warp counts its selected keys, the warps before it give its start, and it walks
+  // its tiles of 32 quads keeping running counts.
   const auto selected = [&](key_type key, int p, bool& less, bool& eq) {
     less = p < len && (whole ? key <= K : key < K);
     eq = !whole && p < len && key == K;
@@ -374,11 +395,13 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
       }
     });
     const unsigned total = __reduce_add_sync(warp::full_mask, (c_eq << 16) | c_less);
-    if (lane == 0) { warp_count[warp_id] = total; }
+    if (lane == 0) {
+      warp_count[warp_id] = total;
+    }
   }
   __syncthreads();
   const unsigned earlier =
-    __reduce_add_sync(warp::full_mask, lane < warp_id ? warp_count[lane] : 0u);
+      __reduce_add_sync(warp::full_mask, lane < warp_id ? warp_count[lane] : 0u);
   unsigned less_run = before_less + (earlier & 0xffffu);
   unsigned eq_run = before_eq + (earlier >> 16);
   T* out_v = dst.values + row * dst.ld_values;
@@ -391,7 +414,9 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
       selected(kq.v[e], q * vec + e, less[e], eq[e]);
       mine += (unsigned(eq[e]) << 16) | unsigned(less[e]);
     }
-    if (!__any_sync(warp::full_mask, mine != 0)) { return; }  // uniform over the warp
+    if (!__any_sync(warp::full_mask, mine != 0)) {
+      return;
+    }  // uniform over the warp
     // This lane's place in the tile: the keys of the lanes below (an exclusive warp scan).
     const unsigned inclusive = warp::inclusive_sum(mine);
     const unsigned tile = __shfl_sync(warp::full_mask, inclusive, warp::size - 1);

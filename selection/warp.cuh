@@ -8,7 +8,10 @@ namespace spira::selection::warp {
 inline constexpr unsigned full_mask = 0xffffffffu;
 inline constexpr int size = 32;
 
-__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) & (size - 1); }
+__device__ __forceinline__ int lane_id()
+{
+  return static_cast<int>(threadIdx.x) & (size - 1);
+}
 
 /// Bits of the lanes below this one.
 __device__ __forceinline__ unsigned lanes_below()
@@ -79,7 +82,9 @@ __device__ __forceinline__ U inclusive_sum(U v)
     const int lane = lane_id();
     for (int d = 1; d < size; d *= 2) {
       const U o = __shfl_up_sync(full_mask, v, d);
-      if (lane >= d) { v += o; }
+      if (lane >= d) {
+        v += o;
+      }
     }
     return v;
   }
@@ -92,7 +97,9 @@ __device__ __forceinline__ U inclusive_sum(U v)
 /// (measured with commit 5437801, its bench/results).
 __device__ __forceinline__ void count_in_bin(unsigned* hist, unsigned bin, bool active)
 {
-  if (active) { atomicAdd(&hist[bin], 1u); }
+  if (active) {
+    atomicAdd(&hist[bin], 1u);
+  }
 }
 
 }  // namespace spira::selection::warp

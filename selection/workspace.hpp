@@ -32,10 +32,10 @@ class workspace {
   {
     const std::size_t at = (bytes_ + alignment - 1) / alignment * alignment;
     detail::expects<out_of_memory>(
-      n >= 0 && static_cast<std::uint64_t>(n) <=
-                  (std::numeric_limits<std::size_t>::max() - at) / sizeof(T),
-      "select_k workspace: ", what, " needs ", n, " elements of ", sizeof(T),
-      " bytes, more than an allocation holds");
+        n >= 0 && static_cast<std::uint64_t>(n) <=
+                      (std::numeric_limits<std::size_t>::max() - at) / sizeof(T),
+        "select_k workspace: ", what, " needs ", n, " elements of ", sizeof(T),
+        " bytes, more than an allocation holds");
     bytes_ = at + static_cast<std::size_t>(n) * sizeof(T);
     return slot<T>{at};
   }

@@ -86,8 +86,12 @@ SPIRA_HD inline T scaled_p_norm_of_difference(sparse_row<V, I> x, sparse_row<V, 
     nan = nan || v != v;
     m = v > m ? v : m;
   });
-  if (nan) { return spira::detail::infinity<T>() - spira::detail::infinity<T>(); }
-  if (m == T(0) || !finite(m)) { return m; }
+  if (nan) {
+    return spira::detail::infinity<T>() - spira::detail::infinity<T>();
+  }
+  if (m == T(0) || !finite(m)) {
+    return m;
+  }
   T s = T(0);
   spira::detail::for_each_union(x, y, [&](V a, V b) {
     const T v = abs_diff(T(a), T(b)) / m;
@@ -128,9 +132,13 @@ SPIRA_HD inline scaled_row_stats<T> row_stats(sparse_row<V, I> x, std::int64_t d
     const T v = ps(T(x.values[k]));
     r.sum += v;
     r.sum_sq += v * v;
-    if (!(T(x.values[k]) == T(x.values[0]))) { r.constant = false; }
+    if (!(T(x.values[k]) == T(x.values[0]))) {
+      r.constant = false;
+    }
   }
-  if (x.size > 0 && x.size < dim && !(T(x.values[0]) == T(0))) { r.constant = false; }
+  if (x.size > 0 && x.size < dim && !(T(x.values[0]) == T(0))) {
+    r.constant = false;
+  }
   return r;
 }
 /// The mass of a non-negative row for jensenshannon's normalisation: the sum of its entries, or,
@@ -154,7 +162,9 @@ struct mass_monoid {
   template <class T>
   SPIRA_HD constexpr T operator()(T x, T y) const
   {
-    if (x < T(0) || y < T(0)) { return (x < T(0) ? x : T(0)) + (y < T(0) ? y : T(0)); }
+    if (x < T(0) || y < T(0)) {
+      return (x < T(0) ? x : T(0)) + (y < T(0) ? y : T(0));
+    }
     return x + y;
   }
 };

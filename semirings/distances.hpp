@@ -10,11 +10,11 @@
 // nonzero values (explicitly stored zeros do not count), [P] = 1 if P else 0.
 #pragma once
 
-#include <semirings/distance_numerics.hpp>
 #include <spira/accuracy.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
 #include <spira/semiring.hpp>
+#include "distance_numerics.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -54,7 +54,9 @@ struct inner_product {
       // not count against them); NaN for ∞ · 0 and for infinite products of both signs.
       T inf_sum = T(0);
       spira::detail::for_each_union(x, y, [&](V a, V b) {
-        if (!detail::finite(T(a)) || !detail::finite(T(b))) { inf_sum += T(a) * T(b); }
+        if (!detail::finite(T(a)) || !detail::finite(T(b))) {
+          inf_sum += T(a) * T(b);
+        }
       });
       return inf_sum;
     }
@@ -126,7 +128,9 @@ struct cosine {
   SPIRA_HD T finalize(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t) const
   {
     using std::sqrt;
-    if (nx[0] == T(0) || ny[0] == T(0)) { return nx[0] == ny[0] ? T(0) : T(1); }
+    if (nx[0] == T(0) || ny[0] == T(0)) {
+      return nx[0] == ny[0] ? T(0) : T(1);
+    }
     // sqrt(|x|^2 |y|^2) rather than |x| |y|: exact for x == y, so d(x, x) == 0.
     return detail::one_minus_clamped(dot / sqrt(nx[0] * ny[0]));
   }
@@ -152,8 +156,12 @@ struct cosine {
     using std::sqrt;
     const T mx = spira::detail::max_abs<T>(x);
     const T my = spira::detail::max_abs<T>(y);
-    if (mx != mx || my != my) { return mx != mx ? mx : my; }
-    if (mx == T(0) || my == T(0)) { return mx == my ? T(0) : T(1); }
+    if (mx != mx || my != my) {
+      return mx != mx ? mx : my;
+    }
+    if (mx == T(0) || my == T(0)) {
+      return mx == my ? T(0) : T(1);
+    }
     const spira::detail::power_scale<T> px(mx), py(my);
     T dot = T(0), sx = T(0), sy = T(0);
     spira::detail::for_each_union(x, y, [&](V a, V b) {
@@ -186,11 +194,15 @@ struct correlation {
   SPIRA_HD T finalize(T dot, const terms<T, 2>& nx, const terms<T, 2>& ny, std::int64_t dim) const
   {
     using std::sqrt;
-    if (dim == 0) { return T(0); }
+    if (dim == 0) {
+      return T(0);
+    }
     const T k = T(dim);
     const T vx = nx[1] - nx[0] * nx[0] / k;
     const T vy = ny[1] - ny[0] * ny[0] / k;
-    if (!(vx > T(0)) || !(vy > T(0))) { return vx == vy ? T(0) : T(1); }
+    if (!(vx > T(0)) || !(vy > T(0))) {
+      return vx == vy ? T(0) : T(1);
+    }
     const T cov = dot - nx[0] * ny[0] / k;
     return detail::one_minus_clamped(cov / sqrt(vx * vy));
   }
@@ -202,7 +214,9 @@ struct correlation {
                         accumulator_bounds b) const
   {
     using std::sqrt;
-    if (dim == 0) { return true; }
+    if (dim == 0) {
+      return true;
+    }
     const T k = T(dim);
     if (!(detail::finite(dot) && detail::finite(nx[0]) && detail::finite(nx[1]) &&
           detail::finite(ny[0]) && detail::finite(ny[1]) && nx[1] >= T(b.tiny) &&
@@ -227,11 +241,17 @@ struct correlation {
                    std::int64_t dim) const
   {
     using std::sqrt;
-    if (dim == 0) { return T(0); }
+    if (dim == 0) {
+      return T(0);
+    }
     const auto sx = detail::row_stats<T>(x, dim);
     const auto sy = detail::row_stats<T>(y, dim);
-    if (sx.scale != sx.scale || sy.scale != sy.scale) { return sx.scale != sx.scale ? sx.scale : sy.scale; }
-    if (sx.constant || sy.constant) { return sx.constant == sy.constant ? T(0) : T(1); }
+    if (sx.scale != sx.scale || sy.scale != sy.scale) {
+      return sx.scale != sx.scale ? sx.scale : sy.scale;
+    }
+    if (sx.constant || sy.constant) {
+      return sx.constant == sy.constant ? T(0) : T(1);
+    }
     // Corrected two-pass sums (Björck): the rounding error e of a mean shifts every centred
     // value by e, which su = Σ u (exactly 0 for an exact mean) measures and removes.
     const T k = T(dim);
@@ -259,7 +279,9 @@ struct correlation {
     cov -= su * sv / k;
     vx -= su * su / k;
     vy -= sv * sv / k;
-    if (!(vx > T(0)) || !(vy > T(0))) { return vx == vy ? T(0) : T(1); }
+    if (!(vx > T(0)) || !(vy > T(0))) {
+      return vx == vy ? T(0) : T(1);
+    }
     return detail::one_minus_clamped(cov / sqrt(vx * vy));
   }
 };
@@ -404,10 +426,16 @@ struct canberra {
   template <class T>
   SPIRA_HD T multiply(T a, T b) const
   {
-    if (a == b) { return T(0); }
+    if (a == b) {
+      return T(0);
+    }
     const T den = detail::abs(a) + detail::abs(b);
-    if (detail::finite(den)) { return detail::abs(a - b) / den; }
-    if (!detail::finite(a) || !detail::finite(b)) { return (a != a || b != b) ? a + b : T(1); }
+    if (detail::finite(den)) {
+      return detail::abs(a - b) / den;
+    }
+    if (!detail::finite(a) || !detail::finite(b)) {
+      return (a != a || b != b) ? a + b : T(1);
+    }
     const T ha = a / T(2), hb = b / T(2);
     return detail::abs(ha - hb) / (detail::abs(ha) + detail::abs(hb));
   }
@@ -429,7 +457,9 @@ struct braycurtis {
   {
     const T num = detail::clamp_nonnegative(acc[0]);
     const T den = detail::clamp_nonnegative(acc[1]);
-    if (den == T(0)) { return num == T(0) ? T(0) : spira::detail::infinity<T>(); }
+    if (den == T(0)) {
+      return num == T(0) ? T(0) : spira::detail::infinity<T>();
+    }
     return num / den;
   }
   /// Both sums over the union on the rows scaled by one power of two at or above their largest
@@ -441,7 +471,9 @@ struct braycurtis {
     const T mx = spira::detail::max_abs<T>(x);
     const T my = spira::detail::max_abs<T>(y);
     const T m = mx > my ? mx : my;
-    if (mx != mx || my != my) { return mx != mx ? mx : my; }
+    if (mx != mx || my != my) {
+      return mx != mx ? mx : my;
+    }
     terms<T, 2> acc{{T(0), T(0)}};
     const spira::detail::power_scale<T> ps(m);
     spira::detail::for_each_union(x, y, [&](V a, V b) {
@@ -468,8 +500,12 @@ struct jensenshannon {
   template <class T>
   SPIRA_HD T prepare(T x, T mass) const
   {
-    if (mass < T(0)) { return detail::finite(x) ? T(0) : T(1) / -mass; }
-    if (!detail::finite(mass) && mass == mass) { return T(0); }
+    if (mass < T(0)) {
+      return detail::finite(x) ? T(0) : T(1) / -mass;
+    }
+    if (!detail::finite(mass) && mass == mass) {
+      return T(0);
+    }
     return mass > T(0) ? x / mass : T(0);
   }
   template <class T>
@@ -479,8 +515,12 @@ struct jensenshannon {
     // p log(p / m) with p / m = 2p / (p + q): no m = (p + q) / 2 that underflows to 0.
     const T pq = p + q;
     T r = T(0);
-    if (p > T(0)) { r += p * log((p + p) / pq); }
-    if (q > T(0)) { r += q * log((q + q) / pq); }
+    if (p > T(0)) {
+      r += p * log((p + p) / pq);
+    }
+    if (q > T(0)) {
+      r += q * log((q + q) / pq);
+    }
     return r;
   }
   template <class T>
@@ -535,7 +575,9 @@ struct hellinger {
       const T v = detail::abs(difference(T(a), T(b)));
       m = (v > m || v != v) ? v : m;
     });
-    if (m == T(0) || !detail::finite(m)) { return m; }
+    if (m == T(0) || !detail::finite(m)) {
+      return m;
+    }
     T s = T(0);
     spira::detail::for_each_union(x, y, [&](V a, V b) {
       const T v = difference(T(a), T(b)) / m;
@@ -558,15 +600,23 @@ struct kl_divergence {
   SPIRA_HD T multiply(T x, T y) const
   {
     using std::log;
-    if (!(x > T(0))) { return x == x ? T(0) : x; }
-    if (y != y) { return y; }
+    if (!(x > T(0))) {
+      return x == x ? T(0) : x;
+    }
+    if (y != y) {
+      return y;
+    }
     const T q = y > T(epsilon) ? y : T(epsilon);
-    if (x == q) { return T(0); }
+    if (x == q) {
+      return T(0);
+    }
     using std::log1p;
     // log(x / q): log1p of the exact difference for close values, log x - log q where the ratio
     // overflows or leaves the normal range.
     const T r = x / q;
-    if (r > T(0.5) && r < T(2)) { return x * log1p((x - q) / q); }
+    if (r > T(0.5) && r < T(2)) {
+      return x * log1p((x - q) / q);
+    }
     const T smallest_normal = T(sizeof(T) == sizeof(float) ? 0x1p-126 : 0x1p-1022);
     return x * (detail::finite(r) && r >= smallest_normal ? log(r) : log(x) - log(q));
   }
@@ -583,23 +633,40 @@ decltype(auto) visit_metric(metric m, double p, F&& f)
 {
   namespace d = spira::distances;
   switch (m) {
-    case metric::cosine: return f(d::cosine{});
-    case metric::euclidean: return f(d::euclidean{});
-    case metric::sqeuclidean: return f(d::sqeuclidean{});
-    case metric::manhattan: return f(d::manhattan{});
-    case metric::chebyshev: return f(d::chebyshev{});
-    case metric::minkowski: return f(d::minkowski{p});
-    case metric::canberra: return f(d::canberra{});
-    case metric::braycurtis: return f(d::braycurtis{});
-    case metric::hamming: return f(d::hamming{});
-    case metric::jaccard: return f(d::jaccard{});
-    case metric::dice: return f(d::dice{});
-    case metric::russellrao: return f(d::russellrao{});
-    case metric::correlation: return f(d::correlation{});
-    case metric::jensenshannon: return f(d::jensenshannon{});
-    case metric::hellinger: return f(d::hellinger{});
-    case metric::kl_divergence: return f(d::kl_divergence{});
-    case metric::inner_product: return f(d::inner_product{});
+    case metric::cosine:
+      return f(d::cosine{});
+    case metric::euclidean:
+      return f(d::euclidean{});
+    case metric::sqeuclidean:
+      return f(d::sqeuclidean{});
+    case metric::manhattan:
+      return f(d::manhattan{});
+    case metric::chebyshev:
+      return f(d::chebyshev{});
+    case metric::minkowski:
+      return f(d::minkowski{p});
+    case metric::canberra:
+      return f(d::canberra{});
+    case metric::braycurtis:
+      return f(d::braycurtis{});
+    case metric::hamming:
+      return f(d::hamming{});
+    case metric::jaccard:
+      return f(d::jaccard{});
+    case metric::dice:
+      return f(d::dice{});
+    case metric::russellrao:
+      return f(d::russellrao{});
+    case metric::correlation:
+      return f(d::correlation{});
+    case metric::jensenshannon:
+      return f(d::jensenshannon{});
+    case metric::hellinger:
+      return f(d::hellinger{});
+    case metric::kl_divergence:
+      return f(d::kl_divergence{});
+    case metric::inner_product:
+      return f(d::inner_product{});
   }
   throw invalid_argument(detail::concat("unknown metric value ", static_cast<int>(m)));
 }

@@ -3,7 +3,8 @@
 // The engines evaluate distances in fast forms that cancel: expansions such as
 //   sqeuclidean(x, y) = |x|² + |y|² - 2 <x, y>
 // and, for NAMMs with a sum ⊕, the intersection plus per-row corrections
-//   Σ_{A_i ∪ B_j} ⊗(a, b) = Σ_{A_i} ⊗(a, 0) + Σ_{B_j} ⊗(0, b) + Σ_{A_i ∩ B_j} [⊗(a,b) - ⊗(a,0) - ⊗(0,b)].
+//   Σ_{A_i ∪ B_j} ⊗(a, b) = Σ_{A_i} ⊗(a, 0) + Σ_{B_j} ⊗(0, b) + Σ_{A_i ∩ B_j} [⊗(a,b) - ⊗(a,0) -
+//   ⊗(0,b)].
 // Both lose every digit when the rows share large coordinates (rows [1e9, 0.5] and [1e9, 0.25]:
 // |x|² = 1e18, the answer 0.0625). The guard keeps the fast form only where a cheap test says it
 // is accurate and evaluates the other pairs directly (the union of the two sorted rows, with
@@ -96,13 +97,13 @@ struct accuracy_traits {
   using norm_values = typename dt::norm_values;
   using product_type = typename dt::product_type;
   static constexpr bool has_trusted =
-    requires(const D d, product_type acc, norm_values n, accumulator_bounds b) {
-      { d.template trusted<T>(acc, n, n, std::int64_t{}, b) } -> std::convertible_to<bool>;
-    };
+      requires(const D d, product_type acc, norm_values n, accumulator_bounds b) {
+        { d.template trusted<T>(acc, n, n, std::int64_t{}, b) } -> std::convertible_to<bool>;
+      };
   static constexpr bool has_exact =
-    requires(const D d, sparse_row<double, std::int64_t> r, norm_values n) {
-      { d.template exact<T>(r, r, n, n, std::int64_t{}) } -> std::convertible_to<T>;
-    };
+      requires(const D d, sparse_row<double, std::int64_t> r, norm_values n) {
+        { d.template exact<T>(r, r, n, n, std::int64_t{}) } -> std::convertible_to<T>;
+      };
   /// A NAMM whose ⊕ is a sum: the engines' corrected totals are guarded.
   static constexpr bool sum_namm = !dt::annihilating && dt::invertible_add;
   /// The engines run the guard for D.
@@ -121,10 +122,16 @@ SPIRA_HD inline T abs_value(T x)
 template <class V, class I>
 SPIRA_HD inline bool same_columns(sparse_row<V, I> x, sparse_row<V, I> y)
 {
-  if (x.size != y.size) { return false; }
-  if (x.cols == y.cols) { return true; }
+  if (x.size != y.size) {
+    return false;
+  }
+  if (x.cols == y.cols) {
+    return true;
+  }
   for (std::int64_t k = 0; k < x.size; ++k) {
-    if (x.cols[k] != y.cols[k]) { return false; }
+    if (x.cols[k] != y.cols[k]) {
+      return false;
+    }
   }
   return true;
 }
@@ -136,7 +143,9 @@ template <class V, class I, class F>
 SPIRA_HD inline void for_each_union(sparse_row<V, I> x, sparse_row<V, I> y, F&& f)
 {
   if (same_columns(x, y)) {
-    for (std::int64_t k = 0; k < x.size; ++k) { f(x.values[k], y.values[k]); }
+    for (std::int64_t k = 0; k < x.size; ++k) {
+      f(x.values[k], y.values[k]);
+    }
     return;
   }
   std::int64_t p = 0, q = 0;
@@ -150,8 +159,12 @@ SPIRA_HD inline void for_each_union(sparse_row<V, I> x, sparse_row<V, I> y, F&& 
       f(a, y.values[q++]);
     }
   }
-  for (; p < x.size; ++p) { f(x.values[p], V(0)); }
-  for (; q < y.size; ++q) { f(V(0), y.values[q]); }
+  for (; p < x.size; ++p) {
+    f(x.values[p], V(0));
+  }
+  for (; q < y.size; ++q) {
+    f(V(0), y.values[q]);
+  }
 }
 
 /// ⊕ over the union of the stored columns of two sorted rows of ⊗ (a column missing from a row is
@@ -163,10 +176,14 @@ SPIRA_HD auto union_reduce(const D& d, sparse_row<V, I> x, sparse_row<V, I> y)
   using add = typename traits::add_monoid;
   constexpr int nt = traits::num_terms;
   terms<T, nt> acc;
-  for (int t = 0; t < nt; ++t) { acc[t] = add::template identity<T>(); }
+  for (int t = 0; t < nt; ++t) {
+    acc[t] = add::template identity<T>();
+  }
   for_each_union(x, y, [&](V a, V b) {
     const auto p = as_terms(d.template multiply<T>(T(a), T(b)));
-    for (int t = 0; t < nt; ++t) { acc[t] = add{}(acc[t], p[t]); }
+    for (int t = 0; t < nt; ++t) {
+      acc[t] = add{}(acc[t], p[t]);
+    }
   });
   return acc;
 }
@@ -178,7 +195,9 @@ SPIRA_HD inline T max_abs(sparse_row<V, I> x)
   T m = T(0);
   for (std::int64_t k = 0; k < x.size; ++k) {
     const T v = abs_value(T(x.values[k]));
-    if (v != v) { return v; }
+    if (v != v) {
+      return v;
+    }
     m = v > m ? v : m;
   }
   return m;
@@ -207,8 +226,12 @@ class power_scale {
   {
     using std::isinf;
     using std::ldexp;
-    if (isinf(m_)) { return isinf(x) ? (x > T(0) ? T(1) : T(-1)) : T(0); }
-    if (factor_ == T(0)) { return x; }
+    if (isinf(m_)) {
+      return isinf(x) ? (x > T(0) ? T(1) : T(-1)) : T(0);
+    }
+    if (factor_ == T(0)) {
+      return x;
+    }
     return isinf(factor_) ? ldexp(x, -e_) : x * factor_;
   }
   /// e (0 for m = 0 or non-finite m).
@@ -292,8 +315,8 @@ SPIRA_HD bool guard_trusts(const D& d, const terms<T, distance_traits<D, T>::num
 template <class D, class T, class Norms, class V, class I>
 SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::num_terms>& total,
                             const terms<T, distance_traits<D, T>::num_terms>& magnitude,
-                            const Norms& nx, const Norms& ny, std::int64_t dim,
-                            csr_rows<V, I> a, std::int64_t i, csr_rows<V, I> b, std::int64_t j,
+                            const Norms& nx, const Norms& ny, std::int64_t dim, csr_rows<V, I> a,
+                            std::int64_t i, csr_rows<V, I> b, std::int64_t j,
                             accumulator_bounds bounds)
 {
   if (guard_trusts<D, T>(d, total, magnitude, nx, ny, dim, bounds)) {

@@ -1,7 +1,8 @@
 // spira: build-wide definitions shared by every public header.
 //
 // Public headers compile with a plain C++20 compiler; the macros below add the CUDA execution-space
-// qualifiers only when a header is compiled by nvcc, so the same operator structs run on both backends.
+// qualifiers only when a header is compiled by nvcc, so the same operator structs run on both
+// backends.
 #pragma once
 
 #include <cstdint>

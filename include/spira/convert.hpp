@@ -18,8 +18,9 @@ enum class csr_check {
   canonical  ///< valid, and strictly increasing columns in every row (sorted, no duplicates)
 };
 
-/// Throws spira::invalid_argument naming `name`, the row and the bad value when `a` violates `level`.
-/// Host views are checked on the host; device views on the device (one reduction, one copy back).
+/// Throws spira::invalid_argument naming `name`, the row and the bad value when `a` violates
+/// `level`. Host views are checked on the host; device views on the device (one reduction, one copy
+/// back).
 template <class ValueT, class IndexT>
 void validate(const host_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
               const char* name = "matrix");
@@ -77,10 +78,9 @@ dense_matrix<T> to_device(const cuda_resources& res, dense_view<const T> a);
 
 /// Builds a host CSR from its three arrays (copied) and validates it at `level`.
 template <class ValueT, class IndexT>
-csr_matrix<ValueT, IndexT> make_csr(const host_resources& res, std::int64_t rows,
-                                    std::int64_t cols, std::span<const offset_t> row_ptr,
-                                    std::span<const IndexT> col_idx,
-                                    std::span<const ValueT> values,
+csr_matrix<ValueT, IndexT> make_csr(const host_resources& res, std::int64_t rows, std::int64_t cols,
+                                    std::span<const offset_t> row_ptr,
+                                    std::span<const IndexT> col_idx, std::span<const ValueT> values,
                                     csr_check level = csr_check::valid);
 
 /// Converts the index type (throws invalid_argument when the extents do not fit the target type).
@@ -101,9 +101,11 @@ csr_view<ValueT, IndexT> row_slice(csr_view<ValueT, IndexT> a, std::int64_t r0, 
                   ") are outside [0, ", a.rows, ")");
   const offset_t base = a.row_ptr[r0];
   ptr.assign(a.row_ptr + r0, a.row_ptr + r1 + 1);
-  for (auto& p : ptr) { p -= base; }
-  return {r1 - r0, a.cols, ptr.back(), ptr.data(), a.col_idx + base, a.values + base,
-          memory_space::host};
+  for (auto& p : ptr) {
+    p -= base;
+  }
+  return {r1 - r0,          a.cols,          ptr.back(),        ptr.data(),
+          a.col_idx + base, a.values + base, memory_space::host};
 }
 
 }  // namespace spira

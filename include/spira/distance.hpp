@@ -137,8 +137,9 @@ void pairwise_distance(const host_resources& res, csr_view<ValueT, IndexT> a,
 
 /// The same on the GPU: A, B and out in device memory of res.device, queued on res.stream (the
 /// call returns once the work is queued, apart from small reads of sizes). Same semantics, edge
-/// cases and exceptions as the host overload, within floating-point tolerance (docs/cuda-engine.md);
-/// params.strategy forces a strategy. A build without CUDA throws spira::not_compiled.
+/// cases and exceptions as the host overload, within floating-point tolerance
+/// (docs/cuda-engine.md); params.strategy forces a strategy. A build without CUDA throws
+/// spira::not_compiled.
 template <class ValueT, class IndexT>
 void pairwise_distance(const cuda_resources& res, csr_view<ValueT, IndexT> a,
                        csr_view<ValueT, IndexT> b, dense_view<ValueT> out,

@@ -1,5 +1,5 @@
-// spira: the exception hierarchy. Every error thrown across the public API derives from spira::error
-// and its message names the offending argument (or file and line) and the bad value.
+// spira: the exception hierarchy. Every error thrown across the public API derives from
+// spira::error and its message names the offending argument (or file and line) and the bad value.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +35,8 @@ class cuda_error : public error {
   using error::error;
 };
 
-/// A backend was requested that this build of spira does not contain (e.g. CUDA in a host-only build).
+/// A backend was requested that this build of spira does not contain (e.g. CUDA in a host-only
+/// build).
 class not_compiled : public error {
  public:
   using error::error;
@@ -70,7 +71,9 @@ std::string concat(const Parts&... parts)
 template <class ErrorT = invalid_argument, class... Parts>
 void expects(bool ok, const Parts&... parts)
 {
-  if (!ok) { throw ErrorT(concat(parts...)); }
+  if (!ok) {
+    throw ErrorT(concat(parts...));
+  }
 }
 
 /// `s` safe to print in a message: valid UTF-8 and printable characters as they are; control

@@ -14,11 +14,11 @@
 // one block) into the result knn_graph gives for the whole index, in the same order.
 //
 // Promises: rows sorted nearest first; among equal distances (as the float32 values returned)
-// the smaller index comes first (the result is unique for given distances; deterministic on the host, and on CUDA up to the last bit
-// of atomically summed distances - see below); without exclude_self a point of the index queried against
-// itself is normally its own first neighbour (it ties at distance 0 with exact duplicates, which
-// then come in index order); with exclude_self the query row's own index is removed - only that
-// index, so exact duplicates remain at distance 0.
+// the smaller index comes first (the result is unique for given distances; deterministic on the
+// host, and on CUDA up to the last bit of atomically summed distances - see below); without
+// exclude_self a point of the index queried against itself is normally its own first neighbour (it
+// ties at distance 0 with exact duplicates, which then come in index order); with exclude_self the
+// query row's own index is removed - only that index, so exact duplicates remain at distance 0.
 #pragma once
 
 #include <spira/distance.hpp>
@@ -56,10 +56,10 @@ struct knn_params {
   /// Remove each query row's own index from its neighbours. Only meaningful when the queries are
   /// the index (no separate queries given); rejected otherwise.
   bool exclude_self = false;
-  /// Bytes the distance tiles and the running top-k may use; 0 = spira::default_host_memory_budget()
-  /// on the host (half of the memory available to the process, its cgroup limit included, at most
-  /// a quarter of physical memory), half the free device memory on CUDA. The tile sizes follow
-  /// from it unless forced.
+  /// Bytes the distance tiles and the running top-k may use; 0 =
+  /// spira::default_host_memory_budget() on the host (half of the memory available to the process,
+  /// its cgroup limit included, at most a quarter of physical memory), half the free device memory
+  /// on CUDA. The tile sizes follow from it unless forced.
   std::size_t memory_budget = 0;
   /// Strategy overrides (tests and benchmarks): rows of queries and of the index per tile (0 =
   /// derived from the budget). Setting either selects the tiled algorithm.
@@ -80,46 +80,47 @@ struct knn_result_view {
   dense_view<const float> distances;
 };
 
-/// The k-NN graph of n_q queries: indices (int64) and distances (float32, in the metric's own units,
-/// e.g. euclidean and not squared), n_q x k, each row nearest first.
+/// The k-NN graph of n_q queries: indices (int64) and distances (float32, in the metric's own
+/// units, e.g. euclidean and not squared), n_q x k, each row nearest first.
 struct knn_result {
   dense_matrix<std::int64_t> indices;
   dense_matrix<float> distances;
 
-  [[nodiscard]] knn_result_view view() const noexcept
-  {
-    return {indices.view(), distances.view()};
-  }
+  [[nodiscard]] knn_result_view view() const noexcept { return {indices.view(), distances.view()}; }
 };
 
 /// Exact k-NN of the rows of `queries` (default: the rows of `index`) among the rows of `index`.
 /// Both canonical CSR in host memory with the same columns; 1 <= k <= rows(index) (- 1 with
 /// exclude_self). The result is in host memory.
 template <class ValueT, class IndexT>
-[[nodiscard]] knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
-                                   std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>>
-                                     queries,
-                                   const knn_params& params);
+[[nodiscard]] knn_result knn_graph(
+    const host_resources& res, csr_view<ValueT, IndexT> index,
+    std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> queries,
+    const knn_params& params);
 
-/// The same on the GPU (res.device, res.stream). Two algorithms (knn_params::algo):
+/// The same on the GPU (res.device, res.stream). Index and queries both in host memory (the result
+/// is in host memory) or both in device memory of res.device (the result is in device memory:
+/// nothing goes through the host). Two algorithms (knn_params::algo):
 ///  * fused (the default where it applies: metrics that run with the intersection strategy, which
 ///    automatic picks for sparse data, and k <= knn_fused_max_k = 1,024): the top-k is kept in
 ///    shared memory by the distance kernel itself (spira/cuda/knn.cuh); memory O(nnz + n_q k);
-///  * tiled: distance tiles under the memory budget, select_k per tile on the GPU, and a running
-///    merge on the host; index tiles are copied to the device once, query tiles as they come.
-/// memory_budget bounds the device memory of either (default: half the free device memory); the
-/// fused algorithm falls back to tiles when the index does not fit. Inputs and result in host
-/// memory, as above; float distances are computed in float on the GPU, so ties and near-ties may
-/// order differently from the host backend within float rounding. Sums use atomics (see
-/// spira/cuda/pairwise.cuh), so a distance may differ in its last bit between runs and near-ties
-/// may swap. With the intersection strategy in its tiles, the tiled algorithm computes every
-/// distance with the same code as the fused one.
+///  * tiled: distance tiles under the memory budget, select_k per tile and a running merge, all
+///    on the GPU; a host index is copied to the device once (when it fits half the budget), host
+///    query rows once per query tile; device operands are used where they are.
+/// The operands are checked once per call. Without exclude_self a self query computes each
+/// point's distance to itself with the others (no second pass). memory_budget bounds the device
+/// memory of either (default: half the free device memory); the fused algorithm falls back to
+/// tiles when the index does not fit. Float distances are computed in float on the GPU, so ties
+/// and near-ties may order differently from the host backend within float rounding. Sums use
+/// atomics (see spira/cuda/pairwise.cuh), so a distance may differ in its last bit between runs
+/// and near-ties may swap. With the intersection strategy in its tiles, the tiled algorithm
+/// computes every distance with the same code as the fused one.
 /// A build without CUDA throws spira::not_compiled.
 template <class ValueT, class IndexT>
-[[nodiscard]] knn_result knn_graph(const cuda_resources& res, csr_view<ValueT, IndexT> index,
-                                   std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>>
-                                     queries,
-                                   const knn_params& params);
+[[nodiscard]] knn_result knn_graph(
+    const cuda_resources& res, csr_view<ValueT, IndexT> index,
+    std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> queries,
+    const knn_params& params);
 
 /// Merges the k-NN lists of the same n_q queries against DISJOINT blocks of an index into the
 /// exact k-NN lists against their union: the building block of distributed runs, where each task
@@ -164,7 +165,9 @@ inline std::vector<knn_result_view> knn_result_views(std::span<const knn_result>
 {
   std::vector<knn_result_view> v;
   v.reserve(parts.size());
-  for (const knn_result& p : parts) { v.push_back(p.view()); }
+  for (const knn_result& p : parts) {
+    v.push_back(p.view());
+  }
   return v;
 }
 }  // namespace detail
@@ -203,8 +206,8 @@ enum class knn_graph_order {
 /// a sparse input); by_column gives a canonical CSR. Throws spira::invalid_argument naming the row
 /// when a neighbour index lies outside [0, index_rows).
 [[nodiscard]] csr_matrix<float, std::int64_t> to_csr_graph(
-  const knn_result& g, std::int64_t index_rows, knn_graph_mode mode,
-  knn_graph_order order = knn_graph_order::nearest_first);
+    const knn_result& g, std::int64_t index_rows, knn_graph_mode mode,
+    knn_graph_order order = knn_graph_order::nearest_first);
 
 /// The symmetrised graph max(G, G^T) of a square k-NN graph (an edge kept when either end lists
 /// the other; both directions carry the same value), as used for spectral clustering. G may list

@@ -12,7 +12,7 @@
 // distance kernel, is in spira/cuda/knn.cuh.
 #pragma once
 
-#include <spira/detail/knn_tiles.hpp>
+#include <spira/detail/knn_driver.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>
 #include <spira/select_k.hpp>
@@ -24,20 +24,13 @@ namespace spira {
 template <class D, class V, class I>
 knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      std::type_identity_t<std::optional<csr_view<V, I>>> queries, const D& d,
-                     select_order order,
-                     const knn_params& params)
+                     select_order order, const knn_params& params)
 {
-  const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
-  if (!queries && !params.exclude_self) {
-    return detail::knn_self_first(
-      index.rows, params, order == select_order::largest,
-      [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, d, order, p); },
-      [&] { return detail::self_distances<D, detail::host_compute_t>(res, index, d); });
-  }
-  return detail::knn_tiled_host(res, index, q, params, order == select_order::largest,
-                                [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-                                  pairwise(res, qv, iv, out, d);
-                                });
+  detail::check_knn_args(index, queries, params);
+  return detail::knn_host(res, index, queries, params, order == select_order::largest,
+                          [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
+                            pairwise(res, qv, iv, out, d);
+                          });
 }
 
 }  // namespace spira

@@ -26,7 +26,7 @@ template <class T>
 inline constexpr bool is_value_type_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 template <class T>
 inline constexpr bool is_index_type_v =
-  std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
+    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
 
 namespace detail {
 /// True when indices 0 .. extent-1 are representable in IndexT.
@@ -118,7 +118,7 @@ class csr_matrix {
   /// Allocates (uninitialised) arrays for a rows x cols matrix with nnz entries.
   template <class Resources>
   csr_matrix(const Resources& res, std::int64_t rows, std::int64_t cols, std::int64_t nnz)
-    : rows_(rows), cols_(cols)
+      : rows_(rows), cols_(cols)
   {
     check_extents(rows, cols, nnz);
     row_ptr_ = buffer<offset_t>(res, static_cast<std::size_t>(rows) + 1, "CSR row pointers");
@@ -128,7 +128,10 @@ class csr_matrix {
 
   [[nodiscard]] std::int64_t rows() const noexcept { return rows_; }
   [[nodiscard]] std::int64_t cols() const noexcept { return cols_; }
-  [[nodiscard]] std::int64_t nnz() const noexcept { return static_cast<std::int64_t>(values_.size()); }
+  [[nodiscard]] std::int64_t nnz() const noexcept
+  {
+    return static_cast<std::int64_t>(values_.size());
+  }
   [[nodiscard]] memory_space space() const noexcept { return row_ptr_.space(); }
 
   [[nodiscard]] offset_t* row_ptr() noexcept { return row_ptr_.data(); }
@@ -159,9 +162,8 @@ class csr_matrix {
     detail::expects(rows >= 0, "csr_matrix: rows must be >= 0, got ", rows);
     detail::expects(cols >= 0, "csr_matrix: cols must be >= 0, got ", cols);
     detail::expects(nnz >= 0, "csr_matrix: nnz must be >= 0, got ", nnz);
-    detail::expects(detail::fits_index<IndexT>(cols),
-                    "csr_matrix: cols = ", cols, " does not fit the ", sizeof(IndexT) * 8,
-                    "-bit column index type");
+    detail::expects(detail::fits_index<IndexT>(cols), "csr_matrix: cols = ", cols,
+                    " does not fit the ", sizeof(IndexT) * 8, "-bit column index type");
   }
 
   std::int64_t rows_ = 0;
@@ -182,10 +184,11 @@ class coo_matrix {
 
   template <class Resources>
   coo_matrix(const Resources& res, std::int64_t rows, std::int64_t cols, std::int64_t nnz)
-    : rows_(rows), cols_(cols)
+      : rows_(rows), cols_(cols)
   {
-    detail::expects(rows >= 0 && cols >= 0 && nnz >= 0, "coo_matrix: negative extent (rows = ",
-                    rows, ", cols = ", cols, ", nnz = ", nnz, ")");
+    detail::expects(rows >= 0 && cols >= 0 && nnz >= 0,
+                    "coo_matrix: negative extent (rows = ", rows, ", cols = ", cols,
+                    ", nnz = ", nnz, ")");
     detail::expects(detail::fits_index<IndexT>(rows) && detail::fits_index<IndexT>(cols),
                     "coo_matrix: ", rows, " x ", cols, " does not fit the ", sizeof(IndexT) * 8,
                     "-bit index type");
@@ -196,7 +199,10 @@ class coo_matrix {
 
   [[nodiscard]] std::int64_t rows() const noexcept { return rows_; }
   [[nodiscard]] std::int64_t cols() const noexcept { return cols_; }
-  [[nodiscard]] std::int64_t nnz() const noexcept { return static_cast<std::int64_t>(values_.size()); }
+  [[nodiscard]] std::int64_t nnz() const noexcept
+  {
+    return static_cast<std::int64_t>(values_.size());
+  }
   [[nodiscard]] memory_space space() const noexcept { return values_.space(); }
 
   [[nodiscard]] IndexT* row_idx() noexcept { return row_idx_.data(); }
@@ -229,12 +235,12 @@ class dense_matrix {
 
   template <class Resources>
   dense_matrix(const Resources& res, std::int64_t rows, std::int64_t cols)
-    : rows_(rows), cols_(cols)
+      : rows_(rows), cols_(cols)
   {
     detail::expects(rows >= 0 && cols >= 0, "dense_matrix: negative extent ", rows, " x ", cols);
     detail::expects<out_of_memory>(
-      cols == 0 || rows <= std::numeric_limits<std::int64_t>::max() / cols,
-      "dense_matrix: ", rows, " x ", cols, " elements overflow a 64-bit size");
+        cols == 0 || rows <= std::numeric_limits<std::int64_t>::max() / cols,
+        "dense_matrix: ", rows, " x ", cols, " elements overflow a 64-bit size");
     data_ = buffer<T>(res, static_cast<std::size_t>(rows * cols), "dense matrix");
   }
 
@@ -246,7 +252,10 @@ class dense_matrix {
   [[nodiscard]] const cuda_resources& cuda() const noexcept { return data_.cuda(); }
   [[nodiscard]] buffer<T>& storage() noexcept { return data_; }
 
-  [[nodiscard]] dense_view<T> view() noexcept { return {rows_, cols_, cols_, data_.data(), space()}; }
+  [[nodiscard]] dense_view<T> view() noexcept
+  {
+    return {rows_, cols_, cols_, data_.data(), space()};
+  }
   [[nodiscard]] dense_view<const T> view() const noexcept
   {
     return {rows_, cols_, cols_, data_.data(), space()};
@@ -261,14 +270,16 @@ class dense_matrix {
 template <class ValueT, class IndexT>
 void csr_matrix<ValueT, IndexT>::resize_nnz(std::int64_t nnz)
 {
-  detail::expects(nnz >= 0 && nnz <= this->nnz(), "csr_matrix::resize_nnz: ", nnz,
-                  " outside [0, ", this->nnz(), "]");
-  if (nnz == this->nnz()) { return; }
+  detail::expects(nnz >= 0 && nnz <= this->nnz(), "csr_matrix::resize_nnz: ", nnz, " outside [0, ",
+                  this->nnz(), "]");
+  if (nnz == this->nnz()) {
+    return;
+  }
   auto shrink = [&](auto& b, const char* what) {
     using T = typename std::remove_reference_t<decltype(b)>::value_type;
     buffer<T> n = space() == memory_space::host
-                    ? buffer<T>(host_resources{}, static_cast<std::size_t>(nnz), what)
-                    : buffer<T>(b.cuda(), static_cast<std::size_t>(nnz), what);
+                      ? buffer<T>(host_resources{}, static_cast<std::size_t>(nnz), what)
+                      : buffer<T>(b.cuda(), static_cast<std::size_t>(nnz), what);
     copy(n.data(), n.space(), b.data(), b.space(), static_cast<std::size_t>(nnz), b.cuda());
     b = std::move(n);
   };

@@ -50,7 +50,7 @@ void round_to_float_in_place(double* data, std::int64_t rows, std::int64_t cols,
 
 /// What the machine (or the container) this process runs in lets it allocate on the host.
 struct host_memory_info {
-  std::uint64_t physical = 0;   ///< MemTotal (or the page count from sysconf), bytes
+  std::uint64_t physical = 0;  ///< MemTotal (or the page count from sysconf), bytes
   /// MemAvailable: bytes free without swapping (physical if unknown)
   std::uint64_t available = 0;
   /// The tightest memory limit of the process' cgroup and its ancestors (v2 memory.max, v1
@@ -89,16 +89,20 @@ class buffer {
 
   /// Uninitialised host buffer of n elements.
   buffer(const host_resources&, std::size_t n, const char* what = "buffer")
-    : size_(n), space_(memory_space::host)
+      : size_(n), space_(memory_space::host)
   {
-    if (n > 0) { data_ = static_cast<T*>(detail::host_allocate(bytes_of(n, what), what)); }
+    if (n > 0) {
+      data_ = static_cast<T*>(detail::host_allocate(bytes_of(n, what), what));
+    }
   }
 
   /// Uninitialised device buffer of n elements, allocated on res.stream from res.memory_pool.
   buffer(const cuda_resources& res, std::size_t n, const char* what = "buffer")
-    : size_(n), space_(memory_space::device), cuda_(res)
+      : size_(n), space_(memory_space::device), cuda_(res)
   {
-    if (n > 0) { data_ = static_cast<T*>(detail::device_allocate(bytes_of(n, what), res, what)); }
+    if (n > 0) {
+      data_ = static_cast<T*>(detail::device_allocate(bytes_of(n, what), res, what));
+    }
   }
 
   buffer(const buffer&) = delete;
@@ -145,15 +149,17 @@ class buffer {
  private:
   static std::size_t bytes_of(std::size_t n, const char* what)
   {
-    detail::expects<out_of_memory>(n <= static_cast<std::size_t>(-1) / sizeof(T), "cannot allocate ",
-                                   what, ": ", n, " elements of ", sizeof(T),
+    detail::expects<out_of_memory>(n <= static_cast<std::size_t>(-1) / sizeof(T),
+                                   "cannot allocate ", what, ": ", n, " elements of ", sizeof(T),
                                    " bytes overflow size_t");
     return n * sizeof(T);
   }
 
   void release() noexcept
   {
-    if (data_ == nullptr) { return; }
+    if (data_ == nullptr) {
+      return;
+    }
     if (space_ == memory_space::host) {
       detail::host_deallocate(data_);
     } else {
@@ -174,7 +180,9 @@ template <class T>
 void copy(T* dst, memory_space dst_space, const T* src, memory_space src_space, std::size_t n,
           const cuda_resources& res = {})
 {
-  if (n > 0) { detail::copy_bytes(dst, dst_space, src, src_space, n * sizeof(T), res); }
+  if (n > 0) {
+    detail::copy_bytes(dst, dst_space, src, src_space, n * sizeof(T), res);
+  }
 }
 
 /// A host buffer holding a copy of `v`.
@@ -182,7 +190,9 @@ template <class T>
 buffer<T> to_buffer(const host_resources& res, std::span<const T> v, const char* what = "buffer")
 {
   buffer<T> b(res, v.size(), what);
-  if (!v.empty()) { copy(b.data(), memory_space::host, v.data(), memory_space::host, v.size()); }
+  if (!v.empty()) {
+    copy(b.data(), memory_space::host, v.data(), memory_space::host, v.size());
+  }
   return b;
 }
 

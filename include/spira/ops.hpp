@@ -2,10 +2,10 @@
 // a user-defined operator struct runs without rebuilding the library.
 //
 //   mxv(res, A, x, y, semiring)            y = A ⊕.⊗ x (CSR times dense vector)
-//   pairwise(res, A, B, out, distance)     out = finalize(A ⊕.⊗ Bᵀ) (dense output, rows(A) x rows(B))
-//   reduce_rows(res, A, out, monoid, map)  out[i] = ⊕ over the stored entries of row i of map(a)
-//   apply(res, A, op)                      a copy of A with every stored value replaced by op(a)
-//   apply(res, X, op)                      X(i,j) = op(X(i,j)) in place (dense)
+//   pairwise(res, A, B, out, distance)     out = finalize(A ⊕.⊗ Bᵀ) (dense output, rows(A) x
+//   rows(B)) reduce_rows(res, A, out, monoid, map)  out[i] = ⊕ over the stored entries of row i of
+//   map(a) apply(res, A, op)                      a copy of A with every stored value replaced by
+//   op(a) apply(res, X, op)                      X(i,j) = op(X(i,j)) in place (dense)
 //
 // All run on host_resources::num_threads() OpenMP threads, give the same result for any thread
 // count, and validate their arguments (mxv and pairwise need canonical CSR: sorted, duplicate-free
@@ -88,13 +88,13 @@ std::vector<typename Norms::template values<T>> row_norms(const host_resources& 
   std::vector<values> out(static_cast<std::size_t>(a.rows));
   if constexpr (Norms::size > 0) {
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-    for (std::int64_t i = 0; i < a.rows; ++i) {
-      values acc = Norms::template identity<T>();
-      for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-        Norms::accumulate(acc, T(a.values[k]));
-      }
-      out[i] = acc;
-    }
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  values acc = Norms::template identity<T>();
+  for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+    Norms::accumulate(acc, T(a.values[k]));
+  }
+  out[i] = acc;
+}
   }
   return out;
 }
@@ -109,25 +109,29 @@ csr_matrix<V, I> prepared_copy(const host_resources& res, csr_view<V, I> a, cons
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      m.values()[k] = V(d.template prepare<T>(T(a.values[k]), scale[i][0]));
-    }
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+    m.values()[k] = V(d.template prepare<T>(T(a.values[k]), scale[i][0]));
   }
-  return m;
+}
+return m;
 }
 
 template <class Add, class T, int N>
 inline void add_terms(terms<T, N>& acc, const terms<T, N>& x)
 {
-  for (int t = 0; t < N; ++t) { acc[t] = Add{}(acc[t], x[t]); }
+  for (int t = 0; t < N; ++t) {
+    acc[t] = Add{}(acc[t], x[t]);
+  }
 }
 
 template <class Add, class T, int N>
 inline terms<T, N> identity_terms()
 {
   terms<T, N> r;
-  for (int t = 0; t < N; ++t) { r[t] = Add::template identity<T>(); }
+  for (int t = 0; t < N; ++t) {
+    r[t] = Add::template identity<T>();
+  }
   return r;
 }
 
@@ -174,81 +178,83 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
     auto corrections = [&](csr_view<V, I> m, bool left) {
       std::vector<acc_t> c(static_cast<std::size_t>(m.rows));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-      for (std::int64_t i = 0; i < m.rows; ++i) {
-        acc_t s = identity_terms<add, T, nt>();
-        for (offset_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
-          const T x = T(m.values[k]);
-          add_terms<add>(s, as_terms(left ? d.template multiply<T>(x, T(0))
-                                          : d.template multiply<T>(T(0), x)));
-        }
-        c[i] = s;
-      }
-      return c;
+for (std::int64_t i = 0; i < m.rows; ++i) {
+  acc_t s = identity_terms<add, T, nt>();
+  for (offset_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+    const T x = T(m.values[k]);
+    add_terms<add>(
+        s, as_terms(left ? d.template multiply<T>(x, T(0)) : d.template multiply<T>(T(0), x)));
+  }
+  c[i] = s;
+}
+return c;
     };
     ca = corrections(a, true);
     cb = corrections(b, false);
-    // ⊗(0, b) for every entry of the CSC of B, so the intersection pass evaluates ⊗ once per product.
+    // ⊗(0, b) for every entry of the CSC of B, so the intersection pass evaluates ⊗ once per
+    // product.
     bt_zero.resize(static_cast<std::size_t>(bt.nnz));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-    for (std::int64_t q = 0; q < bt.nnz; ++q) {
-      bt_zero[q] = as_terms(d.template multiply<T>(T(0), T(bt.values[q])));
-    }
+for (std::int64_t q = 0; q < bt.nnz; ++q) {
+  bt_zero[q] = as_terms(d.template multiply<T>(T(0), T(bt.values[q])));
+}
   }
 
   const std::int64_t n = b.rows;
   const acc_t zero = identity_terms<add, T, nt>();
-SPIRA_OMP(omp parallel num_threads(res.num_threads()))
+  SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<acc_t> acc(static_cast<std::size_t>(n));
 SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
-    for (std::int64_t i = 0; i < a.rows; ++i) {
-      std::fill(acc.begin(), acc.end(), zero);
-      acc_t* const accp = acc.data();
-      const I* const bt_cols = bt.col_idx;
-      const V* const bt_vals = bt.values;
-      for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-        const T x = T(a.values[k]);
-        const std::int64_t c = a.col_idx[k];
-        const offset_t q_end = bt.row_ptr[c + 1];
-        if constexpr (traits::annihilating) {
-          for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
-            add_terms<add>(accp[bt_cols[q]], as_terms(d.template multiply<T>(x, T(bt_vals[q]))));
-          }
-        } else {
-          // ⊗(a,b) - ⊗(a,0) - ⊗(0,b), with ⊗(a,0) hoisted out of the walk over the column.
-          const acc_t pa = as_terms(d.template multiply<T>(x, T(0)));
-          for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
-            acc_t p = as_terms(d.template multiply<T>(x, T(bt_vals[q])));
-            const acc_t& pb = bt_zero[q];
-            for (int t = 0; t < nt; ++t) { p[t] = (p[t] - pa[t]) - pb[t]; }
-            add_terms<add>(accp[bt_cols[q]], p);
-          }
-        }
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  std::fill(acc.begin(), acc.end(), zero);
+  acc_t* const accp = acc.data();
+  const I* const bt_cols = bt.col_idx;
+  const V* const bt_vals = bt.values;
+  for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+    const T x = T(a.values[k]);
+    const std::int64_t c = a.col_idx[k];
+    const offset_t q_end = bt.row_ptr[c + 1];
+    if constexpr (traits::annihilating) {
+      for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
+        add_terms<add>(accp[bt_cols[q]], as_terms(d.template multiply<T>(x, T(bt_vals[q]))));
       }
-      V* row = out.row(i);
-      constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
-      const csr_rows<V, I> rows_a = rows_of(a);
-      const csr_rows<V, I> rows_b = rows_of(b);
-      for (std::int64_t j = 0; j < n; ++j) {
-        acc_t total = acc[j];
-        acc_t magnitude{};
-        if constexpr (!traits::annihilating) {
-          for (int t = 0; t < nt; ++t) {
-            total[t] = (ca[i][t] + cb[j][t]) + acc[j][t];
-            magnitude[t] = std::abs(ca[i][t]) + std::abs(cb[j][t]);
-          }
+    } else {
+      // ⊗(a,b) - ⊗(a,0) - ⊗(0,b), with ⊗(a,0) hoisted out of the walk over the column.
+      const acc_t pa = as_terms(d.template multiply<T>(x, T(0)));
+      for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
+        acc_t p = as_terms(d.template multiply<T>(x, T(bt_vals[q])));
+        const acc_t& pb = bt_zero[q];
+        for (int t = 0; t < nt; ++t) {
+          p[t] = (p[t] - pa[t]) - pb[t];
         }
-        if constexpr (accuracy_traits<D, T>::guarded) {
-          row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, rows_a, i,
-                                            rows_b, j, bounds));
-        } else {
-          row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
-        }
+        add_terms<add>(accp[bt_cols[q]], p);
       }
     }
   }
+  V* row = out.row(i);
+  constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
+  const csr_rows<V, I> rows_a = rows_of(a);
+  const csr_rows<V, I> rows_b = rows_of(b);
+  for (std::int64_t j = 0; j < n; ++j) {
+    acc_t total = acc[j];
+    acc_t magnitude{};
+    if constexpr (!traits::annihilating) {
+      for (int t = 0; t < nt; ++t) {
+        total[t] = (ca[i][t] + cb[j][t]) + acc[j][t];
+        magnitude[t] = std::abs(ca[i][t]) + std::abs(cb[j][t]);
+      }
+    }
+    if constexpr (accuracy_traits<D, T>::guarded) {
+      row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, rows_a, i, rows_b,
+                                        j, bounds));
+    } else {
+      row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
+    }
+  }
 }
-
+  }
+}
 
 /// Union engine for NAMMs whose ⊕ is a selection (min or max kind) with one accumulator term.
 /// ⊕ over the union of A_i and B_j splits into three selections:
@@ -277,71 +283,79 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
   // Rows of B in best-first order of ⊗(0, b): column and value, O(nnz(B) log) once.
   std::vector<I> b_cols(static_cast<std::size_t>(b.nnz));
   std::vector<T> b_vals(static_cast<std::size_t>(b.nnz));
-SPIRA_OMP(omp parallel num_threads(res.num_threads()))
+  SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<std::pair<T, I>> tmp;
 SPIRA_OMP(omp for schedule(dynamic, 64))
-    for (std::int64_t j = 0; j < b.rows; ++j) {
-      tmp.clear();
-      for (offset_t k = b.row_ptr[j]; k < b.row_ptr[j + 1]; ++k) {
-        tmp.emplace_back(mul(T(0), T(b.values[k])), b.col_idx[k]);
-      }
-      std::stable_sort(tmp.begin(), tmp.end(),
-                       [&](const auto& x, const auto& y) { return better(x.first, y.first); });
-      for (std::size_t k = 0; k < tmp.size(); ++k) {
-        b_cols[b.row_ptr[j] + k] = tmp[k].second;
-        b_vals[b.row_ptr[j] + k] = tmp[k].first;
-      }
-    }
+for (std::int64_t j = 0; j < b.rows; ++j) {
+  tmp.clear();
+  for (offset_t k = b.row_ptr[j]; k < b.row_ptr[j + 1]; ++k) {
+    tmp.emplace_back(mul(T(0), T(b.values[k])), b.col_idx[k]);
+  }
+  std::stable_sort(tmp.begin(), tmp.end(),
+                   [&](const auto& x, const auto& y) { return better(x.first, y.first); });
+  for (std::size_t k = 0; k < tmp.size(); ++k) {
+    b_cols[b.row_ptr[j] + k] = tmp[k].second;
+    b_vals[b.row_ptr[j] + k] = tmp[k].first;
+  }
+}
   }
 
   const csr_matrix<V, I> bt_m = transpose(res, b);
   const csr_view<V, I> bt = bt_m.view();
   const std::int64_t n = b.rows;
-SPIRA_OMP(omp parallel num_threads(res.num_threads()))
+  SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<T> acc(static_cast<std::size_t>(n));
     std::vector<std::int64_t> prefix(static_cast<std::size_t>(n));
     std::vector<std::pair<T, std::int64_t>> order;  // (⊗(a, 0), entry of A) best first
     std::vector<std::uint64_t> in_a(static_cast<std::size_t>((a.cols + 63) / 64), 0);
 SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
-    for (std::int64_t i = 0; i < a.rows; ++i) {
-      const offset_t a0 = a.row_ptr[i];
-      const offset_t deg = a.row_ptr[i + 1] - a0;
-      order.clear();
-      for (offset_t k = a0; k < a0 + deg; ++k) { order.emplace_back(mul(T(a.values[k]), T(0)), k); }
-      std::stable_sort(order.begin(), order.end(),
-                       [&](const auto& x, const auto& y) { return better(x.first, y.first); });
-      std::fill(acc.begin(), acc.end(), identity);
-      std::fill(prefix.begin(), prefix.end(), std::int64_t{0});
-      for (offset_t k = 0; k < deg; ++k) {
-        const offset_t e = order[k].second;
-        const T x = T(a.values[e]);
-        const std::int64_t c = a.col_idx[e];
-        for (offset_t q = bt.row_ptr[c]; q < bt.row_ptr[c + 1]; ++q) {
-          const std::int64_t j = bt.col_idx[q];
-          acc[j] = add{}(acc[j], mul(x, T(bt.values[q])));
-          if (prefix[j] == k) { prefix[j] = k + 1; }
-        }
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  const offset_t a0 = a.row_ptr[i];
+  const offset_t deg = a.row_ptr[i + 1] - a0;
+  order.clear();
+  for (offset_t k = a0; k < a0 + deg; ++k) {
+    order.emplace_back(mul(T(a.values[k]), T(0)), k);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const auto& x, const auto& y) { return better(x.first, y.first); });
+  std::fill(acc.begin(), acc.end(), identity);
+  std::fill(prefix.begin(), prefix.end(), std::int64_t{0});
+  for (offset_t k = 0; k < deg; ++k) {
+    const offset_t e = order[k].second;
+    const T x = T(a.values[e]);
+    const std::int64_t c = a.col_idx[e];
+    for (offset_t q = bt.row_ptr[c]; q < bt.row_ptr[c + 1]; ++q) {
+      const std::int64_t j = bt.col_idx[q];
+      acc[j] = add{}(acc[j], mul(x, T(bt.values[q])));
+      if (prefix[j] == k) {
+        prefix[j] = k + 1;
       }
-      for (offset_t k = a0; k < a0 + deg; ++k) {
-        in_a[std::size_t(a.col_idx[k]) >> 6] |= std::uint64_t{1} << (a.col_idx[k] & 63);
-      }
-      V* row = out.row(i);
-      for (std::int64_t j = 0; j < n; ++j) {
-        T total = acc[j];
-        if (prefix[j] < deg) { total = add{}(total, order[prefix[j]].first); }
-        for (offset_t q = b.row_ptr[j]; q < b.row_ptr[j + 1]; ++q) {
-          const std::size_t c = std::size_t(b_cols[q]);
-          if (((in_a[c >> 6] >> (c & 63)) & 1u) == 0) {
-            total = add{}(total, b_vals[q]);
-            break;
-          }
-        }
-        row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], dim));
-      }
-      for (offset_t k = a0; k < a0 + deg; ++k) { in_a[std::size_t(a.col_idx[k]) >> 6] = 0; }
     }
+  }
+  for (offset_t k = a0; k < a0 + deg; ++k) {
+    in_a[std::size_t(a.col_idx[k]) >> 6] |= std::uint64_t{1} << (a.col_idx[k] & 63);
+  }
+  V* row = out.row(i);
+  for (std::int64_t j = 0; j < n; ++j) {
+    T total = acc[j];
+    if (prefix[j] < deg) {
+      total = add{}(total, order[prefix[j]].first);
+    }
+    for (offset_t q = b.row_ptr[j]; q < b.row_ptr[j + 1]; ++q) {
+      const std::size_t c = std::size_t(b_cols[q]);
+      if (((in_a[c >> 6] >> (c & 63)) & 1u) == 0) {
+        total = add{}(total, b_vals[q]);
+        break;
+      }
+    }
+    row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], dim));
+  }
+  for (offset_t k = a0; k < a0 + deg; ++k) {
+    in_a[std::size_t(a.col_idx[k]) >> 6] = 0;
+  }
+}
   }
 }
 
@@ -357,19 +371,19 @@ void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<
   const std::int64_t tiles_a = (a.rows + ta - 1) / ta;
   const std::int64_t tiles_b = (b.rows + tb - 1) / tb;
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) collapse(2))
-  for (std::int64_t ti = 0; ti < tiles_a; ++ti) {
-    for (std::int64_t tj = 0; tj < tiles_b; ++tj) {
-      const std::int64_t j_end = std::min(b.rows, (tj + 1) * tb);
-      const std::int64_t i_end = std::min(a.rows, (ti + 1) * ta);
-      for (std::int64_t i = ti * ta; i < i_end; ++i) {
-        V* row = out.row(i);
-        for (std::int64_t j = tj * tb; j < j_end; ++j) {
-          const auto acc = union_reduce<D, T>(d, rows_of(a)[i], rows_of(b)[j]);
-          row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], dim));
-        }
+for (std::int64_t ti = 0; ti < tiles_a; ++ti) {
+  for (std::int64_t tj = 0; tj < tiles_b; ++tj) {
+    const std::int64_t j_end = std::min(b.rows, (tj + 1) * tb);
+    const std::int64_t i_end = std::min(a.rows, (ti + 1) * ta);
+    for (std::int64_t i = ti * ta; i < i_end; ++i) {
+      V* row = out.row(i);
+      for (std::int64_t j = tj * tb; j < j_end; ++j) {
+        const auto acc = union_reduce<D, T>(d, rows_of(a)[i], rows_of(b)[j]);
+        row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], dim));
       }
     }
   }
+}
 }
 
 /// run(pa, pb) on the rows as ⊗ sees them: copies prepared by D (D::prepare) where D has a
@@ -399,12 +413,12 @@ void pairwise_direct(const host_resources& res, csr_view<V, I> a, csr_view<V, I>
   const auto nb = row_norms<typename traits::norms, T>(res, b);
   auto run = [&](csr_view<V, I> pa, csr_view<V, I> pb) {
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 8))
-    for (std::int64_t i = 0; i < pa.rows; ++i) {
-      V* row = out.row(i);
-      for (std::int64_t j = 0; j < pb.rows; ++j) {
-        row[j] = V(direct_value<D, T>(d, rows_of(pa)[i], rows_of(pb)[j], na[i], nb[j], pa.cols));
-      }
-    }
+for (std::int64_t i = 0; i < pa.rows; ++i) {
+  V* row = out.row(i);
+  for (std::int64_t j = 0; j < pb.rows; ++j) {
+    row[j] = V(direct_value<D, T>(d, rows_of(pa)[i], rows_of(pb)[j], na[i], nb[j], pa.cols));
+  }
+}
   };
   with_prepared<T>(res, a, b, d, run);
 }
@@ -419,11 +433,11 @@ std::vector<V> self_distances(const host_resources& res, csr_view<V, I> m, const
   auto run = [&](csr_view<V, I> pm) {
     std::vector<V> out(static_cast<std::size_t>(pm.rows));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-    for (std::int64_t i = 0; i < pm.rows; ++i) {
-      const sparse_row<V, I> x = rows_of(pm)[i];
-      out[static_cast<std::size_t>(i)] = V(direct_value<D, T>(d, x, x, norms[i], norms[i], pm.cols));
-    }
-    return out;
+for (std::int64_t i = 0; i < pm.rows; ++i) {
+  const sparse_row<V, I> x = rows_of(pm)[i];
+  out[static_cast<std::size_t>(i)] = V(direct_value<D, T>(d, x, x, norms[i], norms[i], pm.cols));
+}
+return out;
   };
   if constexpr (traits::has_prepare) {
     const csr_matrix<V, I> pm = prepared_copy<D, T>(res, m, d);
@@ -444,12 +458,16 @@ template <class V, class I>
 class compressed_columns {
  public:
   compressed_columns(const host_resources& res, csr_view<V, I> a_in, csr_view<V, I> b_in)
-    : a(a_in), b(b_in)
+      : a(a_in), b(b_in)
   {
-    if (!columns_worth_compressing(a_in.cols, a_in.nnz, b_in.nnz)) { return; }
+    if (!columns_worth_compressing(a_in.cols, a_in.nnz, b_in.nnz)) {
+      return;
+    }
     const bool same = a_in.col_idx == b_in.col_idx && a_in.nnz == b_in.nnz;
     std::vector<I> used(a_in.col_idx, a_in.col_idx + a_in.nnz);
-    if (!same) { used.insert(used.end(), b_in.col_idx, b_in.col_idx + b_in.nnz); }
+    if (!same) {
+      used.insert(used.end(), b_in.col_idx, b_in.col_idx + b_in.nnz);
+    }
     std::sort(used.begin(), used.end());
     used.erase(std::unique(used.begin(), used.end()), used.end());
     renumber(res, used, a, cols_a_);
@@ -473,11 +491,11 @@ class compressed_columns {
   {
     ids.resize(static_cast<std::size_t>(m.nnz));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-    for (std::int64_t k = 0; k < m.nnz; ++k) {
-      ids[k] = I(std::lower_bound(used.begin(), used.end(), m.col_idx[k]) - used.begin());
-    }
-    m.col_idx = ids.data();
-    m.cols = std::int64_t(used.size());
+for (std::int64_t k = 0; k < m.nnz; ++k) {
+  ids[k] = I(std::lower_bound(used.begin(), used.end(), m.col_idx[k]) - used.begin());
+}
+m.col_idx = ids.data();
+m.cols = std::int64_t(used.size());
   }
 
   std::vector<I> cols_a_, cols_b_;  ///< the renumbered column indices of A and B
@@ -520,8 +538,9 @@ void pairwise(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, den
               const D& d = {})
 {
   using T = detail::host_compute_t;
-  static_assert(semiring<D, T>, "spira::pairwise: D must model spira::semiring (add_monoid, "
-                                "annihilating, multiply<T>(a, b))");
+  static_assert(semiring<D, T>,
+                "spira::pairwise: D must model spira::semiring (add_monoid, "
+                "annihilating, multiply<T>(a, b))");
   detail::require_host_space(a.space, "spira::pairwise", "A");
   detail::require_host_space(b.space, "spira::pairwise", "B");
   validate(res, a, csr_check::canonical, "spira::pairwise: A");
@@ -529,7 +548,9 @@ void pairwise(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, den
   detail::expects<dimension_mismatch>(a.cols == b.cols, "spira::pairwise: A has ", a.cols,
                                       " columns but B has ", b.cols);
   detail::check_dense_output(out, a.rows, b.rows, "spira::pairwise", "rows(A) x rows(B)");
-  if (a.rows == 0 || b.rows == 0) { return; }
+  if (a.rows == 0 || b.rows == 0) {
+    return;
+  }
   detail::pairwise_dispatch<D, T>(res, a, b, out, d);
 }
 
@@ -559,7 +580,9 @@ void mxv(const host_resources& res, csr_view<V, I> a, std::span<const V> x, std:
   std::vector<std::int64_t> order;  // min/max NAMMs: columns, best ⊗(0, x[c]) first
   if constexpr (!traits::annihilating) {
     if constexpr (traits::invertible_add) {
-      for (std::int64_t c = 0; c < a.cols; ++c) { base = add{}(base, mul(T(0), T(x[c]))); }
+      for (std::int64_t c = 0; c < a.cols; ++c) {
+        base = add{}(base, mul(T(0), T(x[c])));
+      }
     } else if constexpr (add::kind == monoid_kind::min || add::kind == monoid_kind::max) {
       order.resize(static_cast<std::size_t>(a.cols));
       std::iota(order.begin(), order.end(), std::int64_t{0});
@@ -571,42 +594,46 @@ void mxv(const host_resources& res, csr_view<V, I> a, std::span<const V> x, std:
   }
 
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256))
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    const I* cols = a.col_idx + a.row_ptr[i];
-    const V* vals = a.values + a.row_ptr[i];
-    const offset_t deg = a.row_ptr[i + 1] - a.row_ptr[i];
-    T acc = add::template identity<T>();
-    if constexpr (traits::annihilating) {
-      for (offset_t k = 0; k < deg; ++k) { acc = add{}(acc, mul(T(vals[k]), T(x[cols[k]]))); }
-    } else if constexpr (traits::invertible_add) {
-      for (offset_t k = 0; k < deg; ++k) {
-        const T xc = T(x[cols[k]]);
-        acc = add{}(acc, mul(T(vals[k]), xc) - mul(T(0), xc));
-      }
-      acc = base + acc;
-    } else {
-      for (offset_t k = 0; k < deg; ++k) { acc = add{}(acc, mul(T(vals[k]), T(x[cols[k]]))); }
-      if constexpr (add::kind == monoid_kind::min || add::kind == monoid_kind::max) {
-        // ⊕ is a selection: the best column outside the row is the first one in `order`.
-        for (const std::int64_t c : order) {
-          if (!std::binary_search(cols, cols + deg, I(c))) {
-            acc = add{}(acc, mul(T(0), T(x[c])));
-            break;
-          }
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  const I* cols = a.col_idx + a.row_ptr[i];
+  const V* vals = a.values + a.row_ptr[i];
+  const offset_t deg = a.row_ptr[i + 1] - a.row_ptr[i];
+  T acc = add::template identity<T>();
+  if constexpr (traits::annihilating) {
+    for (offset_t k = 0; k < deg; ++k) {
+      acc = add{}(acc, mul(T(vals[k]), T(x[cols[k]])));
+    }
+  } else if constexpr (traits::invertible_add) {
+    for (offset_t k = 0; k < deg; ++k) {
+      const T xc = T(x[cols[k]]);
+      acc = add{}(acc, mul(T(vals[k]), xc) - mul(T(0), xc));
+    }
+    acc = base + acc;
+  } else {
+    for (offset_t k = 0; k < deg; ++k) {
+      acc = add{}(acc, mul(T(vals[k]), T(x[cols[k]])));
+    }
+    if constexpr (add::kind == monoid_kind::min || add::kind == monoid_kind::max) {
+      // ⊕ is a selection: the best column outside the row is the first one in `order`.
+      for (const std::int64_t c : order) {
+        if (!std::binary_search(cols, cols + deg, I(c))) {
+          acc = add{}(acc, mul(T(0), T(x[c])));
+          break;
         }
-      } else {
-        offset_t k = 0;
-        for (std::int64_t c = 0; c < a.cols; ++c) {
-          if (k < deg && cols[k] == c) {
-            ++k;
-          } else {
-            acc = add{}(acc, mul(T(0), T(x[c])));
-          }
+      }
+    } else {
+      offset_t k = 0;
+      for (std::int64_t c = 0; c < a.cols; ++c) {
+        if (k < deg && cols[k] == c) {
+          ++k;
+        } else {
+          acc = add{}(acc, mul(T(0), T(x[c])));
         }
       }
     }
-    y[i] = V(acc);
   }
+  y[i] = V(acc);
+}
 }
 
 /// out[i] = ⊕ over the stored entries of row i of map(A[i,c]); an empty row gives the identity.
@@ -623,13 +650,13 @@ void reduce_rows(const host_resources& res, csr_view<V, I> a, std::span<V> out, 
                                       "spira::reduce_rows: out has ", out.size(),
                                       " entries but A has ", a.rows, " rows");
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    T acc = M::template identity<T>();
-    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      acc = m(acc, T(map(T(a.values[k]))));
-    }
-    out[i] = V(acc);
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  T acc = M::template identity<T>();
+  for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+    acc = m(acc, T(map(T(a.values[k]))));
   }
+  out[i] = V(acc);
+}
 }
 
 /// A copy of A (same pattern, explicit zeros kept) with every stored value replaced by op(value).
@@ -643,8 +670,10 @@ csr_matrix<V, I> apply(const host_resources& res, csr_view<V, I> a, const Op& op
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
   V* out = m.values();
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-  for (std::int64_t k = 0; k < a.nnz; ++k) { out[k] = V(op(a.values[k])); }
-  return m;
+for (std::int64_t k = 0; k < a.nnz; ++k) {
+  out[k] = V(op(a.values[k]));
+}
+return m;
 }
 
 /// X(i, j) = op(X(i, j)) for every element of a dense host matrix.
@@ -653,10 +682,12 @@ void apply(const host_resources& res, dense_view<V> x, const Op& op)
 {
   detail::require_host_space(x.space, "spira::apply", "X");
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
-  for (std::int64_t i = 0; i < x.rows; ++i) {
-    V* row = x.row(i);
-    for (std::int64_t j = 0; j < x.cols; ++j) { row[j] = V(op(row[j])); }
+for (std::int64_t i = 0; i < x.rows; ++i) {
+  V* row = x.row(i);
+  for (std::int64_t j = 0; j < x.cols; ++j) {
+    row[j] = V(op(row[j]));
   }
+}
 }
 
 }  // namespace spira

@@ -27,8 +27,9 @@ struct host_resources {
 
 struct cuda_resources {
   int device = 0;
-  CUstream_st* stream = nullptr;              ///< cudaStream_t; nullptr is the legacy default stream
-  CUmemPoolHandle_st* memory_pool = nullptr;  ///< cudaMemPool_t; nullptr is the device's default pool
+  CUstream_st* stream = nullptr;  ///< cudaStream_t; nullptr is the legacy default stream
+  CUmemPoolHandle_st* memory_pool =
+      nullptr;  ///< cudaMemPool_t; nullptr is the device's default pool
 };
 
 /// True when this build contains the CUDA backend.

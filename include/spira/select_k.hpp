@@ -54,9 +54,13 @@ struct half {
     std::uint32_t x = __builtin_bit_cast(std::uint32_t, f);
     const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
     x &= 0x7fffffffu;
-    if (x >= 0x7f800000u) { return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u); }
-    if (x >= 0x477ff000u) { return sign | 0x7c00u; }  // >= 65520 rounds to infinity
-    if (x < 0x38800000u) {                            // below 2^-14: a subnormal half (or zero)
+    if (x >= 0x7f800000u) {
+      return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);
+    }
+    if (x >= 0x477ff000u) {  // >= 65520 rounds to infinity
+      return sign | 0x7c00u;
+    }
+    if (x < 0x38800000u) {  // below 2^-14: a subnormal half (or zero)
       const float scaled = __builtin_bit_cast(float, x) * 16777216.0f;  // exact: times 2^24
       return sign | static_cast<std::uint16_t>(std::nearbyint(scaled));
     }
@@ -72,8 +76,8 @@ struct half {
       const float m = static_cast<float>(mant) * 5.9604644775390625e-8f;  // mant * 2^-24
       return sign ? -m : m;
     }
-    const std::uint32_t bits =
-      exp == 31 ? (sign | 0x7f800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
+    const std::uint32_t bits = exp == 31 ? (sign | 0x7f800000u | (mant << 13))
+                                         : (sign | ((exp + 112) << 23) | (mant << 13));
     return __builtin_bit_cast(float, bits);
   }
 };
@@ -108,10 +112,10 @@ struct select_params {
   /// Output rows best first (by value, then index) instead of by increasing index.
   bool sorted = false;
   /// Approximate early stop of the bisection after this many steps (RTop-K's Algorithm 2). Without
-  /// it the result is exact. With it, a row takes every element strictly better than the bisection's
-  /// lower bound and fills up, by increasing index, from the undecided interval; the result is then
-  /// approximate (deterministic, and identical on both backends). Requires binary_search (or
-  /// automatic) and rows of at most select_binary_search_max_length elements.
+  /// it the result is exact. With it, a row takes every element strictly better than the
+  /// bisection's lower bound and fills up, by increasing index, from the undecided interval; the
+  /// result is then approximate (deterministic, and identical on both backends). Requires
+  /// binary_search (or automatic) and rows of at most select_binary_search_max_length elements.
   std::optional<int> max_iter{};
 };
 
@@ -134,20 +138,28 @@ inline constexpr std::int64_t select_delegate_min_length_per_k = 128;
 
 template <class T>
 inline constexpr bool is_select_value_type_v =
-  std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>;
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>;
+
+/// The value types select_k ranks (T: float, double or spira::half) and the index types it writes
+/// (IndexT: int32_t or int64_t). A call with another type fails to compile, naming the parameter
+/// and the concept it does not satisfy.
+template <class T>
+concept select_value_type = is_select_value_type_v<T>;
+template <class IndexT>
+concept select_index_type = is_index_type_v<IndexT>;
 
 // ---- dense rows ---------------------------------------------------------------------------------
 // in: rows x n; out_values and out_indices: rows x k, 1 <= k <= n. Indices are column positions.
 
-template <class T, class IndexT>
-void select_k(const host_resources& res, std::type_identity_t<dense_view<const T>> in, std::int64_t k,
-              select_order order, dense_view<T> out_values, dense_view<IndexT> out_indices,
-              const select_params& params = {});
+template <select_value_type T, select_index_type IndexT>
+void select_k(const host_resources& res, std::type_identity_t<dense_view<const T>> in,
+              std::int64_t k, select_order order, dense_view<T> out_values,
+              dense_view<IndexT> out_indices, const select_params& params = {});
 
-template <class T, class IndexT>
-void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T>> in, std::int64_t k,
-              select_order order, dense_view<T> out_values, dense_view<IndexT> out_indices,
-              const select_params& params = {});
+template <select_value_type T, select_index_type IndexT>
+void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T>> in,
+              std::int64_t k, select_order order, dense_view<T> out_values,
+              dense_view<IndexT> out_indices, const select_params& params = {});
 
 // ---- ragged rows (CSR) --------------------------------------------------------------------------
 // The top-k among each row's stored values; indices are the stored column indices. k >= 1; rows
@@ -156,15 +168,17 @@ void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T
 template <class V, class I>
   requires is_value_type_v<V>
 void select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
-              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params = {});
+              dense_view<V> out_values, dense_view<I> out_indices,
+              const select_params& params = {});
 
 template <class V, class I>
   requires is_value_type_v<V>
 void select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
-              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params = {});
+              dense_view<V> out_values, dense_view<I> out_indices,
+              const select_params& params = {});
 
-/// As above, returned as a CSR matrix (same shape as `rows`) with min(k, degree) entries per row, in
-/// the output order of `params.sorted`, in the memory space of the backend.
+/// As above, returned as a CSR matrix (same shape as `rows`) with min(k, degree) entries per row,
+/// in the output order of `params.sorted`, in the memory space of the backend.
 template <class V, class I>
   requires is_value_type_v<V>
 csr_matrix<V, I> select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k,

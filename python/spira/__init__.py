@@ -8,14 +8,18 @@ with OpenMP, CUDA backend when compiled in) with the GIL released.
 - :func:`kneighbors_graph` -- the k-NN graph as a CSR matrix (scikit-learn's layout)
 - :func:`pairwise_distances` -- the dense matrix of distances
 - :func:`select_k` -- the k largest or smallest values of each row (dense or sparse)
+- :func:`merge_knn` -- k-NN lists of disjoint index blocks merged into those of their union
 - :func:`valid_metrics` -- the metric names accepted
 - :func:`show_config` -- version, backends and GPU
 - :mod:`spira.neighbors` -- ``KNeighborsTransformer`` (scikit-learn), :func:`umap_knn`,
   :func:`opentsne_knn`
+- :mod:`spira.dask` -- the same exact k-NN graphs on a Dask cluster (``import spira.dask``; needs
+  ``dask[array]`` and ``distributed``, the ``spira[dask]`` extra)
 """
 
 from . import _core, neighbors
 from ._device import show_config
+from ._merge import merge_knn
 from ._neighbors import kneighbors, kneighbors_graph
 from ._pairwise import pairwise_distances
 from ._select import select_k
@@ -26,6 +30,7 @@ __all__ = [
     "__version__",
     "kneighbors",
     "kneighbors_graph",
+    "merge_knn",
     "neighbors",
     "pairwise_distances",
     "select_k",

@@ -17,8 +17,8 @@ namespace {
 constexpr std::size_t default_cuda_block_bytes = std::size_t{1} << 30;
 
 /// With a progress callback, host pairwise distances run in about this many blocks of rows of A
-/// (the k-NN graph's knn_progress_steps), so that Ctrl-C is seen within a few percent of the
-/// call...
+/// (the k-NN graph's knn_policy::progress_steps), so that Ctrl-C is seen within a few percent
+/// of the call...
 constexpr std::int64_t pairwise_progress_steps = 20;
 /// ...but never fewer rows per block than this: each block transposes B again (O(nnz(B))).
 constexpr std::int64_t pairwise_progress_min_rows = 256;
@@ -91,7 +91,9 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
     pairwise_distance(res, a_dev.view(), b_dev.view(), d.view(), params);
     copy(out + r0 * b.rows, memory_space::host, d.data(), memory_space::device,
          static_cast<std::size_t>((r1 - r0) * b.rows), res);
-    if (progress) { progress(r1, a.rows); }
+    if (progress) {
+      progress(r1, a.rows);
+    }
   }
 }
 
@@ -147,8 +149,8 @@ void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_
     dense_matrix<std::int64_t> id(res, rows, k);
     const auto n = [](std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(a * b); };
     copy(xd.data(), memory_space::device, x.data, memory_space::host, n(rows, cols), res);
-    select_k<T, std::int64_t>(res, dense_view<const T>(xd.view()), k, order, vd.view(),
-                              id.view(), params);
+    select_k<T, std::int64_t>(res, dense_view<const T>(xd.view()), k, order, vd.view(), id.view(),
+                              params);
     copy(v.data, memory_space::host, vd.data(), memory_space::device, n(rows, k), res);
     copy(i.data, memory_space::host, id.data(), memory_space::device, n(rows, k), res);
   };
@@ -159,8 +161,8 @@ void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_
   }
 }
 
-void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted,
-                   void* out_values, std::int64_t* out_indices, bool cuda)
+void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted, void* out_values,
+                   std::int64_t* out_indices, bool cuda)
 {
   with_types(m, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
     const host_resources host{};

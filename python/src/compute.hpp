@@ -53,7 +53,7 @@ void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_
 
 /// spira::select_k of the stored values of each CSR row (canonical): rows x k outputs, indices the
 /// stored columns, rows with fewer than k entries padded with index -1 and -inf (largest) or +inf.
-void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted,
-                   void* out_values, std::int64_t* out_indices, bool cuda);
+void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted, void* out_values,
+                   std::int64_t* out_indices, bool cuda);
 
 }  // namespace spira::python

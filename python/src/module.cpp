@@ -9,6 +9,7 @@
 #include <spira/config.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
+#include <spira/knn.hpp>
 #include <spira/resources.hpp>
 
 #include <nanobind/nanobind.h>
@@ -23,6 +24,7 @@
 #endif
 
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +87,45 @@ void check_same_types(const csr_input& x, const csr_input& y)
                                       y.cols);
 }
 
+using knn_distances = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using knn_indices = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+/// The result's two arrays as NumPy arrays sharing one owner: the result, freed when the last of
+/// them is collected.
+nb::tuple knn_arrays(std::unique_ptr<knn_result> result)
+{
+  knn_result* r = result.release();
+  nb::capsule owner(r, [](void* p) noexcept { delete static_cast<knn_result*>(p); });
+  const std::size_t shape[2] = {static_cast<std::size_t>(r->indices.rows()),
+                                static_cast<std::size_t>(r->indices.cols())};
+  auto distances = nb::ndarray<nb::numpy, float, nb::ndim<2>>(r->distances.data(), 2, shape, owner);
+  auto indices =
+      nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
+  return nb::make_tuple(distances, indices);
+}
+
+/// spira::merge_knn (host backend) of (distances float32, indices int64) pairs of C-contiguous
+/// n_q x k_p arrays; the list keeps them alive for the call.
+nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>& parts,
+                       std::int64_t k, bool largest)
+{
+  std::vector<knn_result_view> views;
+  views.reserve(parts.size());
+  for (const auto& [d, i] : parts) {
+    const auto rows = [](const auto& a) { return static_cast<std::int64_t>(a.shape(0)); };
+    const auto cols = [](const auto& a) { return static_cast<std::int64_t>(a.shape(1)); };
+    views.push_back({dense_view<const std::int64_t>{rows(i), cols(i), cols(i), i.data()},
+                     dense_view<const float>{rows(d), cols(d), cols(d), d.data()}});
+  }
+  auto result = std::make_unique<knn_result>();
+  {
+    nb::gil_scoped_release release;
+    *result = merge_knn(host_resources{}, std::span<const knn_result_view>(views), k,
+                        largest ? select_order::largest : select_order::smallest);
+  }
+  return knn_arrays(std::move(result));
+}
+
 nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int64_t k,
                         const std::string& metric_name, double p, bool exclude_self, bool cuda,
                         std::size_t memory_budget, nb::object progress)
@@ -105,15 +146,7 @@ nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int
   params.progress = call.callback();
   auto result = std::make_unique<knn_result>();
   call.run([&] { *result = kneighbors(index, queries, params, cuda); });
-  // Both arrays share one owner: the result, freed when the last of them is collected.
-  knn_result* r = result.release();
-  nb::capsule owner(r, [](void* p) noexcept { delete static_cast<knn_result*>(p); });
-  const std::size_t shape[2] = {static_cast<std::size_t>(r->indices.rows()),
-                                static_cast<std::size_t>(r->indices.cols())};
-  auto distances = nb::ndarray<nb::numpy, float, nb::ndim<2>>(r->distances.data(), 2, shape, owner);
-  auto indices =
-      nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
-  return nb::make_tuple(distances, indices);
+  return knn_arrays(std::move(result));
 }
 
 void pairwise_py(const nb::tuple& x, const nb::tuple& y,
@@ -137,11 +170,10 @@ void pairwise_py(const nb::tuple& x, const nb::tuple& y,
 
 using any_matrix = nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
-void select_k_dense_py(nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu> in,
-                       std::int64_t k, bool largest, bool sorted, any_matrix out_values,
-                       nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>
-                         out_indices,
-                       bool cuda)
+void select_k_dense_py(
+    nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu> in, std::int64_t k,
+    bool largest, bool sorted, any_matrix out_values,
+    nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_indices, bool cuda)
 {
   const bool value64 = in.dtype() == nb::dtype<double>();
   detail::expects(value64 || in.dtype() == nb::dtype<float>(),
@@ -150,27 +182,25 @@ void select_k_dense_py(nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device
   const auto rows = static_cast<std::int64_t>(in.shape(0));
   const auto cols = static_cast<std::int64_t>(in.shape(1));
   detail::expects(out_values.shape(0) == in.shape(0) && out_indices.shape(0) == in.shape(0) &&
-                    static_cast<std::int64_t>(out_values.shape(1)) == k &&
-                    static_cast<std::int64_t>(out_indices.shape(1)) == k,
+                      static_cast<std::int64_t>(out_values.shape(1)) == k &&
+                      static_cast<std::int64_t>(out_indices.shape(1)) == k,
                   "out_values and out_indices: expected shape (", rows, ", ", k, ")");
   nb::gil_scoped_release release;
   select_k_dense(in.data(), value64, rows, cols, k, largest, sorted, out_values.data(),
                  out_indices.data(), cuda);
 }
 
-void select_k_rows_py(const nb::tuple& a, std::int64_t k, bool largest, bool sorted,
-                      any_matrix out_values,
-                      nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>
-                        out_indices,
-                      bool cuda)
+void select_k_rows_py(
+    const nb::tuple& a, std::int64_t k, bool largest, bool sorted, any_matrix out_values,
+    nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_indices, bool cuda)
 {
   const csr_input m = csr_of(a, "A");
   detail::expects(out_values.dtype() == (m.value64 ? nb::dtype<double>() : nb::dtype<float>()),
                   "out_values: the dtype must be A's");
   detail::expects(static_cast<std::int64_t>(out_values.shape(0)) == m.rows &&
-                    static_cast<std::int64_t>(out_indices.shape(0)) == m.rows &&
-                    static_cast<std::int64_t>(out_values.shape(1)) == k &&
-                    static_cast<std::int64_t>(out_indices.shape(1)) == k,
+                      static_cast<std::int64_t>(out_indices.shape(0)) == m.rows &&
+                      static_cast<std::int64_t>(out_values.shape(1)) == k &&
+                      static_cast<std::int64_t>(out_indices.shape(1)) == k,
                   "out_values and out_indices: expected shape (", m.rows, ", ", k, ")");
   nb::gil_scoped_release release;
   select_k_rows(m, k, largest, sorted, out_values.data(), out_indices.data(), cuda);
@@ -222,6 +252,9 @@ NB_MODULE(_core, m)
         nb::arg("memory_budget"), nb::arg("progress").none() = nb::none(),
         "spira::knn_graph on canonical CSR tuples; returns (distances float32, indices int64). "
         "Ctrl-C ends it between tiles; progress(done, total) is called after each tile.");
+  m.def("merge_knn", &merge_knn_py, nb::arg("parts"), nb::arg("k"), nb::arg("largest"),
+        "spira::merge_knn (host) of [(distances float32, indices int64), ...] n_q x k_p arrays; "
+        "returns (distances float32, indices int64) of n_q x k.");
   // The outputs are written in place: .noconvert() refuses arrays nanobind would have to copy.
   m.def("pairwise_distances", &pairwise_py, nb::arg("X"), nb::arg("Y"), nb::arg("out").noconvert(),
         nb::arg("metric"), nb::arg("p"), nb::arg("cuda"), nb::arg("memory_budget"),
@@ -229,12 +262,12 @@ NB_MODULE(_core, m)
         "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out. "
         "Ctrl-C ends it between blocks of rows; progress(done, total) is called after each.");
   m.def("select_k_dense", &select_k_dense_py, nb::arg("A"), nb::arg("k"), nb::arg("largest"),
-        nb::arg("sorted"), nb::arg("out_values").noconvert(),
-        nb::arg("out_indices").noconvert(), nb::arg("cuda"),
+        nb::arg("sorted"), nb::arg("out_values").noconvert(), nb::arg("out_indices").noconvert(),
+        nb::arg("cuda"),
         "spira::select_k of each row of a C-contiguous float32/float64 matrix into the outputs.");
   m.def("select_k_rows", &select_k_rows_py, nb::arg("A"), nb::arg("k"), nb::arg("largest"),
-        nb::arg("sorted"), nb::arg("out_values").noconvert(),
-        nb::arg("out_indices").noconvert(), nb::arg("cuda"),
+        nb::arg("sorted"), nb::arg("out_values").noconvert(), nb::arg("out_indices").noconvert(),
+        nb::arg("cuda"),
         "spira::select_k of the stored values of each row of a canonical CSR tuple.");
   m.def(
       "canonical_metric",

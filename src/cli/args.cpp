@@ -1,10 +1,10 @@
 #include "args.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cctype>
 #include <cstring>
 #include <filesystem>
 
@@ -16,7 +16,10 @@ namespace spira::cli {
 namespace {
 
 /// How messages spell an option: "-k" for a one-letter name, "--metric" otherwise.
-std::string spelled(const std::string& name) { return (name.size() == 1 ? "-" : "--") + name; }
+std::string spelled(const std::string& name)
+{
+  return (name.size() == 1 ? "-" : "--") + name;
+}
 
 }  // namespace
 
@@ -52,14 +55,20 @@ arguments::arguments(int argc, char** argv, int first, const std::vector<option_
           spec = nullptr;
         }
       }
-      if (spec == nullptr) { throw usage_error("unknown option '" + arg + "'"); }
+      if (spec == nullptr) {
+        throw usage_error("unknown option '" + arg + "'");
+      }
       if (!spec->takes_value) {
-        if (has_inline) { throw usage_error("option '" + arg + "' takes no value"); }
+        if (has_inline) {
+          throw usage_error("option '" + arg + "' takes no value");
+        }
         flags_.insert(spec->name);
         continue;
       }
       if (!has_inline) {
-        if (i + 1 >= argc) { throw usage_error("option '" + arg + "' needs a value"); }
+        if (i + 1 >= argc) {
+          throw usage_error("option '" + arg + "' needs a value");
+        }
         inline_value = argv[++i];
       }
       if (values_.count(spec->name) != 0) {
@@ -75,14 +84,18 @@ arguments::arguments(int argc, char** argv, int first, const std::vector<option_
 std::optional<std::string> arguments::value(const std::string& name) const
 {
   auto it = values_.find(name);
-  if (it == values_.end()) { return std::nullopt; }
+  if (it == values_.end()) {
+    return std::nullopt;
+  }
   return it->second;
 }
 
 std::string arguments::required(const std::string& name) const
 {
   auto v = value(name);
-  if (!v) { throw usage_error("missing required option '" + spelled(name) + "'"); }
+  if (!v) {
+    throw usage_error("missing required option '" + spelled(name) + "'");
+  }
   return *v;
 }
 
@@ -91,7 +104,9 @@ std::string arguments::output_path(const std::string& name, const std::string& e
   const std::string path = required(name);
   namespace fs = std::filesystem;
   const std::string option = "option '" + spelled(name) + "'";
-  if (path.empty()) { throw usage_error(option + ": the file name is empty"); }
+  if (path.empty()) {
+    throw usage_error(option + ": the file name is empty");
+  }
   std::error_code ec;
   if (path.back() == '/' || fs::is_directory(path, ec)) {
     throw usage_error(option + ": '" + path + "' is a directory, not a file name");
@@ -152,8 +167,8 @@ host_resources host_resources_of(const arguments& args)
 
 std::FILE* summary_stream(const std::string& out_path)
 {
-  struct stat out{};
-  struct stat std_out{};
+  struct stat out {};
+  struct stat std_out {};
   const bool same = stat(out_path.c_str(), &out) == 0 && fstat(STDOUT_FILENO, &std_out) == 0 &&
                     out.st_dev == std_out.st_dev && out.st_ino == std_out.st_ino;
   return same ? stderr : stdout;
@@ -162,7 +177,9 @@ std::FILE* summary_stream(const std::string& out_path)
 double minkowski_p(const arguments& args, metric m)
 {
   const auto p = args.real("p");
-  if (!p) { return distance_params{}.p; }
+  if (!p) {
+    return distance_params{}.p;
+  }
   if (m != metric::minkowski) {
     throw usage_error("option '--p' applies to --metric minkowski only");
   }
@@ -172,11 +189,13 @@ double minkowski_p(const arguments& args, metric m)
   return *p;
 }
 
-std::optional<long long> arguments::integer(const std::string& name, long long lo,
-                                            long long hi, const std::string& range) const
+std::optional<long long> arguments::integer(const std::string& name, long long lo, long long hi,
+                                            const std::string& range) const
 {
   auto v = value(name);
-  if (!v) { return std::nullopt; }
+  if (!v) {
+    return std::nullopt;
+  }
   long long x = 0;
   const char* b = v->data();
   const char* e = b + v->size();
@@ -202,7 +221,9 @@ std::optional<long long> arguments::integer(const std::string& name, long long l
 std::optional<double> arguments::real(const std::string& name) const
 {
   auto v = value(name);
-  if (!v) { return std::nullopt; }
+  if (!v) {
+    return std::nullopt;
+  }
   double x = 0;
   const char* b = v->data();
   const char* e = b + v->size();

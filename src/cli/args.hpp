@@ -40,8 +40,7 @@ class arguments {
   /// An integer option in [lo, hi], or usage_error naming the option, the bad value and the valid
   /// range (`range` in words when given, e.g. "1 to the rows of INDEX").
   [[nodiscard]] std::optional<long long> integer(const std::string& name, long long lo,
-                                                 long long hi,
-                                                 const std::string& range = {}) const;
+                                                 long long hi, const std::string& range = {}) const;
   [[nodiscard]] std::optional<double> real(const std::string& name) const;
   /// The value of the required output option `name`, checked before any work is done: a file name
   /// (not empty, not a directory) ending in `extension` (".npy"), in an existing directory where a

@@ -4,8 +4,8 @@
 // whole matrix is never held.
 #include "args.hpp"
 #include "commands.hpp"
-#include "matrix_input.hpp"
 #include "limits.hpp"
+#include "matrix_input.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/distance.hpp>
@@ -36,9 +36,9 @@ std::int64_t block_rows(std::int64_t a_rows, std::int64_t b_rows, std::int64_t b
   const std::int64_t row_bytes = bytes_per_value * std::max<std::int64_t>(1, b_rows);
   const auto rows = static_cast<std::int64_t>(budget / static_cast<std::size_t>(row_bytes));
   if (rows < 1) {
-    throw usage_error(detail::concat(
-      "option '--memory-budget-mb': ", budget >> 20, " MiB cannot hold one row of distances (",
-      b_rows, " values: ", (row_bytes + (1 << 20) - 1) >> 20, " MiB)"));
+    throw usage_error(detail::concat("option '--memory-budget-mb': ", budget >> 20,
+                                     " MiB cannot hold one row of distances (", b_rows,
+                                     " values: ", (row_bytes + (1 << 20) - 1) >> 20, " MiB)"));
   }
   return std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(a_rows, 1));
 }
@@ -96,13 +96,14 @@ void host_distances(const host_resources& res, const csr_matrix<double, I>& a,
 
 int run_distance(int argc, char** argv)
 {
-  const arguments args(argc, argv, 2, {{"metric", 'm'},
-                                       {"p", 0},
-                                       {"backend", 0},
-                                       {"strategy", 0},
-                                       {"memory-budget-mb", 0},
-                                       {"threads", 0},
-                                       {"output", 'o'}});
+  const arguments args(argc, argv, 2,
+                       {{"metric", 'm'},
+                        {"p", 0},
+                        {"backend", 0},
+                        {"strategy", 0},
+                        {"memory-budget-mb", 0},
+                        {"threads", 0},
+                        {"output", 'o'}});
   const auto& pos = args.positional();
   if (pos.empty() || pos.size() > 2) {
     throw usage_error("expects A [B] (usage: spira distance A [B] --metric M -o OUT.npy)");
@@ -115,8 +116,9 @@ int run_distance(int argc, char** argv)
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "distance");
   if (auto s = args.value("strategy")) {
     if (be != backend::cuda) {
-      throw usage_error("option '--strategy' selects a CUDA engine strategy; it needs the CUDA "
-                        "backend");
+      throw usage_error(
+          "option '--strategy' selects a CUDA engine strategy; it needs the CUDA "
+          "backend");
     }
     params.strategy = parse_strategy(*s);
     check_strategy(params.metric, params.strategy);
@@ -124,15 +126,19 @@ int run_distance(int argc, char** argv)
 
   auto a = io::read_matrix<double, std::int64_t>(pos[0]);
   std::optional<csr_matrix<double, std::int64_t>> b_own;
-  if (pos.size() == 2) { b_own = io::read_matrix<double, std::int64_t>(pos[1]); }
+  if (pos.size() == 2) {
+    b_own = io::read_matrix<double, std::int64_t>(pos[1]);
+  }
   const csr_matrix<double, std::int64_t>& b = b_own ? *b_own : a;
   const std::string& b_path = pos.size() == 2 ? pos[1] : pos[0];
   if (a.cols() != b.cols()) {
-    throw dimension_mismatch(detail::concat("A (", pos[0], ") has ", a.cols(),
-                                            " columns but B (", b_path, ") has ", b.cols()));
+    throw dimension_mismatch(detail::concat("A (", pos[0], ") has ", a.cols(), " columns but B (",
+                                            b_path, ") has ", b.cols()));
   }
   check_values_for_metric(a, pos[0], params.metric);
-  if (b_own) { check_values_for_metric(b, b_path, params.metric); }
+  if (b_own) {
+    check_values_for_metric(b, b_path, params.metric);
+  }
 
   // The .npy: a header of at most 128 bytes for two extents, then rows(A) x rows(B) float32.
   check_free_space(out_path, 128 + std::uint64_t(a.rows()) * std::uint64_t(b.rows()) * 4);
@@ -143,14 +149,14 @@ int run_distance(int argc, char** argv)
   const bool float_exact = values_fit_float(a.view()) && values_fit_float(b.view());
   const std::int64_t cuda_value_bytes = float_exact ? 4 : 8;
   std::int64_t step = block_rows(
-    a.rows(), b.rows(),
-    be == backend::cuda ? (float_exact ? cuda_float_bytes_per_value : cuda_double_bytes_per_value)
-                        : host_bytes_per_value,
-    budget);
+      a.rows(), b.rows(),
+      be == backend::cuda ? (float_exact ? cuda_float_bytes_per_value : cuda_double_bytes_per_value)
+                          : host_bytes_per_value,
+      budget);
   if (be == backend::cuda) {
-    step = std::min(step, std::max<std::int64_t>(1, cuda_tile_bytes / (cuda_value_bytes *
-                                                                        std::max<std::int64_t>(
-                                                                          1, b.rows()))));
+    step = std::min(
+        step, std::max<std::int64_t>(
+                  1, cuda_tile_bytes / (cuda_value_bytes * std::max<std::int64_t>(1, b.rows()))));
   }
   warn_if_budget_slows("distance",
                        {.query_rows = a.rows(),
@@ -175,18 +181,19 @@ int run_distance(int argc, char** argv)
   const auto t0 = std::chrono::steady_clock::now();
   if (detail::fits_index<std::int32_t>(a.cols())) {
     auto a32 = cast_indices<std::int32_t>(res, a.view());
-    auto b32 = b_own ? cast_indices<std::int32_t>(res, b.view()) : csr_matrix<double, std::int32_t>{};
+    auto b32 =
+        b_own ? cast_indices<std::int32_t>(res, b.view()) : csr_matrix<double, std::int32_t>{};
     compute(a32, b_own ? b32 : a32);
   } else {
     compute(a, b);
   }
   out.commit();
   const double seconds =
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(summary_stream(out_path),
-               "spira distance: %lld x %lld distances, %s, %s, %.3f s -> %s\n",
-               (long long)a.rows(), (long long)b.rows(), to_string(params.metric),
-               be == backend::cuda ? "cuda" : "host", seconds, out_path.c_str());
+               "spira distance: %lld x %lld distances, %s, %s, %.3f s -> %s\n", (long long)a.rows(),
+               (long long)b.rows(), to_string(params.metric), be == backend::cuda ? "cuda" : "host",
+               seconds, out_path.c_str());
   return 0;
 }
 

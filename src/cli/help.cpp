@@ -15,11 +15,11 @@ struct command_help {
 };
 
 constexpr std::string_view inputs =
-  "Matrix files: Matrix Market (.mtx, .mtx.gz), svmlight (.svm, .svmlight, .libsvm),\n"
-  "scipy CSR or CSC (.npz), NumPy (.npy), edge lists (.txt, .txt.gz).\n";
+    "Matrix files: Matrix Market (.mtx, .mtx.gz), svmlight (.svm, .svmlight, .libsvm),\n"
+    "scipy CSR or CSC (.npz), NumPy (.npy), edge lists (.txt, .txt.gz).\n";
 
 constexpr std::array<command_help, 5> table{{
-  {"", R"(usage: spira <command> [options]
+    {"", R"(usage: spira <command> [options]
 
 commands:
   info FILE          shape, nonzeros, density and row degrees of a matrix file
@@ -32,7 +32,7 @@ commands:
 spira <command> --help prints the options of a command, their defaults and the output format.
 
 )"},
-  {"info", R"(usage: spira info FILE
+    {"info", R"(usage: spira info FILE
 
 Prints the format, rows, cols, nnz (after symmetric expansion; the file's own count when it
 differs), density, min / median / max row degree and empty rows of a matrix file.
@@ -41,7 +41,7 @@ options:
   -h, --help               print this help and exit
 
 )"},
-  {"distance", R"(usage: spira distance A [B] --metric M -o OUT.npy [options]
+    {"distance", R"(usage: spira distance A [B] --metric M -o OUT.npy [options]
 
 Dense distances between the rows of A and the rows of B (B defaults to A), computed in blocks
 of rows of A that fit the memory budget.
@@ -63,7 +63,7 @@ output: OUT.npy, float32, rows(A) x rows(B) (on the host computed in float64 and
 a one-line summary on stdout.
 
 )"},
-  {"topk", R"(usage: spira topk IN.npy -k K -o OUT.npz [options]
+    {"topk", R"(usage: spira topk IN.npy -k K -o OUT.npz [options]
 
 The K largest (or smallest) values of every row of a float32 or float64 array IN.npy.
 
@@ -79,7 +79,7 @@ output: OUT.npz with indices (int64) and values (the input's dtype), rows x K, e
 first (ties: the smaller index first; NaN never outranks a number); a one-line summary on stdout.
 
 )"},
-  {"knn", R"(usage: spira knn INDEX -k K --metric M -o OUT.npz [options]
+    {"knn", R"(usage: spira knn INDEX -k K --metric M -o OUT.npz [options]
 
 The exact k-nearest-neighbour graph of the rows of INDEX (or of the rows of --query Q).
 
@@ -144,7 +144,9 @@ std::string metric_list()
 std::optional<std::string> help_text(std::string_view command)
 {
   for (const command_help& c : table) {
-    if (c.name != command) { continue; }
+    if (c.name != command) {
+      continue;
+    }
     std::string text(c.text);
     if (auto at = text.find("@METRICS@\n"); at != std::string::npos) {
       text.replace(at, 10, metric_list());

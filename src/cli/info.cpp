@@ -24,7 +24,9 @@ int run_info(int argc, char** argv)
   // The row degrees overwrite the row pointers (degree i reads pointers i and i + 1 before
   // pointer i is overwritten): no second array of rows entries; m is not used as a matrix after.
   const std::span<offset_t> degree(m.row_ptr(), static_cast<std::size_t>(m.rows()));
-  for (std::int64_t i = 0; i < m.rows(); ++i) { degree[i] = m.row_ptr()[i + 1] - m.row_ptr()[i]; }
+  for (std::int64_t i = 0; i < m.rows(); ++i) {
+    degree[i] = m.row_ptr()[i + 1] - m.row_ptr()[i];
+  }
   const auto empty = std::count(degree.begin(), degree.end(), offset_t{0});
   const auto [least, most] = std::minmax_element(degree.begin(), degree.end());
   const double cells = double(m.rows()) * double(m.cols());

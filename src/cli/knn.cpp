@@ -11,7 +11,7 @@
 #include "semirings/distances.hpp"
 
 #include <spira/convert.hpp>
-#include <spira/detail/knn_tiles.hpp>
+#include <spira/detail/knn_policy.hpp>
 #include <spira/io.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>
@@ -55,9 +55,9 @@ void write_csr_npz(const std::string& path, const csr_matrix<float, std::int64_t
   const std::span<const offset_t> ptr(m.row_ptr(), rows + 1);
   const auto write = [&](io::npz_entry indices, io::npz_entry indptr) {
     const io::npz_entry entries[] = {
-      std::move(indices), std::move(indptr), io::npz_entry::of_bytes("format", "csr"),
-      io::npz_entry::of("shape", std::span<const std::int64_t>(shape)),
-      io::npz_entry::of("data", std::span<const float>(m.values(), nnz))};
+        std::move(indices), std::move(indptr), io::npz_entry::of_bytes("format", "csr"),
+        io::npz_entry::of("shape", std::span<const std::int64_t>(shape)),
+        io::npz_entry::of("data", std::span<const float>(m.values(), nnz))};
     io::write_npz(path, entries);
   };
   const std::int64_t largest = std::max({m.rows(), m.cols(), m.nnz()});
@@ -104,7 +104,9 @@ double recall_on_sample(const host_resources& res, const csr_matrix<V, I>& index
       return std::pair{x, j};
     };
     std::sort(order.begin(), order.end(), [&](auto x, auto y) { return key(x) < key(y); });
-    if (exclude_self) { order.erase(std::find(order.begin(), order.end(), row)); }
+    if (exclude_self) {
+      order.erase(std::find(order.begin(), order.end(), row));
+    }
     const double kth = key(order[static_cast<std::size_t>(k - 1)]).first;
     const double bar = kth + 1e-6 * std::max(1.0, std::abs(kth));
     std::set<std::int64_t> seen;
@@ -123,11 +125,11 @@ double recall_on_sample(const host_resources& res, const csr_matrix<V, I>& index
 /// The progress callback for a terminal: queries done, elapsed time and, once some are done, an
 /// estimate of the rest (the elapsed time scaled by the queries left), on one rewritten line.
 std::function<void(std::int64_t, std::int64_t)> progress_line(
-  std::chrono::steady_clock::time_point t0)
+    std::chrono::steady_clock::time_point t0)
 {
   return [t0](std::int64_t done, std::int64_t total) {
     const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "\rspira knn: %lld / %lld queries (%3.0f%%), %.1f s elapsed",
                  (long long)done, (long long)total,
                  100.0 * double(done) / double(std::max<std::int64_t>(total, 1)), elapsed);
@@ -142,16 +144,22 @@ std::function<void(std::int64_t, std::int64_t)> progress_line(
 
 template <class V, class I>
 int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
-        const std::optional<csr_matrix<V, I>>& queries, knn_params params,
-        const knn_output& out, std::int64_t check, const char* metric)
+        const std::optional<csr_matrix<V, I>>& queries, knn_params params, const knn_output& out,
+        std::int64_t check, const char* metric)
 {
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
-  if (tty) { params.progress = progress_line(t0); }
+  if (tty) {
+    params.progress = progress_line(t0);
+  }
   std::optional<csr_view<V, I>> qv;
-  if (queries) { qv = queries->view(); }
+  if (queries) {
+    qv = queries->view();
+  }
   const auto run = [&] {
-    if (be == backend::host) { return knn_graph(res, index.view(), qv, params); }
+    if (be == backend::host) {
+      return knn_graph(res, index.view(), qv, params);
+    }
     try {
       return knn_graph(cuda_resources{}, index.view(), qv, params);
     } catch (const out_of_memory& e) {
@@ -159,35 +167,39 @@ int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
       // index takes there); its message names the C++ field, the CLI names the option.
       const bool budget = std::string(e.what()).find("memory_budget") != std::string::npos;
       if (params.memory_budget > 0 && budget) {
-        throw usage_error(detail::concat(
-          "option '--memory-budget-mb': ", params.memory_budget >> 20,
-          " MiB is too small for the top-", params.k, " lists of one query on the GPU; raise it"));
+        throw usage_error(
+            detail::concat("option '--memory-budget-mb': ", params.memory_budget >> 20,
+                           " MiB is too small for the top-", params.k,
+                           " lists of one query on the GPU; raise it"));
       }
       throw;
     }
   };
   const knn_result g = run();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (tty) { std::fputc('\n', stderr); }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (tty) {
+    std::fputc('\n', stderr);
+  }
   if (out.graph) {
     // scikit-learn's layout: each row's entries nearest first (symmetrize: columns increasing).
     auto csr = to_csr_graph(g, index.rows(), *out.graph, knn_graph_order::nearest_first);
-    if (out.symmetrize) { csr = symmetrize(csr.view()); }
+    if (out.symmetrize) {
+      csr = symmetrize(csr.view());
+    }
     write_csr_npz(out.path, csr);
   } else {
     const io::npz_entry entries[] = {
-      io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
-      io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
+        io::npz_entry::of("indices", dense_view<const std::int64_t>(g.indices.view())),
+        io::npz_entry::of("distances", dense_view<const float>(g.distances.view()))};
     io::write_npz(out.path, entries);
   }
   std::FILE* summary = summary_stream(out.path);
-  std::fprintf(summary,
-               "spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
+  std::fprintf(summary, "spira knn: %lld queries x %lld index rows, k = %lld, %s, %s, %.3f s -> %s",
                (long long)g.indices.rows(), (long long)index.rows(), (long long)params.k, metric,
                be == backend::cuda ? "cuda" : "host", seconds, out.path.c_str());
   if (out.graph) {
-    std::fprintf(summary, " (CSR graph, %s%s)",
-                 to_string(*out.graph),
+    std::fprintf(summary, " (CSR graph, %s%s)", to_string(*out.graph),
                  out.symmetrize ? ", symmetrized" : "");
   }
   if (check > 0) {
@@ -212,9 +224,10 @@ void check_host_budget(const csr_matrix<double, std::int64_t>& index,
   try {
     t = detail::plan_knn_tiles(budget, q.rows(), index.rows(), params.k, sizeof(double), params);
   } catch (const out_of_memory&) {
-    throw usage_error(detail::concat(
-      "option '--memory-budget-mb': ", budget >> 20, " MiB cannot hold the top-", params.k,
-      " lists of one query (about ", (3 * params.k * 16 + (1 << 20) - 1) >> 20, " MiB); raise it"));
+    throw usage_error(detail::concat("option '--memory-budget-mb': ", budget >> 20,
+                                     " MiB cannot hold the top-", params.k,
+                                     " lists of one query (about ",
+                                     (3 * params.k * 16 + (1 << 20) - 1) >> 20, " MiB); raise it"));
   }
   warn_if_budget_slows("knn",
                        {.query_rows = q.rows(),
@@ -251,15 +264,18 @@ int run_knn(int argc, char** argv)
   }
   knn_params params;
   const auto k = args.integer("k", 1, std::int64_t{1} << 40, "1 to the rows of INDEX");
-  if (!k) { throw usage_error("missing required option '-k'"); }
+  if (!k) {
+    throw usage_error("missing required option '-k'");
+  }
   params.k = *k;
   const std::string metric_name = args.required("metric");
   params.metric = parse_metric(args);
   params.p = minkowski_p(args, params.metric);
   params.exclude_self = args.flag("exclude-self");
   if (params.exclude_self && args.value("query")) {
-    throw usage_error("--exclude-self applies when the index is queried against itself; it "
-                      "cannot be combined with --query");
+    throw usage_error(
+        "--exclude-self applies when the index is queried against itself; it "
+        "cannot be combined with --query");
   }
   // The budget given, or 0: the library's default (on the host the same as memory_budget(args),
   // on CUDA half the free device memory).
@@ -277,12 +293,14 @@ int run_knn(int argc, char** argv)
   }
   out.symmetrize = args.flag("symmetrize");
   if (out.symmetrize && !out.graph) {
-    throw usage_error("option '--symmetrize' applies to the sparse graph: add --graph distance or "
-                      "--graph connectivity");
+    throw usage_error(
+        "option '--symmetrize' applies to the sparse graph: add --graph distance or "
+        "--graph connectivity");
   }
   if (out.symmetrize && args.value("query")) {
-    throw usage_error("option '--symmetrize' needs the square graph of the index against itself; "
-                      "it cannot be combined with --query");
+    throw usage_error(
+        "option '--symmetrize' needs the square graph of the index against itself; "
+        "it cannot be combined with --query");
   }
   const backend be = resolve_backend(args.value("backend").value_or("auto"), true, "knn");
   for (const char* option : {"algo", "strategy"}) {
@@ -325,24 +343,32 @@ int run_knn(int argc, char** argv)
   const std::uint64_t entries = n_q * std::uint64_t(params.k) * (out.symmetrize ? 2 : 1);
   check_free_space(out.path, 1024 + entries * 12 + (out.graph ? (n_q + 1) * 8 : 0));
   check_values_for_metric(index, args.positional()[0], params.metric);
-  if (queries) { check_values_for_metric(*queries, *args.value("query"), params.metric); }
-  if (be == backend::host) { check_host_budget(index, queries, params, memory_budget(args)); }
+  if (queries) {
+    check_values_for_metric(*queries, *args.value("query"), params.metric);
+  }
+  if (be == backend::host) {
+    check_host_budget(index, queries, params, memory_budget(args));
+  }
   // The host computes in double; the GPU in float (its native precision for this engine) when every
   // value is exactly a float32, else in double (rounding the data would change the answer).
   auto run_as = [&]<class V>(std::type_identity<V>) {
     std::optional<csr_matrix<V, std::int64_t>> qv;
-    if (queries) { qv = cast_values<V>(res, queries->view()); }
+    if (queries) {
+      qv = cast_values<V>(res, queries->view());
+    }
     const auto iv = cast_values<V>(res, index.view());
     if (detail::fits_index<std::int32_t>(index.cols())) {
       std::optional<csr_matrix<V, std::int32_t>> q32;
-      if (qv) { q32 = cast_indices<std::int32_t>(res, qv->view()); }
+      if (qv) {
+        q32 = cast_indices<std::int32_t>(res, qv->view());
+      }
       return knn(res, be, cast_indices<std::int32_t>(res, iv.view()), q32, params, out, check,
                  metric_name.c_str());
     }
     return knn(res, be, iv, qv, params, out, check, metric_name.c_str());
   };
   const bool float_exact =
-    values_fit_float(index.view()) && (!queries || values_fit_float(queries->view()));
+      values_fit_float(index.view()) && (!queries || values_fit_float(queries->view()));
   return be == backend::cuda && float_exact ? run_as(std::type_identity<float>{})
                                             : run_as(std::type_identity<double>{});
 }

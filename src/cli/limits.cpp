@@ -27,14 +27,15 @@ double cost(const tiled_job& j, double query_tiles, double index_tiles)
   const double pass = double(j.index_nnz) + double(j.index_rows) + index_tiles * double(j.cols);
   const double cells = double(j.query_rows) * double(j.index_rows);
   const double products =
-    j.cols > 0 ? double(j.query_nnz) * double(j.index_nnz) / double(j.cols) : 0.0;
+      j.cols > 0 ? double(j.query_nnz) * double(j.index_nnz) / double(j.cols) : 0.0;
   return pairs * tile_overhead_steps + query_tiles * pass_weight * pass + cells + products;
 }
 
 double tiles(std::int64_t rows, std::int64_t per_tile)
 {
-  return rows <= 0 ? 1.0 : double((rows + std::max<std::int64_t>(per_tile, 1) - 1) /
-                                  std::max<std::int64_t>(per_tile, 1));
+  return rows <= 0 ? 1.0
+                   : double((rows + std::max<std::int64_t>(per_tile, 1) - 1) /
+                            std::max<std::int64_t>(per_tile, 1));
 }
 
 }  // namespace
@@ -52,10 +53,14 @@ void check_free_space(const std::string& path, std::uint64_t bytes)
 {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) { return; }
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    return;
+  }
   const fs::path parent = fs::path(path).parent_path();
   struct statvfs st {};
-  if (statvfs(parent.empty() ? "." : parent.c_str(), &st) != 0) { return; }
+  if (statvfs(parent.empty() ? "." : parent.c_str(), &st) != 0) {
+    return;
+  }
   const std::uint64_t free_bytes = std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize);
   if (free_bytes < bytes) {
     throw io_error(detail::concat(path, ": not enough space for the output: it takes ", bytes,
@@ -72,14 +77,16 @@ std::size_t memory_budget(const arguments& args)
 double tiling_slowdown(const tiled_job& j)
 {
   const double tiled =
-    cost(j, tiles(j.query_rows, j.query_tile), tiles(j.index_rows, j.index_tile));
+      cost(j, tiles(j.query_rows, j.query_tile), tiles(j.index_rows, j.index_tile));
   return tiled / cost(j, 1.0, 1.0);
 }
 
 void warn_if_budget_slows(const char* command, const tiled_job& job, std::size_t budget)
 {
   const double slowdown = tiling_slowdown(job);
-  if (slowdown < slow_budget_factor) { return; }
+  if (slowdown < slow_budget_factor) {
+    return;
+  }
   std::fprintf(stderr,
                "spira %s: warning: a memory budget of %.1f MiB cuts the work into tiles of %lld x "
                "%lld rows; estimated %.0fx slower than in one tile (raise --memory-budget-mb)\n",

@@ -18,13 +18,15 @@ namespace spira::cli {
 template <class V, class I>
 void check_values_for_metric(const csr_matrix<V, I>& m, const std::string& path, metric mt)
 {
-  if (!requires_nonnegative(mt)) { return; }
+  if (!requires_nonnegative(mt)) {
+    return;
+  }
   for (std::int64_t i = 0; i < m.rows(); ++i) {
     for (offset_t e = m.row_ptr()[i]; e < m.row_ptr()[i + 1]; ++e) {
       if (m.values()[e] < V(0)) {
         throw invalid_argument(detail::concat(
-          path, ": metric ", to_string(mt), " needs non-negative values, but row ", i,
-          ", column ", m.col_idx()[e], " holds ", m.values()[e], " (rows and columns from 0)"));
+            path, ": metric ", to_string(mt), " needs non-negative values, but row ", i,
+            ", column ", m.col_idx()[e], " holds ", m.values()[e], " (rows and columns from 0)"));
       }
     }
   }
@@ -43,13 +45,13 @@ void check_free_space(const std::string& path, std::uint64_t bytes);
 
 /// The shape of a tiled job, for the slowdown rule.
 struct tiled_job {
-  std::int64_t query_rows;    ///< rows of A (distance) or of the queries (knn)
-  std::int64_t index_rows;    ///< rows of B or of the index
-  std::int64_t cols;          ///< columns of both
+  std::int64_t query_rows;  ///< rows of A (distance) or of the queries (knn)
+  std::int64_t index_rows;  ///< rows of B or of the index
+  std::int64_t cols;        ///< columns of both
   std::int64_t query_nnz;
   std::int64_t index_nnz;
-  std::int64_t query_tile;    ///< query rows per tile under the budget
-  std::int64_t index_tile;    ///< index rows per tile under the budget
+  std::int64_t query_tile;  ///< query rows per tile under the budget
+  std::int64_t index_tile;  ///< index rows per tile under the budget
 };
 
 /// How many times longer the job is estimated to take in these tiles than in one tile: every

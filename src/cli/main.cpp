@@ -18,9 +18,13 @@ namespace spira::cli {
 
 backend resolve_backend(const std::string& requested, bool cuda_supported, const char* command)
 {
-  if (requested == "host") { return backend::host; }
+  if (requested == "host") {
+    return backend::host;
+  }
   const bool device_ready = cuda_compiled() && cuda_device_count() > 0;
-  if (requested == "auto") { return device_ready && cuda_supported ? backend::cuda : backend::host; }
+  if (requested == "auto") {
+    return device_ready && cuda_supported ? backend::cuda : backend::host;
+  }
   if (requested == "cuda") {
     if (!cuda_compiled()) {
       throw not_compiled("--backend cuda: this build of spira was compiled without CUDA");
@@ -30,7 +34,9 @@ backend resolve_backend(const std::string& requested, bool cuda_supported, const
                                         "' has no CUDA implementation in this version; use "
                                         "--backend host"));
     }
-    if (!device_ready) { throw invalid_argument("--backend cuda: no CUDA device is available"); }
+    if (!device_ready) {
+      throw invalid_argument("--backend cuda: no CUDA device is available");
+    }
     return backend::cuda;
   }
   throw usage_error("--backend: '" + requested + "' is not one of auto, host, cuda");
@@ -67,22 +73,34 @@ int main(int argc, char** argv)
   const std::string command = argv[1];
   // COMMAND --help (or -h) anywhere among the arguments: that command's help, nothing else.
   for (int i = 2; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) { continue; }
+    if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) {
+      continue;
+    }
     if (const auto text = help_text(command); text && !command.empty()) {
       std::fputs(text->c_str(), stdout);
       return 0;
     }
   }
-  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) { std::signal(sig, on_fatal_signal); }
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    std::signal(sig, on_fatal_signal);
+  }
   try {
     if (command == "--version") {
       std::printf("spira %s\n", spira::version());
       return 0;
     }
-    if (command == "info") { return run_info(argc, argv); }
-    if (command == "distance") { return run_distance(argc, argv); }
-    if (command == "topk") { return run_topk(argc, argv); }
-    if (command == "knn") { return run_knn(argc, argv); }
+    if (command == "info") {
+      return run_info(argc, argv);
+    }
+    if (command == "distance") {
+      return run_distance(argc, argv);
+    }
+    if (command == "topk") {
+      return run_topk(argc, argv);
+    }
+    if (command == "knn") {
+      return run_knn(argc, argv);
+    }
     throw usage_error("unknown command '" + command + "' (try spira --help)");
   } catch (const usage_error& e) {
     report(command, e.what());

@@ -27,7 +27,9 @@ bool values_fit_float(csr_view<double, I> m)
 {
   for (std::int64_t k = 0; k < m.nnz; ++k) {
     const double v = m.values[k];
-    if (!(double(static_cast<float>(v)) == v) && !std::isnan(v)) { return false; }
+    if (!(double(static_cast<float>(v)) == v) && !std::isnan(v)) {
+      return false;
+    }
   }
   return true;
 }

@@ -18,11 +18,16 @@
 
 namespace spira {
 
-const char* version() noexcept { return "0.1.0"; }
+const char* version() noexcept
+{
+  return "0.1.0";
+}
 
 int host_resources::num_threads() const noexcept
 {
-  if (threads > 0) { return threads; }
+  if (threads > 0) {
+    return threads;
+  }
   return std::max(1, omp_get_max_threads());
 }
 
@@ -40,7 +45,10 @@ void* host_allocate(std::size_t bytes, const char* what)
   return p;
 }
 
-void host_deallocate(void* p) noexcept { ::operator delete(p, host_alignment); }
+void host_deallocate(void* p) noexcept
+{
+  ::operator delete(p, host_alignment);
+}
 
 }  // namespace detail
 
@@ -49,7 +57,9 @@ namespace {
 std::optional<std::string> read_text(const std::filesystem::path& path)
 {
   std::ifstream f(path);
-  if (!f) { return std::nullopt; }
+  if (!f) {
+    return std::nullopt;
+  }
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
@@ -57,13 +67,17 @@ std::optional<std::string> read_text(const std::filesystem::path& path)
 
 std::optional<std::uint64_t> parse_u64(std::string_view s)
 {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) { s.remove_prefix(1); }
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) {
     s.remove_suffix(1);
   }
   std::uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || p != s.data() + s.size()) { return std::nullopt; }
+  if (ec != std::errc{} || p != s.data() + s.size()) {
+    return std::nullopt;
+  }
   return v;
 }
 
@@ -78,9 +92,15 @@ std::optional<std::uint64_t> keyed_value(const std::string& text, std::string_vi
     std::istringstream words(line);
     std::string k;
     std::uint64_t v = 0;
-    if (!(words >> k >> v)) { continue; }
-    if (!k.empty() && k.back() == ':') { k.pop_back(); }
-    if (k == key) { return v * scale; }
+    if (!(words >> k >> v)) {
+      continue;
+    }
+    if (!k.empty() && k.back() == ':') {
+      k.pop_back();
+    }
+    if (k == key) {
+      return v * scale;
+    }
   }
   return std::nullopt;
 }
@@ -96,14 +116,18 @@ struct cgroup_location {
 std::optional<cgroup_location> find_cgroup(const std::filesystem::path& root)
 {
   const auto text = read_text(root / "proc/self/cgroup");
-  if (!text) { return std::nullopt; }
+  if (!text) {
+    return std::nullopt;
+  }
   std::optional<cgroup_location> v2;
   std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     const auto c1 = line.find(':');
     const auto c2 = c1 == std::string::npos ? c1 : line.find(':', c1 + 1);
-    if (c2 == std::string::npos) { continue; }
+    if (c2 == std::string::npos) {
+      continue;
+    }
     const std::string controllers = line.substr(c1 + 1, c2 - c1 - 1);
     const std::string path = line.substr(c2 + 1);
     if (controllers.empty() && line.substr(0, c1) == "0") {
@@ -113,7 +137,9 @@ std::optional<cgroup_location> find_cgroup(const std::filesystem::path& root)
     std::istringstream names(controllers);
     std::string name;
     while (std::getline(names, name, ',')) {
-      if (name == "memory") { return cgroup_location{root / "sys/fs/cgroup/memory", path, true}; }
+      if (name == "memory") {
+        return cgroup_location{root / "sys/fs/cgroup/memory", path, true};
+      }
     }
   }
   return v2;
@@ -141,11 +167,17 @@ host_memory_info read_host_memory(const std::filesystem::path& root)
   if (info.physical == 0 && root == "/") {
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page = sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && page > 0) { info.physical = std::uint64_t(pages) * std::uint64_t(page); }
+    if (pages > 0 && page > 0) {
+      info.physical = std::uint64_t(pages) * std::uint64_t(page);
+    }
   }
-  if (info.available == 0) { info.available = info.physical; }
+  if (info.available == 0) {
+    info.available = info.physical;
+  }
   const auto where = find_cgroup(root);
-  if (!where) { return info; }
+  if (!where) {
+    return info;
+  }
   // The process' own directory; inside a container's cgroup namespace /proc/self/cgroup may name
   // a path of the host's hierarchy that is not visible: then the mount itself is the cgroup.
   std::filesystem::path dir = where->mount;
@@ -166,14 +198,20 @@ host_memory_info read_host_memory(const std::filesystem::path& root)
     up = up.parent_path();
     levels.push_back(up.empty() ? where->mount : where->mount / up);
   }
-  if (levels.back() != where->mount) { levels.push_back(where->mount); }
+  if (levels.back() != where->mount) {
+    levels.push_back(where->mount);
+  }
   std::optional<std::uint64_t> best_headroom;
   for (const auto& level : levels) {
     const auto limit_text = read_text(level / limit_file);
     const auto limit = limit_text ? parse_u64(*limit_text) : std::nullopt;  // "max": none
-    if (!limit || (info.physical > 0 && *limit >= info.physical)) { continue; }
+    if (!limit || (info.physical > 0 && *limit >= info.physical)) {
+      continue;
+    }
     std::uint64_t used = 0;
-    if (const auto u = read_text(level / usage_file)) { used = parse_u64(*u).value_or(0); }
+    if (const auto u = read_text(level / usage_file)) {
+      used = parse_u64(*u).value_or(0);
+    }
     if (const auto stat = read_text(level / "memory.stat")) {
       used -= std::min(used, keyed_value(*stat, inactive_key, 1).value_or(0));
     }
@@ -191,13 +229,18 @@ std::size_t default_host_memory_budget(const host_memory_info& info)
 {
   constexpr std::uint64_t floor = std::uint64_t{16} << 20;
   std::uint64_t budget = info.headroom() / 2;
-  if (info.physical > 0) { budget = std::min(budget, info.physical / 4); }
+  if (info.physical > 0) {
+    budget = std::min(budget, info.physical / 4);
+  }
   if (info.physical == 0 && info.available == 0 && !info.cgroup_limit) {
     budget = std::uint64_t{1} << 30;  // nothing known: the former fallback
   }
   return static_cast<std::size_t>(std::max(budget, floor));
 }
 
-std::size_t default_host_memory_budget() { return default_host_memory_budget(read_host_memory()); }
+std::size_t default_host_memory_budget()
+{
+  return default_host_memory_budget(read_host_memory());
+}
 
 }  // namespace spira

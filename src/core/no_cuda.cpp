@@ -1,6 +1,7 @@
 // The CUDA entry points of a host-only build: each exists and throws spira::not_compiled, so that
 // programs link the same way against either build and fail with a clear message at run time.
 #include <spira/convert.hpp>
+#include <spira/detail/type_lists.hpp>
 #include <spira/knn.hpp>
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
@@ -12,18 +13,34 @@ namespace spira {
 namespace {
 [[noreturn]] void no_cuda(const char* what)
 {
-  throw not_compiled(detail::concat(what, ": this build of spira was compiled without CUDA "
-                                          "(configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)"));
+  throw not_compiled(detail::concat(what,
+                                    ": this build of spira was compiled without CUDA "
+                                    "(configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)"));
 }
 }  // namespace
 
-bool cuda_compiled() noexcept { return false; }
-int cuda_device_count() noexcept { return 0; }
-void synchronize(const cuda_resources&) { no_cuda("spira::synchronize"); }
-std::size_t cuda_free_memory(const cuda_resources&) { no_cuda("spira::cuda_free_memory"); }
+bool cuda_compiled() noexcept
+{
+  return false;
+}
+int cuda_device_count() noexcept
+{
+  return 0;
+}
+void synchronize(const cuda_resources&)
+{
+  no_cuda("spira::synchronize");
+}
+std::size_t cuda_free_memory(const cuda_resources&)
+{
+  no_cuda("spira::cuda_free_memory");
+}
 
 namespace detail {
-void* device_allocate(std::size_t, const cuda_resources&, const char* what) { no_cuda(what); }
+void* device_allocate(std::size_t, const cuda_resources&, const char* what)
+{
+  no_cuda(what);
+}
 void device_deallocate(void*, const cuda_resources&) noexcept {}
 void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space,
                 std::size_t bytes, const cuda_resources&)
@@ -40,7 +57,9 @@ void round_to_float_in_place(double*, std::int64_t, std::int64_t, std::int64_t,
 }
 void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cuda_resources&)
 {
-  if (space != memory_space::host) { no_cuda("spira::fill on device memory"); }
+  if (space != memory_space::host) {
+    no_cuda("spira::fill on device memory");
+  }
   std::memset(dst, 0, bytes);
 }
 }  // namespace detail
@@ -86,22 +105,31 @@ dense_matrix<T> to_device(const cuda_resources&, dense_view<const T>)
   no_cuda("spira::to_device");
 }
 
-#define SPIRA_INSTANTIATE(V, I)                                                                   \
-  template void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*);          \
-  template void validate(const cuda_resources&, coo_view<V, I>, const char*);                     \
-  template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);                     \
-  template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);                     \
-  template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);                      \
-  template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                    \
-                                         canonicalize_options);                                    \
+#define SPIRA_INSTANTIATE(V, I)                                                          \
+  template void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*); \
+  template void validate(const cuda_resources&, coo_view<V, I>, const char*);            \
+  template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);           \
+  template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);           \
+  template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);            \
+  template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,          \
+                                         canonicalize_options);                          \
   template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);
-SPIRA_INSTANTIATE(float, std::int32_t)
-SPIRA_INSTANTIATE(float, std::int64_t)
-SPIRA_INSTANTIATE(double, std::int32_t)
-SPIRA_INSTANTIATE(double, std::int64_t)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE
 template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);
 template dense_matrix<double> to_device(const cuda_resources&, dense_view<const double>);
+
+template <class V, class I>
+knn_result knn_graph(const cuda_resources&, csr_view<V, I>,
+                     std::type_identity_t<std::optional<csr_view<V, I>>>, const knn_params&)
+{
+  no_cuda("spira::knn_graph(cuda_resources)");
+}
+#define SPIRA_KNN_INSTANTIATE(V, I)                                    \
+  template knn_result knn_graph(const cuda_resources&, csr_view<V, I>, \
+                                std::optional<csr_view<V, I>>, const knn_params&);
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
+#undef SPIRA_KNN_INSTANTIATE
 
 knn_result merge_knn(const cuda_resources&, std::span<const knn_result_view>, std::int64_t,
                      select_order)

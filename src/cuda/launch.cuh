@@ -28,7 +28,7 @@ inline unsigned grid_for(std::int64_t n, int device)
   SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::int64_t wave = std::int64_t(sms) * elementwise_policy::blocks_per_sm;
   const std::int64_t needed =
-    (n + elementwise_policy::block_threads - 1) / elementwise_policy::block_threads;
+      (n + elementwise_policy::block_threads - 1) / elementwise_policy::block_threads;
   return static_cast<unsigned>(std::clamp<std::int64_t>(needed, 1, wave));
 }
 
@@ -38,9 +38,11 @@ template <class... Params, class... Args>
 void launch_elementwise(const cuda_resources& res, std::int64_t n, void (*kernel)(Params...),
                         Args&&... args)
 {
-  if (n <= 0) { return; }
+  if (n <= 0) {
+    return;
+  }
   kernel<<<grid_for(n, res.device), elementwise_policy::block_threads, 0, res.stream>>>(
-    std::forward<Args>(args)...);
+      std::forward<Args>(args)...);
   SPIRA_CHECK_LAUNCH();
 }
 
@@ -51,7 +53,10 @@ __device__ inline std::int64_t grid_thread_index()
 {
   return std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 }
-__device__ inline std::int64_t grid_stride() { return std::int64_t(gridDim.x) * blockDim.x; }
+__device__ inline std::int64_t grid_stride()
+{
+  return std::int64_t(gridDim.x) * blockDim.x;
+}
 
 /// The first index in [lo, hi) at which `pred` is false, for a pred that is true on a prefix.
 template <class Pred>
@@ -75,7 +80,7 @@ __device__ inline std::int64_t row_of_entry(const offset_t* row_ptr, std::int64_
                                             std::int64_t k)
 {
   const std::int64_t i =
-    partition_point(0, rows, [&](std::int64_t r) { return row_ptr[r + 1] <= k; });
+      partition_point(0, rows, [&](std::int64_t r) { return row_ptr[r + 1] <= k; });
   return i < rows ? i : rows - 1;
 }
 

@@ -12,7 +12,10 @@
 
 namespace spira {
 
-bool cuda_compiled() noexcept { return true; }
+bool cuda_compiled() noexcept
+{
+  return true;
+}
 
 int cuda_device_count() noexcept
 {
@@ -46,34 +49,46 @@ void* device_allocate(std::size_t bytes, const cuda_resources& res, const char* 
   device_guard g(res.device);
   void* p = nullptr;
   const cudaError_t st = res.memory_pool != nullptr
-                           ? cudaMallocFromPoolAsync(&p, bytes, res.memory_pool, res.stream)
-                           : cudaMallocAsync(&p, bytes, res.stream);
+                             ? cudaMallocFromPoolAsync(&p, bytes, res.memory_pool, res.stream)
+                             : cudaMallocAsync(&p, bytes, res.stream);
   if (st == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     std::size_t free_b = 0;
     std::size_t total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) { cudaGetLastError(); }
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      cudaGetLastError();
+    }
     throw out_of_memory(concat("out of device memory allocating ", what, ": ", bytes, " bytes (",
                                bytes >> 20, " MiB) requested on device ", res.device, ", ",
                                free_b >> 20, " MiB free of ", total_b >> 20, " MiB"));
   }
-  if (st != cudaSuccess) { throw_cuda_error(st, "cudaMallocAsync", __FILE__, __LINE__); }
+  if (st != cudaSuccess) {
+    throw_cuda_error(st, "cudaMallocAsync", __FILE__, __LINE__);
+  }
   return p;
 }
 
 void device_deallocate(void* p, const cuda_resources& res) noexcept
 {
   int previous = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess) { return; }
-  if (previous != res.device) { cudaSetDevice(res.device); }
+  if (cudaGetDevice(&previous) != cudaSuccess) {
+    return;
+  }
+  if (previous != res.device) {
+    cudaSetDevice(res.device);
+  }
   SPIRA_CUDA_TRY_NO_THROW(cudaFreeAsync(p, res.stream));
-  if (previous != res.device) { cudaSetDevice(previous); }
+  if (previous != res.device) {
+    cudaSetDevice(previous);
+  }
 }
 
 void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space,
                 std::size_t bytes, const cuda_resources& res)
 {
-  if (bytes == 0) { return; }
+  if (bytes == 0) {
+    return;
+  }
   if (dst_space == memory_space::host && src_space == memory_space::host) {
     std::memmove(dst, src, bytes);
     return;
@@ -101,7 +116,9 @@ __global__ void round_to_float_kernel(double* data, std::int64_t rows, std::int6
 void round_to_float_in_place(double* data, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                              const cuda_resources& res)
 {
-  if (rows == 0 || cols == 0) { return; }
+  if (rows == 0 || cols == 0) {
+    return;
+  }
   device_guard g(res.device);
   constexpr int threads = 256;
   const std::int64_t blocks = std::min<std::int64_t>((rows * cols + threads - 1) / threads, 4096);
@@ -111,7 +128,9 @@ void round_to_float_in_place(double* data, std::int64_t rows, std::int64_t cols,
 
 void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cuda_resources& res)
 {
-  if (bytes == 0) { return; }
+  if (bytes == 0) {
+    return;
+  }
   if (space == memory_space::host) {
     std::memset(dst, 0, bytes);
     return;

@@ -29,7 +29,9 @@ template <class K>
 void sort_pairs(const cuda_resources& res, ping_pong<K>& keys, ping_pong<offset_t>& values,
                 std::int64_t n, int end_bit)
 {
-  if (n <= 1 || end_bit <= 0) { return; }
+  if (n <= 1 || end_bit <= 0) {
+    return;
+  }
   device_guard guard(res.device);
   cub::DoubleBuffer<K> k(keys.current, keys.alternate);
   cub::DoubleBuffer<offset_t> v(values.current, values.alternate);
@@ -56,7 +58,9 @@ void stable_sort_pairs(const cuda_resources& res, ping_pong<std::uint64_t>& keys
 
 void exclusive_sum_in_place(const cuda_resources& res, offset_t* data, std::int64_t n)
 {
-  if (n <= 0) { return; }
+  if (n <= 0) {
+    return;
+  }
   device_guard guard(res.device);
   run_with_workspace(res, "prefix sum workspace", [&](void* storage, std::size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(storage, bytes, data, n, res.stream);

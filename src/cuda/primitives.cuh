@@ -37,7 +37,9 @@ void exclusive_sum_in_place(const cuda_resources& res, offset_t* data, std::int6
 constexpr int bits_for_extent(std::int64_t extent) noexcept
 {
   int bits = 0;
-  for (std::uint64_t v = extent > 1 ? std::uint64_t(extent - 1) : 0; v != 0; v >>= 1) { ++bits; }
+  for (std::uint64_t v = extent > 1 ? std::uint64_t(extent - 1) : 0; v != 0; v >>= 1) {
+    ++bits;
+  }
   return bits;
 }
 

@@ -1,4 +1,5 @@
 // Matrix Market reader and writers.
+#include <spira/detail/type_lists.hpp>
 #include "io_common.hpp"
 
 #include <algorithm>
@@ -464,10 +465,7 @@ void write_mm(const std::filesystem::path& path, dense_view<const ValueT> a)
 #define SPIRA_IO_INSTANTIATE(V, I)                                                            \
   template csr_matrix<V, I> read_mm<V, I>(const std::filesystem::path&, const read_options&); \
   template void write_mm<V, I>(const std::filesystem::path&, csr_view<V, I>);
-SPIRA_IO_INSTANTIATE(float, std::int32_t)
-SPIRA_IO_INSTANTIATE(float, std::int64_t)
-SPIRA_IO_INSTANTIATE(double, std::int32_t)
-SPIRA_IO_INSTANTIATE(double, std::int64_t)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_IO_INSTANTIATE)
 #undef SPIRA_IO_INSTANTIATE
 template void write_mm<float>(const std::filesystem::path&, dense_view<const float>);
 template void write_mm<double>(const std::filesystem::path&, dense_view<const double>);

@@ -653,12 +653,11 @@ template <class T>
 void npy_row_writer<T>::append(dense_view<const T> block)
 {
   state& s = *state_;
-  spira::detail::expects(block.space == memory_space::host && block.cols == s.cols &&
-                             block.rows >= 0 && block.rows <= s.rows - s.written &&
-                             (block.rows <= 1 || block.ld >= block.cols),
-                         "spira::io::npy_row_writer::append: a block of ", block.rows, " x ",
-                         block.cols, " does not continue a ", s.rows, " x ", s.cols,
-                         " array after ", s.written, " rows");
+  spira::detail::expects(
+      block.space == memory_space::host && block.cols == s.cols && block.rows >= 0 &&
+          block.rows <= s.rows - s.written && (block.rows <= 1 || block.ld >= block.cols),
+      "spira::io::npy_row_writer::append: a block of ", block.rows, " x ", block.cols,
+      " does not continue a ", s.rows, " x ", s.cols, " array after ", s.written, " rows");
   if (block.ld == block.cols || block.rows <= 1) {
     s.file.write(block.data, static_cast<std::size_t>(block.rows * block.cols) * sizeof(T));
   } else {
@@ -672,8 +671,9 @@ void npy_row_writer<T>::append(dense_view<const T> block)
 template <class T>
 void npy_row_writer<T>::commit()
 {
-  spira::detail::expects(state_->written == state_->rows, "spira::io::npy_row_writer::commit: ",
-                         state_->written, " of ", state_->rows, " rows appended");
+  spira::detail::expects(state_->written == state_->rows,
+                         "spira::io::npy_row_writer::commit: ", state_->written, " of ",
+                         state_->rows, " rows appended");
   state_->file.commit();
 }
 

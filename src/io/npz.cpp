@@ -357,8 +357,8 @@ csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const rea
   owner = {};
   const offset_t first = m.row_ptr()[0], last = m.row_ptr()[major];
   if (first != 0 || last != nnz) {
-    detail::fail(path, "indptr runs from ", first, " to ", last, " but must run from 0 to nnz = ",
-                 nnz);
+    detail::fail(path, "indptr runs from ", first, " to ", last,
+                 " but must run from 0 to nnz = ", nnz);
   }
   detail::convert_elements(idx_block, m.col_idx(), what);
   idx_owner = {};
@@ -380,7 +380,7 @@ csr_matrix<ValueT, IndexT> read_npz(const std::filesystem::path& path, const rea
   // scipy writes sorted, duplicate-free indices unless told otherwise: such a matrix is already
   // canonical and is kept as it is, without canonicalize's copy.
   csr_matrix<ValueT, IndexT> canonical =
-    detail::is_canonical(m.view()) ? std::move(m) : canonicalize(res, m.view());
+      detail::is_canonical(m.view()) ? std::move(m) : canonicalize(res, m.view());
   return csc ? transpose(res, canonical.view()) : std::move(canonical);
 }
 
@@ -411,8 +411,8 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
     spira::detail::expects(e.data != nullptr || e.rows * e.cols == 0,
                            "spira::io::write_npz: array '", e.name, "' has no data");
     spira::detail::expects(e.ndim >= 0 && e.ndim <= 2 && (e.ndim > 0 || e.rows * e.cols == 1),
-                           "spira::io::write_npz: array '", e.name, "' has ndim ", e.ndim,
-                           " for ", e.rows, " x ", e.cols, " elements");
+                           "spira::io::write_npz: array '", e.name, "' has ndim ", e.ndim, " for ",
+                           e.rows, " x ", e.cols, " elements");
     spira::detail::expects(e.dtype != npy_dtype::bytes || e.itemsize > 0,
                            "spira::io::write_npz: byte string array '", e.name, "' is empty");
   }
@@ -439,8 +439,12 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
   for (const auto& e : entries) {
     const std::string name = e.name + ".npy";
     std::vector<std::int64_t> shape;  // () for a 0-d array
-    if (e.ndim == 1) { shape = {e.rows * e.cols}; }
-    if (e.ndim == 2) { shape = {e.rows, e.cols}; }
+    if (e.ndim == 1) {
+      shape = {e.rows * e.cols};
+    }
+    if (e.ndim == 2) {
+      shape = {e.rows, e.cols};
+    }
     const std::string header = detail::make_npy_header(e.dtype, shape, e.itemsize);
     const std::size_t item = e.dtype == npy_dtype::bytes ? e.itemsize : detail::dtype_size(e.dtype);
     const std::size_t row_bytes = static_cast<std::size_t>(e.cols) * item;
@@ -490,7 +494,9 @@ void write_npz(const std::filesystem::path& path, std::span<const npz_entry> ent
         put64(extra, c.size);
         put64(extra, c.size);
       }
-      if (zip64_offset) { put64(extra, c.offset); }
+      if (zip64_offset) {
+        put64(extra, c.offset);
+      }
       zip64_archive = true;
     }
     const std::uint16_t needed = extra.empty() ? version : version_zip64;

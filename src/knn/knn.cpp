@@ -1,18 +1,14 @@
-// The k-NN graph of the built-in metrics on both backends. The tiled algorithm (pairwise distance
-// tiles, a row-wise select_k per tile, a running merge across index tiles on the host) and the
-// host side of the fused CUDA algorithm live in spira/detail/knn_tiles.hpp, shared with the
-// user-semiring templates; here the metric picks the distance code.
+// The k-NN graph of the built-in metrics on the host (the CUDA entry is knn_cuda.cpp), and its
+// conversions to a sparse graph. The one k-NN driver of both backends is
+// spira/detail/knn_driver.hpp; here the metric picks the distance code.
 #include <spira/convert.hpp>
-#include <spira/detail/knn_tiles.hpp>
+#include <spira/detail/knn_driver.hpp>
+#include <spira/detail/type_lists.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>
 #include <spira/select_k.hpp>
 
-#include "semirings/distances.hpp"
-
-#if defined(SPIRA_HAS_CUDA)
-#include "knn_cuda.hpp"
-#endif
+#include "knn_values.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,96 +17,19 @@
 
 namespace spira {
 
-namespace {
-
-/// d(i, i) of the built-in metric for every row of the index (host, the engine's arithmetic).
-template <class V, class I>
-std::vector<V> metric_self_distances(csr_view<V, I> index, const knn_params& params)
-{
-  return visit_metric(params.metric, params.p, [&](const auto& d) {
-    return detail::self_distances<std::decay_t<decltype(d)>, detail::host_compute_t>(
-      host_resources{}, index, d);
-  });
-}
-
-/// The metrics of distributions need non-negative values: checked once on the whole input before
-/// any tile, so that a bad value is reported at its row of the caller's matrix (the tiles' own
-/// checks would name the row inside a tile) and as the index or the queries.
-template <class V, class I>
-void check_nonnegative_input(csr_view<V, I> index, std::optional<csr_view<V, I>> queries,
-                             const knn_params& params)
-{
-  if (!requires_nonnegative(params.metric)) { return; }
-  const auto check = [&](csr_view<V, I> m, const char* name) {
-    for (std::int64_t i = 0; i < m.rows; ++i) {
-      for (offset_t e = m.row_ptr[i]; e < m.row_ptr[i + 1]; ++e) {
-        if (m.values[e] < V(0)) {
-          throw invalid_argument(detail::concat(
-            "knn_graph: metric ", to_string(params.metric), " requires non-negative values, but ",
-            name, " has ", m.values[e], " at row ", i, ", column ", m.col_idx[e]));
-        }
-      }
-    }
-  };
-  if (queries) { check(*queries, "the query matrix"); }
-  check(index, "the index");
-}
-
-/// The index queried against itself without exclude_self, on either backend: each point first
-/// among the indices at its distance (detail::knn_self_first).
-template <class R, class V, class I>
-knn_result self_first(const R& res, csr_view<V, I> index, const knn_params& params)
-{
-  return detail::knn_self_first(
-    index.rows, params, is_similarity(params.metric),
-    [&](const knn_params& p) { return knn_graph(res, index, std::nullopt, p); },
-    [&] { return metric_self_distances(index, params); });
-}
-
-}  // namespace
-
 template <class V, class I>
 knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      std::type_identity_t<std::optional<csr_view<V, I>>> queries,
                      const knn_params& params)
 {
-  const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
-  check_nonnegative_input(index, queries, params);
-  if (!queries && !params.exclude_self) { return self_first(res, index, params); }
+  detail::check_knn_args(index, queries, params);
+  detail::check_minkowski_p(params.metric, params.p, "knn_graph");
+  detail::check_nonnegative_input(index, queries, params);
   const distance_params dp{.metric = params.metric, .p = params.p};
-  return detail::knn_tiled_host(res, index, q, params, is_similarity(params.metric),
-                                [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-                                  pairwise_distance(res, qv, iv, out, dp);
-                                });
-}
-
-template <class V, class I>
-knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
-                     std::type_identity_t<std::optional<csr_view<V, I>>> queries,
-                     const knn_params& params)
-{
-  const csr_view<V, I> q = detail::check_knn_args(index, queries, params);
-  check_nonnegative_input(index, queries, params);
-  if (!queries && !params.exclude_self) { return self_first(res, index, params); }
-  // Half of the free device memory by default: the index tiles (O(nnz)) and the workspaces of the
-  // distance engine and of select_k live beside the tiles.
-  const std::size_t budget =
-    params.memory_budget > 0 ? params.memory_budget : cuda_free_memory(res) / 2;
-#if defined(SPIRA_HAS_CUDA)
-  if (detail::knn_use_fused(q, index, params, budget)) {
-    // The top-k fused into the distance kernel: no tiles, no merge.
-    return detail::knn_fused_cuda(
-      res, index, queries, params,
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> dv, dense_view<std::int64_t> di) {
-        detail::knn_fused_metric(res, qv, iv, params, dv, di);
-      });
-  }
-#endif
-  const distance_params dp{.metric = params.metric, .p = params.p, .strategy = params.strategy};
-  return detail::knn_tiled_cuda(res, index, q, params, is_similarity(params.metric), budget,
-                                [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-                                  pairwise_distance(res, qv, iv, out, dp);
-                                });
+  return detail::knn_host(res, index, queries, params, is_similarity(params.metric),
+                          [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
+                            pairwise_distance(res, qv, iv, out, dp);
+                          });
 }
 
 csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t index_rows,
@@ -121,7 +40,9 @@ csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t i
   const std::int64_t k = g.indices.cols();
   csr_matrix<float, std::int64_t> m(res, n, index_rows, n * k);
   std::vector<std::pair<std::int64_t, float>> row(static_cast<std::size_t>(k));
-  for (std::int64_t i = 0; i <= n; ++i) { m.row_ptr()[i] = i * k; }
+  for (std::int64_t i = 0; i <= n; ++i) {
+    m.row_ptr()[i] = i * k;
+  }
   for (std::int64_t i = 0; i < n; ++i) {
     for (std::int64_t j = 0; j < k; ++j) {
       const std::int64_t c = g.indices.view()(i, j);
@@ -129,7 +50,9 @@ csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t i
                       " is outside [0, ", index_rows, ")");
       row[j] = {c, mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f};
     }
-    if (order == knn_graph_order::by_column) { std::sort(row.begin(), row.end()); }
+    if (order == knn_graph_order::by_column) {
+      std::sort(row.begin(), row.end());
+    }
     for (std::int64_t j = 0; j < k; ++j) {
       m.col_idx()[i * k + j] = row[j].first;
       m.values()[i * k + j] = row[j].second;
@@ -206,22 +129,10 @@ csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> input)
   return make_csr<float, std::int64_t>(res, g.rows, g.cols, ptr, cols, vals, csr_check::canonical);
 }
 
-template knn_result knn_graph(const host_resources&, csr_view<float, std::int32_t>,
-                              std::optional<csr_view<float, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const host_resources&, csr_view<float, std::int64_t>,
-                              std::optional<csr_view<float, std::int64_t>>, const knn_params&);
-template knn_result knn_graph(const host_resources&, csr_view<double, std::int32_t>,
-                              std::optional<csr_view<double, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const host_resources&, csr_view<double, std::int64_t>,
-                              std::optional<csr_view<double, std::int64_t>>, const knn_params&);
-
-template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int32_t>,
-                              std::optional<csr_view<float, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<float, std::int64_t>,
-                              std::optional<csr_view<float, std::int64_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int32_t>,
-                              std::optional<csr_view<double, std::int32_t>>, const knn_params&);
-template knn_result knn_graph(const cuda_resources&, csr_view<double, std::int64_t>,
-                              std::optional<csr_view<double, std::int64_t>>, const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(V, I)                                    \
+  template knn_result knn_graph(const host_resources&, csr_view<V, I>, \
+                                std::optional<csr_view<V, I>>, const knn_params&);
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
+#undef SPIRA_KNN_INSTANTIATE
 
 }  // namespace spira

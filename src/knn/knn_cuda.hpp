@@ -1,22 +1,38 @@
-// The fused CUDA k-NN of the built-in metrics (spira/cuda/knn.cuh), behind a plain C++ interface
-// for knn.cpp. Defined in knn_fused.cuh, compiled once per (value, index) type.
+// The CUDA pieces of the built-in metrics' k-NN graph (src/knn/knn_cuda.cpp), behind a plain C++
+// interface: the fused kernel (knn_fused.cuh, compiled once per (value, index) type), the distance
+// tiles without a second check of their operands (src/pairwise/pairwise_distance.cuh) and the check
+// of non-negative values on the device (src/pairwise/pairwise_support.cu).
 #pragma once
 
+#include <spira/distance.hpp>
 #include <spira/knn.hpp>
 
 namespace spira::detail {
 
-/// Whether knn_graph(cuda_resources) takes the fused algorithm for these operands (host views:
-/// only shapes and nnz are read), given the device bytes it may use. Throws invalid_argument when
-/// params.algo forces `fused` where it cannot run.
+/// Whether knn_graph(cuda_resources) takes the fused algorithm for these operands (only shapes and
+/// nnz are read), given the device bytes it may use. Throws invalid_argument when params.algo
+/// forces `fused` where it cannot run.
 template <class V, class I>
 bool knn_use_fused(csr_view<V, I> queries, csr_view<V, I> index, const knn_params& params,
                    std::size_t budget);
 
-/// The fused k-NN of device CSR operands into device n_q x k arrays (sorted best first).
+/// The fused k-NN of checked device CSR operands into device n_q x k arrays (sorted best first),
+/// with k in place of params.k; with exclude_self and self_values, d(i, i) into self_values[i].
 template <class V, class I>
 void knn_fused_metric(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I> index,
-                      const knn_params& params, dense_view<V> out_values,
-                      dense_view<std::int64_t> out_indices);
+                      const knn_params& params, std::int64_t k, bool exclude_self, V* self_values,
+                      dense_view<V> out_values, dense_view<std::int64_t> out_indices);
+
+/// pairwise_distance on the GPU for operands already checked (canonical, values in the metric's
+/// domain): the k-NN driver's distance tiles.
+template <class V, class I>
+void pairwise_distance_checked(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                               dense_view<V> out, const distance_params& params);
+
+/// Throws spira::invalid_argument naming the first negative value of a device CSR (by row and
+/// column) when it has one.
+template <class V, class I>
+void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* op,
+                       const char* name, const char* what);
 
 }  // namespace spira::detail

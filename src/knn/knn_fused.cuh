@@ -1,12 +1,11 @@
-// The fused CUDA k-NN for the built-in metrics: the metric's checks, then spira::knn_fused.
-// Included by one translation unit per (value, index) type.
+// The fused CUDA k-NN for the built-in metrics: spira::detail::knn_fused_run with the metric's
+// distance struct. Included by one translation unit per (value, index) type.
 #pragma once
 
-#include "../cuda/pairwise_distance.cuh"
+#include "../pairwise/pairwise_distance.cuh"
 #include "knn_cuda.hpp"
 
 #include <spira/cuda/knn.cuh>
-#include <spira/detail/knn_tiles.hpp>
 
 namespace spira::detail {
 
@@ -21,28 +20,27 @@ bool knn_use_fused(csr_view<V, I> queries, csr_view<V, I> index, const knn_param
 
 template <class V, class I>
 void knn_fused_metric(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I> index,
-                      const knn_params& params, dense_view<V> out_values,
-                      dense_view<std::int64_t> out_indices)
+                      const knn_params& params, std::int64_t k, bool exclude_self, V* self_values,
+                      dense_view<V> out_values, dense_view<std::int64_t> out_indices)
 {
-  const distance_params dp{.metric = params.metric, .p = params.p, .strategy = params.strategy};
-  check_metric_args(res, queries, index, dp, "spira::knn_graph");
   visit_metric(params.metric, params.p, [&](const auto& d) {
     using D = std::decay_t<decltype(d)>;
     if constexpr (intersection_capable_v<D, V>) {
-      knn_fused(res, queries, index, d, params.k, is_similarity(params.metric),
-                params.exclude_self, out_values, out_indices, params.progress);
+      knn_fused_run(res, queries, index, d, k, is_similarity(params.metric), exclude_self,
+                    self_values, out_values, out_indices, params.progress);
     } else {
-      throw invalid_argument(concat("knn_graph: metric ", to_string(params.metric),
-                                    " has no fused k-NN"));
+      throw invalid_argument(
+          concat("knn_graph: metric ", to_string(params.metric), " has no fused k-NN"));
     }
   });
 }
 
 }  // namespace spira::detail
 
-#define SPIRA_KNN_FUSED_INSTANTIATE(V, I)                                                         \
-  namespace spira::detail {                                                                       \
-  template bool knn_use_fused(csr_view<V, I>, csr_view<V, I>, const knn_params&, std::size_t);   \
-  template void knn_fused_metric(const cuda_resources&, csr_view<V, I>, csr_view<V, I>,          \
-                                 const knn_params&, dense_view<V>, dense_view<std::int64_t>);    \
+#define SPIRA_KNN_FUSED_INSTANTIATE(V, I)                                                      \
+  namespace spira::detail {                                                                    \
+  template bool knn_use_fused(csr_view<V, I>, csr_view<V, I>, const knn_params&, std::size_t); \
+  template void knn_fused_metric(const cuda_resources&, csr_view<V, I>, csr_view<V, I>,        \
+                                 const knn_params&, std::int64_t, bool, V*, dense_view<V>,     \
+                                 dense_view<std::int64_t>);                                    \
   }

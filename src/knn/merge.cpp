@@ -2,7 +2,7 @@
 // per query row, with the running merge of the tiled k-NN graph (detail::knn_merge_sorted).
 #include "merge.hpp"
 
-#include <spira/detail/knn_tiles.hpp>
+#include <spira/detail/knn_driver.hpp>
 #include <spira/knn.hpp>
 
 #include <selection/keys.hpp>
@@ -37,8 +37,8 @@ memory_space check_merge_knn_parts(std::span<const knn_result_view> parts, std::
     expects<dimension_mismatch>(ix.rows == n_q, "merge_knn: part ", p, " has ", ix.rows,
                                 " rows but part 0 has ", n_q,
                                 " (every part lists the same queries)");
-    expects(ix.rows >= 0 && ix.cols >= 0, "merge_knn: part ", p, " has a negative extent ",
-            ix.rows, " x ", ix.cols);
+    expects(ix.rows >= 0 && ix.cols >= 0, "merge_knn: part ", p, " has a negative extent ", ix.rows,
+            " x ", ix.cols);
     expects(ix.ld >= ix.cols && d.ld >= d.cols, "merge_knn: part ", p,
             " has a leading dimension below its width ", ix.cols, " (indices ld = ", ix.ld,
             ", distances ld = ", d.ld, ")");
@@ -84,7 +84,9 @@ std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bo
         return concat("merge_knn: part ", p, ", row ", r, ", column ", j, ": index ", ix[j],
                       " is invalid (indices are >= 0, or -1 for padding)");
       }
-      if (ix[j] == -1) { continue; }
+      if (ix[j] == -1) {
+        continue;
+      }
       if (n != j) {
         return concat("merge_knn: part ", p, ", row ", r, ": index ", ix[j], " at column ", j,
                       " follows padding (index -1) at column ", n,
@@ -101,9 +103,8 @@ std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bo
       const std::size_t p1 = s.seen[e].second;
       return p0 == p1 ? concat("merge_knn: row ", r, " lists index ", s.seen[e].first,
                                " twice in part ", p0, "; the index blocks must be disjoint")
-                      : concat("merge_knn: row ", r, " lists index ", s.seen[e].first,
-                               " in parts ", p0, " and ", p1,
-                               "; the index blocks must be disjoint");
+                      : concat("merge_knn: row ", r, " lists index ", s.seen[e].first, " in parts ",
+                               p0, " and ", p1, "; the index blocks must be disjoint");
     }
   }
   for (std::size_t p = 0; p < parts.size(); ++p) {
@@ -113,8 +114,8 @@ std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bo
       if (!knn_better(d[j - 1], ix[j - 1], d[j], ix[j], largest)) {
         return concat("merge_knn: part ", p, ", row ", r, " is not sorted best first (",
                       largest ? "largest" : "smallest", " distance, then smaller index): column ",
-                      j - 1, " holds index ", ix[j - 1], " at distance ", d[j - 1],
-                      ", column ", j, " index ", ix[j], " at distance ", d[j]);
+                      j - 1, " holds index ", ix[j - 1], " at distance ", d[j - 1], ", column ", j,
+                      " index ", ix[j], " at distance ", d[j]);
       }
     }
   }
@@ -151,17 +152,20 @@ knn_result merge_knn_host(std::span<const knn_result_view> parts, std::int64_t k
 #if defined(_OPENMP)
 #pragma omp critical(spira_merge_knn_failure)
 #endif
-        if (r < failure.row) { failure = {r, std::move(bad)}; }
+        if (r < failure.row) {
+          failure = {r, std::move(bad)};
+        }
         continue;
       }
       // Fold the parts into the running list: cur holds `have` entries, the merge writes the other.
       int cur = 0;
       std::int64_t have = 0;
       for (std::size_t p = 0; p < parts.size(); ++p) {
-        if (s.real[p] == 0) { continue; }
+        if (s.real[p] == 0) {
+          continue;
+        }
         const knn_list<float> running{s.values[cur].data(), s.indices[cur].data(), have};
-        const knn_list<float> part{parts[p].distances.row(r), parts[p].indices.row(r),
-                                   s.real[p]};
+        const knn_list<float> part{parts[p].distances.row(r), parts[p].indices.row(r), s.real[p]};
         have = knn_merge_sorted(running, part, k, largest, std::int64_t{-1},
                                 s.values[1 - cur].data(), s.indices[1 - cur].data());
         cur = 1 - cur;
@@ -172,7 +176,9 @@ knn_result merge_knn_host(std::span<const knn_result_view> parts, std::int64_t k
       std::fill(od.row(r) + have, od.row(r) + k, padding);
     }
   }
-  if (failure.row < n_q) { throw invalid_argument(failure.message); }
+  if (failure.row < n_q) {
+    throw invalid_argument(failure.message);
+  }
   return out;
 }
 

@@ -48,7 +48,9 @@ knn_result merge_knn(const cuda_resources& res, std::span<const knn_result_view>
   const memory_space space = detail::check_merge_knn_parts(parts, k);
   const bool largest = order == select_order::largest;
   const int threads = host_resources{}.num_threads();
-  if (space == memory_space::host) { return detail::merge_knn_host(parts, k, largest, threads); }
+  if (space == memory_space::host) {
+    return detail::merge_knn_host(parts, k, largest, threads);
+  }
   std::vector<knn_result> host_parts;
   std::vector<knn_result_view> views;
   host_parts.reserve(parts.size());

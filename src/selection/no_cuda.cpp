@@ -1,5 +1,6 @@
 // The CUDA entry points of select_k in a host-only build: each exists and throws
 // spira::not_compiled, so programs link the same way against either build.
+#include <spira/detail/type_lists.hpp>
 #include "selection/dispatch.hpp"
 
 namespace spira::selection {
@@ -7,8 +8,9 @@ namespace spira::selection {
 namespace {
 [[noreturn]] void no_cuda(const char* what)
 {
-  throw not_compiled(detail::concat(what, ": this build of spira was compiled without CUDA "
-                                          "(configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)"));
+  throw not_compiled(detail::concat(what,
+                                    ": this build of spira was compiled without CUDA "
+                                    "(configure with SPIRA_ENABLE_CUDA=ON and a CUDA toolkit)"));
 }
 }  // namespace
 
@@ -37,26 +39,18 @@ csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>, const dense
   no_cuda("spira::select_k(cuda_resources)");
 }
 
-#define SPIRA_SELECT_NO_CUDA(T, I)                                                                \
-  template void select_rows(const cuda_resources&, row_source<T, I>, row_sink<T, I>,               \
-                            const problem&);                                                      \
-  template void select_vector(const cuda_resources&, row_source<T, I>, row_sink<T, I>,             \
+#define SPIRA_SELECT_NO_CUDA(T, I)                                                     \
+  template void select_rows(const cuda_resources&, row_source<T, I>, row_sink<T, I>,   \
+                            const problem&);                                           \
+  template void select_vector(const cuda_resources&, row_source<T, I>, row_sink<T, I>, \
                               const problem&);
-SPIRA_SELECT_NO_CUDA(float, std::int32_t)
-SPIRA_SELECT_NO_CUDA(float, std::int64_t)
-SPIRA_SELECT_NO_CUDA(double, std::int32_t)
-SPIRA_SELECT_NO_CUDA(double, std::int64_t)
-SPIRA_SELECT_NO_CUDA(half, std::int32_t)
-SPIRA_SELECT_NO_CUDA(half, std::int64_t)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_NO_CUDA)
 #undef SPIRA_SELECT_NO_CUDA
-#define SPIRA_COMPACT_NO_CUDA(V, I)                                                               \
-  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,                   \
-                                         const dense_matrix<V>&, const dense_matrix<I>&,          \
+#define SPIRA_COMPACT_NO_CUDA(V, I)                                                      \
+  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,          \
+                                         const dense_matrix<V>&, const dense_matrix<I>&, \
                                          std::int64_t);
-SPIRA_COMPACT_NO_CUDA(float, std::int32_t)
-SPIRA_COMPACT_NO_CUDA(float, std::int64_t)
-SPIRA_COMPACT_NO_CUDA(double, std::int32_t)
-SPIRA_COMPACT_NO_CUDA(double, std::int64_t)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_COMPACT_NO_CUDA)
 #undef SPIRA_COMPACT_NO_CUDA
 
 }  // namespace spira::selection

@@ -1,5 +1,6 @@
 // select_k: argument validation and algorithm resolution, shared by both backends. Everything here
 // runs on the host; the backends (select_k_host.cpp, select_k_cuda.cu) receive validated problems.
+#include <spira/detail/type_lists.hpp>
 #include <spira/select_k.hpp>
 
 #include "selection/dispatch.hpp"
@@ -18,7 +19,9 @@ select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int6
   // registers (bench/select_k.py, group crossover). Longer rows: delegate for a few very long rows
   // with k small against the row (bench/select_vector.py, radix against delegate), else radix.
   (void)dtype;
-  if (length <= select_binary_search_max_length) { return select_algo::binary_search; }
+  if (length <= select_binary_search_max_length) {
+    return select_algo::binary_search;
+  }
   if (rows <= select_delegate_max_rows && length >= select_delegate_min_length &&
       k <= length / select_delegate_min_length_per_k) {
     return select_algo::delegate;
@@ -38,7 +41,9 @@ std::int64_t selection::delegate_subrange_for(std::int64_t n, std::int64_t k) no
   const double a = std::sqrt(selection::delegate_rule4_constant * double(n) / double(k));
   int e = std::clamp(static_cast<int>(std::lround(std::log2(std::max(a, 1.0)))), 5, 16);
   const double cap = double(selection::delegate_beta) * double(n) / (4.0 * double(k));
-  while (e > 5 && double(std::int64_t{1} << e) > cap) { --e; }
+  while (e > 5 && double(std::int64_t{1} << e) > cap) {
+    --e;
+  }
   return std::int64_t{1} << e;
 }
 
@@ -56,10 +61,22 @@ constexpr select_dtype dtype_of()
   }
 }
 
-constexpr memory_space space_of(const host_resources&) { return memory_space::host; }
-constexpr memory_space space_of(const cuda_resources&) { return memory_space::device; }
-constexpr const char* backend_name(const host_resources&) { return "select_k(host_resources)"; }
-constexpr const char* backend_name(const cuda_resources&) { return "select_k(cuda_resources)"; }
+constexpr memory_space space_of(const host_resources&)
+{
+  return memory_space::host;
+}
+constexpr memory_space space_of(const cuda_resources&)
+{
+  return memory_space::device;
+}
+constexpr const char* backend_name(const host_resources&)
+{
+  return "select_k(host_resources)";
+}
+constexpr const char* backend_name(const cuda_resources&)
+{
+  return "select_k(cuda_resources)";
+}
 
 template <class Resources, class T>
 void check_output(const Resources& res, const char* name, dense_view<T> out, std::int64_t rows,
@@ -105,7 +122,9 @@ selection::problem make_problem(const Resources& res, std::int64_t rows, std::in
     case select_algo::automatic:
       p.algo = p.max_iter > 0 ? select_algo::binary_search
                               : choose_select_algo(rows, max_length, k, dtype_of<T>());
-      if (p.algo == select_algo::delegate && !dense) { p.algo = select_algo::radix; }
+      if (p.algo == select_algo::delegate && !dense) {
+        p.algo = select_algo::radix;
+      }
       break;
     case select_algo::binary_search:
       detail::expects(max_length <= select_binary_search_max_length, fn,
@@ -114,14 +133,17 @@ selection::problem make_problem(const Resources& res, std::int64_t rows, std::in
                       max_length, " (use radix or automatic)");
       p.algo = select_algo::binary_search;
       break;
-    case select_algo::radix: p.algo = select_algo::radix; break;
+    case select_algo::radix:
+      p.algo = select_algo::radix;
+      break;
     case select_algo::delegate:
       detail::expects(dense, fn,
                       ": params.algo = delegate applies to dense rows only (use radix or "
                       "automatic for CSR rows)");
       p.algo = select_algo::delegate;
       break;
-    default: detail::expects(false, fn, ": params.algo has an unknown value");
+    default:
+      detail::expects(false, fn, ": params.algo has an unknown value");
   }
   return p;
 }
@@ -146,7 +168,9 @@ void select_dense(const Resources& res, dense_view<const T> in, std::int64_t k, 
   check_output(res, "out_values", out_values, in.rows, k);
   check_output(res, "out_indices", out_indices, in.rows, k);
   const auto p = make_problem<Resources, T>(res, in.rows, in.cols, k, order, params, true);
-  if (in.rows == 0) { return; }
+  if (in.rows == 0) {
+    return;
+  }
   selection::row_source<T, IndexT> src{in.data, in.rows, in.cols, in.ld, nullptr, nullptr};
   selection::row_sink<T, IndexT> dst{out_values.data, out_indices.data, out_values.ld,
                                      out_indices.ld};
@@ -165,8 +189,8 @@ void select_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k, selec
                 dense_view<V> out_values, dense_view<I> out_indices, const select_params& params)
 {
   const char* fn = backend_name(res);
-  detail::expects(rows.rows >= 0 && rows.nnz >= 0, fn, ": rows has a negative extent (rows = ",
-                  rows.rows, ", nnz = ", rows.nnz, ")");
+  detail::expects(rows.rows >= 0 && rows.nnz >= 0, fn,
+                  ": rows has a negative extent (rows = ", rows.rows, ", nnz = ", rows.nnz, ")");
   detail::expects(rows.space == space_of(res), fn, ": rows is in ", to_string(rows.space),
                   " memory; this backend needs ", to_string(space_of(res)), " memory");
   detail::expects(k >= 1, fn, ": k must be >= 1, got ", k);
@@ -175,7 +199,9 @@ void select_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k, selec
                   ": rows.values or rows.col_idx is null");
   check_output(res, "out_values", out_values, rows.rows, k);
   check_output(res, "out_indices", out_indices, rows.rows, k);
-  if (rows.rows == 0) { return; }
+  if (rows.rows == 0) {
+    return;
+  }
   const std::int64_t max_length = selection::max_row_length(res, rows.row_ptr, rows.rows);
   const auto p = make_problem<Resources, V>(res, rows.rows, max_length, k, order, params, false);
   selection::row_source<V, I> src{rows.values, rows.rows, 0, 0, rows.row_ptr, rows.col_idx};
@@ -195,14 +221,14 @@ csr_matrix<V, I> select_csr_to_csr(const Resources& res, csr_view<V, I> rows, st
 
 }  // namespace
 
-template <class T, class IndexT>
+template <select_value_type T, select_index_type IndexT>
 void select_k(const host_resources& res, std::type_identity_t<dense_view<const T>> in,
               std::int64_t k, select_order order, dense_view<T> out_values,
               dense_view<IndexT> out_indices, const select_params& params)
 {
   select_dense<host_resources, T, IndexT>(res, in, k, order, out_values, out_indices, params);
 }
-template <class T, class IndexT>
+template <select_value_type T, select_index_type IndexT>
 void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T>> in,
               std::int64_t k, select_order order, dense_view<T> out_values,
               dense_view<IndexT> out_indices, const select_params& params)
@@ -238,32 +264,24 @@ csr_matrix<V, I> select_k(const cuda_resources& res, csr_view<V, I> rows, std::i
   return select_csr_to_csr(res, rows, k, order, params);
 }
 
-#define SPIRA_SELECT_DENSE(T, I)                                                                  \
-  template void select_k<T, I>(const host_resources&, std::type_identity_t<dense_view<const T>>,   \
-                               std::int64_t, select_order, dense_view<T>, dense_view<I>,           \
-                               const select_params&);                                              \
-  template void select_k<T, I>(const cuda_resources&, std::type_identity_t<dense_view<const T>>,   \
-                               std::int64_t, select_order, dense_view<T>, dense_view<I>,           \
+#define SPIRA_SELECT_DENSE(T, I)                                                                 \
+  template void select_k<T, I>(const host_resources&, std::type_identity_t<dense_view<const T>>, \
+                               std::int64_t, select_order, dense_view<T>, dense_view<I>,         \
+                               const select_params&);                                            \
+  template void select_k<T, I>(const cuda_resources&, std::type_identity_t<dense_view<const T>>, \
+                               std::int64_t, select_order, dense_view<T>, dense_view<I>,         \
                                const select_params&);
-#define SPIRA_SELECT_CSR(V, I)                                                                    \
-  template void select_k(const host_resources&, csr_view<V, I>, std::int64_t, select_order,        \
-                         dense_view<V>, dense_view<I>, const select_params&);                      \
-  template void select_k(const cuda_resources&, csr_view<V, I>, std::int64_t, select_order,        \
-                         dense_view<V>, dense_view<I>, const select_params&);                      \
-  template csr_matrix<V, I> select_k(const host_resources&, csr_view<V, I>, std::int64_t,          \
-                                     select_order, const select_params&);                          \
-  template csr_matrix<V, I> select_k(const cuda_resources&, csr_view<V, I>, std::int64_t,          \
+#define SPIRA_SELECT_CSR(V, I)                                                              \
+  template void select_k(const host_resources&, csr_view<V, I>, std::int64_t, select_order, \
+                         dense_view<V>, dense_view<I>, const select_params&);               \
+  template void select_k(const cuda_resources&, csr_view<V, I>, std::int64_t, select_order, \
+                         dense_view<V>, dense_view<I>, const select_params&);               \
+  template csr_matrix<V, I> select_k(const host_resources&, csr_view<V, I>, std::int64_t,   \
+                                     select_order, const select_params&);                   \
+  template csr_matrix<V, I> select_k(const cuda_resources&, csr_view<V, I>, std::int64_t,   \
                                      select_order, const select_params&);
-SPIRA_SELECT_DENSE(float, std::int32_t)
-SPIRA_SELECT_DENSE(float, std::int64_t)
-SPIRA_SELECT_DENSE(double, std::int32_t)
-SPIRA_SELECT_DENSE(double, std::int64_t)
-SPIRA_SELECT_DENSE(half, std::int32_t)
-SPIRA_SELECT_DENSE(half, std::int64_t)
-SPIRA_SELECT_CSR(float, std::int32_t)
-SPIRA_SELECT_CSR(float, std::int64_t)
-SPIRA_SELECT_CSR(double, std::int32_t)
-SPIRA_SELECT_CSR(double, std::int64_t)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_DENSE)
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_SELECT_CSR)
 #undef SPIRA_SELECT_DENSE
 #undef SPIRA_SELECT_CSR
 

@@ -2,6 +2,7 @@
 // selected positions by index (unsorted output) or by (key, index) (sorted output). Rows run in
 // parallel with OpenMP. The approximate max_iter mode runs the same bisection as the CUDA
 // binary_search kernel, step for step, so both backends return the same bytes.
+#include <spira/detail/type_lists.hpp>
 #include "selection/dispatch.hpp"
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 namespace spira::selection {
 
 namespace {
-
 
 /// Positions of the selected elements of one row, exact: the k best (key, position) pairs.
 template <class Key>
@@ -46,7 +46,9 @@ void select_bisection(const std::vector<Key>& keys, std::int64_t k, int max_iter
     for (int it = 0; lo < hi && it < max_iter; ++it) {
       const Key mid = bisection_mid(lo, hi);
       const auto c = std::count_if(keys.begin(), keys.end(), [&](Key x) { return x <= mid; });
-      if (bisection_step(lo, hi, below, mid, std::int64_t(c), k)) { break; }
+      if (bisection_step(lo, hi, below, mid, std::int64_t(c), k)) {
+        break;
+      }
     }
     need = k - below;
   }
@@ -79,7 +81,9 @@ void select_rows(const host_resources& res, row_source<T, IndexT> src, row_sink<
       const std::int64_t n = src.length(r);
       const T* row = src.values + first;
       keys.resize(n);
-      for (std::int64_t i = 0; i < n; ++i) { keys[i] = traits::to_key(row[i], p.largest); }
+      for (std::int64_t i = 0; i < n; ++i) {
+        keys[i] = traits::to_key(row[i], p.largest);
+      }
       if (p.max_iter > 0) {
         select_bisection(keys, p.k, p.max_iter, pos);
       } else {
@@ -125,7 +129,9 @@ csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
                               std::int64_t k)
 {
   std::int64_t nnz = 0;
-  for (std::int64_t r = 0; r < rows.rows; ++r) { nnz += std::min(k, rows.degree(r)); }
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    nnz += std::min(k, rows.degree(r));
+  }
   csr_matrix<V, I> out(res, rows.rows, rows.cols, nnz);
   out.row_ptr()[0] = 0;
   for (std::int64_t r = 0; r < rows.rows; ++r) {
@@ -137,15 +143,10 @@ csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
   return out;
 }
 
-#define SPIRA_SELECT_HOST(T, I)                                                                   \
-  template void select_rows(const host_resources&, row_source<T, I>, row_sink<T, I>,               \
+#define SPIRA_SELECT_HOST(T, I)                                                      \
+  template void select_rows(const host_resources&, row_source<T, I>, row_sink<T, I>, \
                             const problem&);
-SPIRA_SELECT_HOST(float, std::int32_t)
-SPIRA_SELECT_HOST(float, std::int64_t)
-SPIRA_SELECT_HOST(double, std::int32_t)
-SPIRA_SELECT_HOST(double, std::int64_t)
-SPIRA_SELECT_HOST(half, std::int32_t)
-SPIRA_SELECT_HOST(half, std::int64_t)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_HOST)
 #undef SPIRA_SELECT_HOST
 template csr_matrix<float, std::int32_t> compact_rows(const host_resources&,
                                                       csr_view<float, std::int32_t>,

@@ -9,8 +9,10 @@
 // position order, into a vector sized before the count is known -> second top-k. No step waits
 // for the host; one host read after the last row finds rows whose candidates overflowed the
 // vector, and redoes them with the exact size.
+#include <spira/detail/type_lists.hpp>
 #include "selection/delegate.cuh"
 #include "selection/dispatch.hpp"
+#include "selection/launch.hpp"
 #include "selection/workspace.hpp"
 
 #include <spira/cuda/device.cuh>
@@ -30,9 +32,6 @@ namespace spira::selection {
 using spira::detail::device_guard;
 
 namespace {
-
-cudaStream_t stream_of(const cuda_resources& res) { return reinterpret_cast<cudaStream_t>(res.stream); }
-
 
 unsigned grid_for(std::int64_t items, std::int64_t per_block, const char* what)
 {
@@ -90,11 +89,11 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
   delegate_layout l;
   l.n = n;
   l.alpha = p.delegate_subrange > 0 ? p.delegate_subrange : delegate_subrange_for(n, k);
-  detail::expects(l.alpha >= 32 && l.alpha <= (std::int64_t(1) << 31) &&
-                    (l.alpha & (l.alpha - 1)) == 0,
-                  "select_k(cuda_resources): the delegate sub-range length must be a power of two "
-                  "in [32, 2^31], got ",
-                  l.alpha);
+  detail::expects(
+      l.alpha >= 32 && l.alpha <= (std::int64_t(1) << 31) && (l.alpha & (l.alpha - 1)) == 0,
+      "select_k(cuda_resources): the delegate sub-range length must be a power of two "
+      "in [32, 2^31], got ",
+      l.alpha);
   l.m = (n + l.alpha - 1) / l.alpha;
   const std::int64_t d_len = l.delegate_count();
 
@@ -136,7 +135,8 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
   const auto offsets = ws.reserve<std::int64_t>(l.m + 1, "the candidate offsets");
   const auto full_list = ws.reserve<std::int64_t>(full_max, "the full sub-ranges");
   const auto full_count = ws.reserve<unsigned long long>(1, "the full sub-range count");
-  const auto piece_counts = ws.reserve<std::int64_t>(full_max * pieces, "the full sub-range pieces");
+  const auto piece_counts =
+      ws.reserve<std::int64_t>(full_max * pieces, "the full sub-range pieces");
   const auto scan_tmp = ws.reserve<unsigned char>(static_cast<std::int64_t>(scan_bytes),
                                                   "the candidate scan workspace");
   const auto c_val_planned = ws.reserve<T>(planned, "the candidate values");
@@ -149,11 +149,11 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
   first.sorted = false;
   const bool tiled = l.alpha <= delegate_policy::tile_max_subrange;
   const unsigned build_blocks =
-    tiled ? grid_for(n, delegate_policy::tile<T>, "the delegates")
-          : grid_for(l.m, delegate_policy::block_threads / warp::size, "the delegates");
+      tiled ? grid_for(n, delegate_policy::tile<T>, "the delegates")
+            : grid_for(l.m, delegate_policy::block_threads / warp::size, "the delegates");
   const unsigned sub_blocks = grid_for(l.m, 256, "the delegate candidates");
-  const unsigned full_blocks = grid_for(full_max * pieces, delegate_policy::block_threads / warp::size,
-                                       "the full sub-ranges");
+  const unsigned full_blocks = grid_for(
+      full_max * pieces, delegate_policy::block_threads / warp::size, "the full sub-ranges");
   const delegate_counters reset{ws[full_count], ws[offsets]};
 
   // Every step of row r, with a candidate vector of `capacity` elements.
@@ -163,20 +163,20 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
     const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
     if (tiled && aligned) {
       delegate_tile_kernel<T, IndexT, true>
-        <<<build_blocks, delegate_policy::tile_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
-                                                                    ws[d_pos]);
+          <<<build_blocks, delegate_policy::tile_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
+                                                                       ws[d_pos]);
     } else if (tiled) {
       delegate_tile_kernel<T, IndexT, false>
-        <<<build_blocks, delegate_policy::tile_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
-                                                                    ws[d_pos]);
+          <<<build_blocks, delegate_policy::tile_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
+                                                                       ws[d_pos]);
     } else if (aligned) {
       delegate_warp_kernel<T, IndexT, true>
-        <<<build_blocks, delegate_policy::block_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
-                                                                     ws[d_pos]);
+          <<<build_blocks, delegate_policy::block_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
+                                                                        ws[d_pos]);
     } else {
       delegate_warp_kernel<T, IndexT, false>
-        <<<build_blocks, delegate_policy::block_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
-                                                                     ws[d_pos]);
+          <<<build_blocks, delegate_policy::block_threads, 0, stream>>>(in, l, p.largest, ws[d_val],
+                                                                        ws[d_pos]);
     }
     SPIRA_CHECK_LAUNCH();
     // 2. First top-k on the delegate vector, and its worst element t.
@@ -184,25 +184,23 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
                 row_sink<T, IndexT>{ws[sel_val], ws[sel_pos], k, k}, first);
     if (threshold_blocks == 1) {
       delegate_threshold_kernel<T, IndexT, threshold_threads><<<1, threshold_threads, 0, stream>>>(
-        ws[sel_val], ws[sel_pos], k, threshold_per_block, p.largest, ws[t], reset);
+          ws[sel_val], ws[sel_pos], k, threshold_per_block, p.largest, ws[t], reset);
     } else {
       delegate_threshold_kernel<T, IndexT, threshold_threads>
-        <<<static_cast<unsigned>(threshold_blocks), threshold_threads, 0, stream>>>(
-          ws[sel_val], ws[sel_pos], k, threshold_per_block, p.largest, ws[t_part], reset);
+          <<<static_cast<unsigned>(threshold_blocks), threshold_threads, 0, stream>>>(
+              ws[sel_val], ws[sel_pos], k, threshold_per_block, p.largest, ws[t_part], reset);
       SPIRA_CHECK_LAUNCH();
       delegate_threshold_merge_kernel<key_type, threshold_threads>
-        <<<1, threshold_threads, 0, stream>>>(ws[t_part], static_cast<int>(threshold_blocks), ws[t],
-                                              reset);
+          <<<1, threshold_threads, 0, stream>>>(ws[t_part], static_cast<int>(threshold_blocks),
+                                                ws[t], reset);
     }
     SPIRA_CHECK_LAUNCH();
     // 3. Candidates per sub-range (Rules 2 and 3) and their offsets.
     delegate_classify_kernel<<<sub_blocks, 256, 0, stream>>>(
-      ws[d_val], ws[d_pos], l, p.largest, ws[t], ws[counts], ws[full_list],
-      ws[full_count]);
+        ws[d_val], ws[d_pos], l, p.largest, ws[t], ws[counts], ws[full_list], ws[full_count]);
     SPIRA_CHECK_LAUNCH();
     delegate_full_count_kernel<<<full_blocks, delegate_policy::block_threads, 0, stream>>>(
-      in, l, p.largest, ws[t], ws[full_list], ws[full_count], ws[counts],
-      ws[piece_counts]);
+        in, l, p.largest, ws[t], ws[full_list], ws[full_count], ws[counts], ws[piece_counts]);
     SPIRA_CHECK_LAUNCH();
     SPIRA_CUDA_TRY(cub::DeviceScan::InclusiveSum(ws[scan_tmp], scan_bytes, ws[counts],
                                                  ws[offsets] + 1, l.m, stream));
@@ -211,17 +209,17 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
     SPIRA_CHECK_LAUNCH();
     // 4. The candidates, in position order (as many as the vector holds).
     delegate_write_delegates_kernel<<<sub_blocks, 256, 0, stream>>>(
-      ws[d_val], ws[d_pos], l, p.largest, ws[t], ws[offsets], capacity, c_val, c_pos);
+        ws[d_val], ws[d_pos], l, p.largest, ws[t], ws[offsets], capacity, c_val, c_pos);
     SPIRA_CHECK_LAUNCH();
     delegate_write_full_kernel<<<full_blocks, delegate_policy::block_threads, 0, stream>>>(
-      in, l, p.largest, ws[t], ws[full_list], ws[full_count], ws[offsets],
-      ws[piece_counts], capacity, c_val, c_pos);
+        in, l, p.largest, ws[t], ws[full_list], ws[full_count], ws[offsets], ws[piece_counts],
+        capacity, c_val, c_pos);
     SPIRA_CHECK_LAUNCH();
     // 5. Second top-k. (With exactly k candidates it returns them, in position order.)
     problem second = radix;
     second.max_length = capacity;
-    const row_sink<T, IndexT> out{dst.values + r * dst.ld_values,
-                                  dst.indices + r * dst.ld_indices, dst.ld_values, dst.ld_indices};
+    const row_sink<T, IndexT> out{dst.values + r * dst.ld_values, dst.indices + r * dst.ld_indices,
+                                  dst.ld_values, dst.ld_indices};
     select_rows(res, vector_row<T, IndexT>(c_val, c_pos, ws[c_ptr]), out, second);
   };
 
@@ -233,7 +231,9 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
   std::vector<std::int64_t> c_len(static_cast<std::size_t>(src.rows));
   copy(c_len.data(), memory_space::host, ws[c_lens], memory_space::device, src.rows, res);
   for (std::int64_t r = 0; r < src.rows; ++r) {
-    if (c_len[r] <= planned) { continue; }
+    if (c_len[r] <= planned) {
+      continue;
+    }
     workspace cws;
     const auto c_val_slot = cws.reserve<T>(c_len[r], "the candidate values");
     const auto c_pos_slot = cws.reserve<IndexT>(c_len[r], "the candidate positions");
@@ -243,15 +243,10 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
   // Temporaries are freed stream-ordered; the caller's next use of dst is ordered after us.
 }
 
-#define SPIRA_SELECT_VECTOR_CUDA(T, I)                                                            \
-  template void select_vector(const cuda_resources&, row_source<T, I>, row_sink<T, I>,             \
+#define SPIRA_SELECT_VECTOR_CUDA(T, I)                                                 \
+  template void select_vector(const cuda_resources&, row_source<T, I>, row_sink<T, I>, \
                               const problem&);
-SPIRA_SELECT_VECTOR_CUDA(float, std::int32_t)
-SPIRA_SELECT_VECTOR_CUDA(float, std::int64_t)
-SPIRA_SELECT_VECTOR_CUDA(double, std::int32_t)
-SPIRA_SELECT_VECTOR_CUDA(double, std::int64_t)
-SPIRA_SELECT_VECTOR_CUDA(half, std::int32_t)
-SPIRA_SELECT_VECTOR_CUDA(half, std::int64_t)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_VECTOR_CUDA)
 #undef SPIRA_SELECT_VECTOR_CUDA
 
 }  // namespace spira::selection

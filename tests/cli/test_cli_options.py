@@ -33,6 +33,25 @@ class OptionsTest(CliTestCase):
         g = np.load(out)
         return g["indices"], g["distances"], stdout
 
+    def test_output_format_follows_the_file_name_before_any_work(self):
+        # INDEX does not exist: the output's extension is rejected before it is opened, exit 2,
+        # naming --output and the format the command writes; nothing is written.
+        missing = self.path("missing.mtx")
+        cases = [
+            (("distance", missing, "--metric", "cosine"), ["d.npz", "d.txt", "d"], ".npy"),
+            (("knn", missing, "-k", 3, "--metric", "cosine"), ["g.npy", "g.mtx"], ".npz"),
+            (("topk", missing, "-k", 3), ["t.npy", "t.csv"], ".npz"),
+        ]
+        for args, names, wanted in cases:
+            for name in names:
+                with self.subTest(command=args[0], output=name):
+                    code, _, err = run(*args, "-o", self.path(name))
+                    self.assertEqual(code, 2, err)
+                    self.assertIn("--output", err)
+                    self.assertIn(wanted, err)
+                    self.assertNotIn("missing.mtx", err)
+                    self.assertFalse(os.path.exists(self.path(name)))
+
     def test_aliases_give_the_canonical_distances(self):
         for alias, name in (("cityblock", "manhattan"), ("l1", "manhattan"), ("l2", "euclidean")):
             with self.subTest(alias=alias):

@@ -9,6 +9,13 @@ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUIL
 cmake --build "$build"
 "$build/consumer"
 if [ -x "$build/custom_distance" ]; then "$build/custom_distance"; fi
+# The CUDA user semiring (built when the install has CUDA); without a GPU it says so and exits 0.
+if [ -x "$build/custom_distance_cuda" ]; then "$build/custom_distance_cuda"; fi
+# Nothing outside include/spira is installed.
+if [ -d "$prefix/include" ]; then
+  extra=$(find "$prefix/include" -mindepth 1 -maxdepth 1 ! -name spira)
+  [ -z "$extra" ] || { echo "consumer: installed outside include/spira: $extra" >&2; exit 1; }
+fi
 root=$(cd "$here/../.." && pwd)
 if [ -x "$build/quick_start" ]; then
   "$build/quick_start" "$root/data/uci-bow-kos/docword.kos.mtx.gz" | grep -q "^row 0's neighbours: 0 "

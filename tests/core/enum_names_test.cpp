@@ -14,7 +14,9 @@ namespace {
 template <class E, class FromString>
 void round_trip(std::initializer_list<E> all, FromString from_string, const std::string& valid)
 {
-  for (const E e : all) { EXPECT_EQ(from_string(to_string(e)), e) << to_string(e); }
+  for (const E e : all) {
+    EXPECT_EQ(from_string(to_string(e)), e) << to_string(e);
+  }
   try {
     (void)from_string("nonsense");
     ADD_FAILURE() << "an unknown name was accepted";
@@ -29,8 +31,8 @@ TEST(enum_names, read_back_and_list_the_valid_names)
 {
   round_trip({knn_algo::automatic, knn_algo::fused, knn_algo::tiled}, knn_algo_from_string,
              "automatic, fused, tiled");
-  round_trip({knn_graph_mode::distance, knn_graph_mode::connectivity},
-             knn_graph_mode_from_string, "distance, connectivity");
+  round_trip({knn_graph_mode::distance, knn_graph_mode::connectivity}, knn_graph_mode_from_string,
+             "distance, connectivity");
   round_trip({select_order::smallest, select_order::largest}, select_order_from_string,
              "smallest, largest");
   round_trip({select_algo::automatic, select_algo::binary_search, select_algo::radix,

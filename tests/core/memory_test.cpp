@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <string>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace spira::test {
@@ -50,7 +50,9 @@ TEST(memory, element_count_overflow_is_reported)
 
 TEST(memory, cuda_entry_points_fail_clearly_without_cuda)
 {
-  if (cuda_compiled() && cuda_device_count() > 0) { GTEST_SKIP() << "a CUDA device is present"; }
+  if (cuda_compiled() && cuda_device_count() > 0) {
+    GTEST_SKIP() << "a CUDA device is present";
+  }
   // Without the CUDA backend: not_compiled; with it but without a GPU: "no usable CUDA device",
   // never a runtime status naming a source file.
   const auto check = [](const char* what, auto&& call) {
@@ -179,8 +181,7 @@ TEST(host_memory, cgroup_v1_memory_controller)
 {
   fake_root r;
   r.meminfo(12);
-  r.file("proc/self/cgroup",
-         "9:name=systemd:/\n4:cpu,cpuacct:/\n3:memory:/slurm/job_42\n0::/\n");
+  r.file("proc/self/cgroup", "9:name=systemd:/\n4:cpu,cpuacct:/\n3:memory:/slurm/job_42\n0::/\n");
   r.file("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");  // unlimited
   r.file("sys/fs/cgroup/memory/slurm/job_42/memory.limit_in_bytes", std::to_string(3 * gib) + "\n");
   r.file("sys/fs/cgroup/memory/slurm/job_42/memory.usage_in_bytes", std::to_string(gib) + "\n");

@@ -594,7 +594,8 @@ bool within_bound(ld e, ld got, double s)
   }
   const ld max = std::numeric_limits<Out>::max();
   // Plus a few units of the smallest subnormal: each operation may round by one there.
-  const ld b = ld(1e-5) * std::max<ld>(std::abs(e), s) + 16 * std::numeric_limits<Out>::denorm_min();
+  const ld b =
+      ld(1e-5) * std::max<ld>(std::abs(e), s) + 16 * std::numeric_limits<Out>::denorm_min();
   const ld lo = e - b, hi = e + b;
   if (std::isinf(got)) {
     return got > 0 ? hi > max : lo < -max;
@@ -655,14 +656,16 @@ std::string metric_name(spira::metric m, double p)
   return s;
 }
 
-/// The s of the bound S1 for one pair: floor_scale; for inner_product, a plain dot product, Σ |x y|,
-/// and for kl_divergence, whose terms have both signs, Σ |x log(x / max(y, ε))| (their documented
-/// bounds: the data's own cancellation is no expansion to avoid).
+/// The s of the bound S1 for one pair: floor_scale; for inner_product, a plain dot product, Σ |x
+/// y|, and for kl_divergence, whose terms have both signs, Σ |x log(x / max(y, ε))| (their
+/// documented bounds: the data's own cancellation is no expansion to avoid).
 ld bound_scale(spira::metric m, const row_t& x, const row_t& y)
 {
   ld scale = floor_scale(m);
   if (m == spira::metric::inner_product) {
-    for (std::size_t c = 0; c < x.size(); ++c) { scale += std::fabs(x[c] * y[c]); }
+    for (std::size_t c = 0; c < x.size(); ++c) {
+      scale += std::fabs(x[c] * y[c]);
+    }
   }
   if (m == spira::metric::kl_divergence) {  // terms of both signs: relative to Σ |term|
     for (std::size_t c = 0; c < x.size(); ++c) {

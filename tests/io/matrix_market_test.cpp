@@ -10,8 +10,7 @@ namespace spira::test {
 namespace {
 
 template <class Pair>
-class mm_read : public ::testing::Test {
-};
+class mm_read : public ::testing::Test {};
 using value_index_pairs =
     ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
                      std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;

@@ -9,8 +9,7 @@ namespace spira::test {
 namespace {
 
 template <class T>
-class npy_round_trip : public ::testing::Test {
-};
+class npy_round_trip : public ::testing::Test {};
 using npy_types = ::testing::Types<float, double, std::int32_t, std::int64_t>;
 TYPED_TEST_SUITE(npy_round_trip, npy_types);
 
@@ -399,7 +398,9 @@ TEST(npy_row_writer, blocks_give_the_bytes_of_write_npy)
 {
   temp_dir dir;
   std::vector<float> a(7 * 5);
-  for (std::size_t i = 0; i < a.size(); ++i) { a[i] = 0.5f * float(i) - 3; }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = 0.5f * float(i) - 3;
+  }
   io::write_npy(dir.path("whole.npy"), dense_view<const float>{7, 5, 5, a.data()});
   io::npy_row_writer<float> w(dir.path("blocks.npy"), 7, 5);
   w.append(dense_view<const float>{3, 5, 5, a.data()});
@@ -434,8 +435,7 @@ TEST(output_file, an_unfinished_or_failed_write_leaves_nothing_behind)
   // A directory that does not exist, a file name that is empty.
   expect_io_error([&] { io::write_npy(dir.path("no/such/dir/x.npy"), std::span<const double>(v)); },
                   {"no/such/dir/x.npy", "cannot create a file"});
-  expect_io_error([&] { io::write_npy(dir.path("") / "", std::span<const double>(v)); },
-                  {"empty"});
+  expect_io_error([&] { io::write_npy(dir.path("") / "", std::span<const double>(v)); }, {"empty"});
   // A full device: the write error names the file and the reason.
   if (std::filesystem::exists("/dev/full")) {
     std::vector<double> big(1 << 20, 1.0);
@@ -474,16 +474,16 @@ TEST(npz_write, zip64_records_read_back)
     return std::uint64_t(u32(at)) | std::uint64_t(u32(at + 4)) << 32;
   };
   ASSERT_EQ(u32(0), 0x04034b50u);
-  EXPECT_EQ(u16(4), 45);                // version needed: zip64
-  EXPECT_EQ(u32(18), 0xffffffffu);      // compressed size
-  EXPECT_EQ(u32(22), 0xffffffffu);      // size
-  EXPECT_EQ(u16(28), 20);               // extra length
+  EXPECT_EQ(u16(4), 45);            // version needed: zip64
+  EXPECT_EQ(u32(18), 0xffffffffu);  // compressed size
+  EXPECT_EQ(u32(22), 0xffffffffu);  // size
+  EXPECT_EQ(u16(28), 20);           // extra length
   const std::size_t extra = 30 + u16(26);
-  EXPECT_EQ(u16(extra), 1);             // zip64 extra id
+  EXPECT_EQ(u16(extra), 1);  // zip64 extra id
   EXPECT_EQ(u16(extra + 2), 16);
   const std::uint64_t size = u64(extra + 4);
   EXPECT_EQ(u64(extra + 12), size);
-  EXPECT_EQ(size, 128 + 6 * 8);         // npy header + 2 x 3 int64
+  EXPECT_EQ(size, 128 + 6 * 8);  // npy header + 2 x 3 int64
   const std::size_t eocd = z.size() - 22;
   ASSERT_EQ(u32(eocd), 0x06054b50u);
   EXPECT_EQ(u16(eocd + 10), 0xffff);
@@ -495,8 +495,8 @@ TEST(npz_write, zip64_records_read_back)
   ASSERT_EQ(record, locator - 56);
   ASSERT_EQ(u32(record), 0x06064b50u);
   EXPECT_EQ(u64(record + 4), 44u);
-  EXPECT_EQ(u64(record + 24), 2u);      // entries on this disk
-  EXPECT_EQ(u64(record + 32), 2u);      // entries
+  EXPECT_EQ(u64(record + 24), 2u);  // entries on this disk
+  EXPECT_EQ(u64(record + 32), 2u);  // entries
   const std::uint64_t cd_size = u64(record + 40);
   const std::uint64_t cd_offset = u64(record + 48);
   EXPECT_EQ(cd_offset + cd_size, record);
@@ -510,7 +510,7 @@ TEST(npz_write, zip64_records_read_back)
   EXPECT_EQ(u16(cextra + 2), 24);
   EXPECT_EQ(u64(cextra + 4), size);
   EXPECT_EQ(u64(cextra + 12), size);
-  EXPECT_EQ(u64(cextra + 20), 0u);      // the first member's local header
+  EXPECT_EQ(u64(cextra + 20), 0u);  // the first member's local header
   // Without the option a small archive has no zip64 record.
   io::write_npz(dir.path("small.npz"), entries);
   EXPECT_EQ(contents(dir.path("small.npz")).find(std::string("PK\x06\x06", 4)), std::string::npos);

@@ -61,13 +61,18 @@ TYPED_TEST_SUITE(knn, backends, backend_names);
 /// The quantity the engines accumulate before a final root (see the file comment).
 double accumulated(metric m, double p, double d)
 {
-  if (!std::isfinite(d)) { return d; }
+  if (!std::isfinite(d)) {
+    return d;
+  }
   switch (m) {
     case metric::euclidean:
     case metric::hellinger:
-    case metric::jensenshannon: return d * d;
-    case metric::minkowski: return std::pow(std::abs(d), p);
-    default: return d;
+    case metric::jensenshannon:
+      return d * d;
+    case metric::minkowski:
+      return std::pow(std::abs(d), p);
+    default:
+      return d;
   }
 }
 
@@ -103,17 +108,16 @@ std::vector<std::int64_t> first_copies(const csr_matrix<V, I>& m)
 /// knn_graph on the backend against the oracle, by the rules of the file comment.
 template <class R, class V, class I>
 void check_knn_once(const R& res, const csr_matrix<V, I>& index,
-                    const std::type_identity_t<csr_matrix<V, I>>* queries,
-                    const knn_params& params, const std::string& label)
+                    const std::type_identity_t<csr_matrix<V, I>>* queries, const knn_params& params,
+                    const std::string& label)
 {
   const metric m = params.metric;
   SCOPED_TRACE(label + ": " + to_string(m) + ", k = " + std::to_string(params.k) +
                (params.algo == knn_algo::tiled ? ", algo tiled" : "") +
-               (params.exclude_self ? ", exclude_self" : "") +
-               ", tiles = " + std::to_string(params.query_tile) + " x " +
-               std::to_string(params.index_tile));
+               (params.exclude_self ? ", exclude_self" : "") + ", tiles = " +
+               std::to_string(params.query_tile) + " x " + std::to_string(params.index_tile));
   const std::optional<csr_view<V, I>> qv =
-    queries != nullptr ? std::optional{queries->view()} : std::nullopt;
+      queries != nullptr ? std::optional{queries->view()} : std::nullopt;
   const knn_result got = knn_graph(res, index.view(), qv, params);
   const csr_matrix<V, I>& q = queries != nullptr ? *queries : index;
   const auto want = oracle::pairwise(m, densify(q), densify(index), params.p);
@@ -134,13 +138,19 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
   auto rank_index = [&](std::int64_t i) { return self_first && i == query_row ? -1 : i; };
   // a is better than b (float64 values, then the index)
   auto better = [&](double va, std::int64_t ia, double vb, std::int64_t ib) {
-    if (std::isnan(va) != std::isnan(vb)) { return std::isnan(vb); }
-    if (!std::isnan(va) && va != vb) { return largest ? va > vb : va < vb; }
+    if (std::isnan(va) != std::isnan(vb)) {
+      return std::isnan(vb);
+    }
+    if (!std::isnan(va) && va != vb) {
+      return largest ? va > vb : va < vb;
+    }
     return rank_index(ia) < rank_index(ib);
   };
   auto near = [&](double got_d, double want_d) {
     const double g = accumulated(m, params.p, got_d), w = accumulated(m, params.p, want_d);
-    if (std::isinf(w) || std::isnan(w)) { return g == w || (std::isnan(g) && std::isnan(w)); }
+    if (std::isinf(w) || std::isnan(w)) {
+      return g == w || (std::isnan(g) && std::isnan(w));
+    }
     return std::abs(g - w) <= tolerance<V>(w);
   };
   int failures = 0;
@@ -156,7 +166,9 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
     const std::vector<double>& d = want[std::size_t(r)];
     order.resize(std::size_t(n));
     std::iota(order.begin(), order.end(), 0);
-    if (params.exclude_self) { order.erase(order.begin() + r); }
+    if (params.exclude_self) {
+      order.erase(order.begin() + r);
+    }
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](std::int64_t a, std::int64_t b) { return better(d[a], a, d[b], b); });
     const std::int64_t* gi = got.indices.view().row(r);
@@ -168,34 +180,42 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
         fail(r, j, "index " + std::to_string(idx) + " out of range");
         continue;
       }
-      if (!reported.insert(idx).second) { fail(r, j, "index " + std::to_string(idx) + " twice"); }
-      if (params.exclude_self && idx == r) { fail(r, j, "the query itself despite exclude_self"); }
+      if (!reported.insert(idx).second) {
+        fail(r, j, "index " + std::to_string(idx) + " twice");
+      }
+      if (params.exclude_self && idx == r) {
+        fail(r, j, "the query itself despite exclude_self");
+      }
       // 2. the metric's order; among equal float distances the smaller index first
       if (j > 0) {
         const float prev = gd[j - 1];
         const bool out_of_order = largest ? gd[j] > prev : gd[j] < prev;
-        if (out_of_order ||
-            (std::is_same_v<V, float> && gd[j] == prev && rank_index(gi[j - 1]) > rank_index(idx))) {
-          fail(r, j, "order: (" + std::to_string(prev) + ", " + std::to_string(gi[j - 1]) +
-                       ") before (" + std::to_string(gd[j]) + ", " + std::to_string(idx) + ")");
+        if (out_of_order || (std::is_same_v<V, float> && gd[j] == prev &&
+                             rank_index(gi[j - 1]) > rank_index(idx))) {
+          fail(r, j,
+               "order: (" + std::to_string(prev) + ", " + std::to_string(gi[j - 1]) + ") before (" +
+                   std::to_string(gd[j]) + ", " + std::to_string(idx) + ")");
         }
       }
       // 3. the j-th best distance, and the true distance of the index reported
       if (!near(gd[j], d[order[j]])) {
-        fail(r, j, "distance " + std::to_string(gd[j]) + ", oracle's j-th best " +
-                     std::to_string(d[order[j]]));
+        fail(r, j,
+             "distance " + std::to_string(gd[j]) + ", oracle's j-th best " +
+                 std::to_string(d[order[j]]));
       }
       if (!near(gd[j], d[idx])) {
-        fail(r, j, "index " + std::to_string(idx) + " reported at " + std::to_string(gd[j]) +
-                     " but the oracle puts it at " + std::to_string(d[idx]));
+        fail(r, j,
+             "index " + std::to_string(idx) + " reported at " + std::to_string(gd[j]) +
+                 " but the oracle puts it at " + std::to_string(d[idx]));
       }
       // 5. bit-identical copies: a smaller-index copy comes first (host)
       if (host && copy_of[idx] != idx && rank_index(idx) >= 0) {
         for (std::int64_t c = copy_of[idx]; c < idx; ++c) {
           if (copy_of[c] == copy_of[idx] && !(params.exclude_self && c == r) &&
               !reported.contains(c)) {
-            fail(r, j, "copy " + std::to_string(idx) + " reported before copy " +
-                         std::to_string(c) + " of the same row");
+            fail(r, j,
+                 "copy " + std::to_string(idx) + " reported before copy " + std::to_string(c) +
+                     " of the same row");
           }
         }
       }
@@ -205,22 +225,25 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
     const double margin = 2 * tolerance<V>(kth);
     for (std::int64_t j = 0; j < k; ++j) {
       const double v = accumulated(m, params.p, d[order[j]]);
-      const bool clearly = std::isinf(kth) ? std::isfinite(v)
-                                            : (largest ? v > kth + margin : v < kth - margin);
-      if (!clearly) { break; }
+      const bool clearly =
+          std::isinf(kth) ? std::isfinite(v) : (largest ? v > kth + margin : v < kth - margin);
+      if (!clearly) {
+        break;
+      }
       if (!reported.contains(order[j])) {
-        fail(r, j, "oracle neighbour " + std::to_string(order[j]) + " at " +
-                     std::to_string(d[order[j]]) + " missing (k-th best " +
-                     std::to_string(d[order[k - 1]]) + ")");
+        fail(r, j,
+             "oracle neighbour " + std::to_string(order[j]) + " at " + std::to_string(d[order[j]]) +
+                 " missing (k-th best " + std::to_string(d[order[k - 1]]) + ")");
       }
     }
     // 5. counting metrics on the host: exactly the oracle's indices, tie rule included
     if (host && counting_metric(m)) {
       for (std::int64_t j = 0; j < k; ++j) {
         if (gi[j] != order[j]) {
-          fail(r, j, "tie rule: index " + std::to_string(gi[j]) + ", oracle " +
-                       std::to_string(order[j]) + " (distances " + std::to_string(gd[j]) +
-                       " and " + std::to_string(d[order[j]]) + ")");
+          fail(r, j,
+               "tie rule: index " + std::to_string(gi[j]) + ", oracle " + std::to_string(order[j]) +
+                   " (distances " + std::to_string(gd[j]) + " and " + std::to_string(d[order[j]]) +
+                   ")");
           break;
         }
       }
@@ -270,7 +293,10 @@ knn_result knn_self(const R& res, csr_view<V, I> index, const knn_params& params
   return knn_graph(res, index, std::optional<csr_view<V, I>>{}, params);
 }
 
-double exponent_of(metric m) { return m == metric::minkowski ? 3.0 : 2.0; }
+double exponent_of(metric m)
+{
+  return m == metric::minkowski ? 3.0 : 2.0;
+}
 
 /// Every metric of the catalogue, k in {1, 15}, queries different from the index, query and index
 /// tiles smaller than both (the merge runs rows(index) / 11 times per query tile).
@@ -311,7 +337,9 @@ TYPED_TEST(knn, signed_values)
   const auto index = random_matrix(100, 50, 7, 31, true);
   const auto queries = random_matrix(25, 50, 7, 32, true);
   for (const metric m : all_metrics()) {
-    if (requires_nonnegative(m)) { continue; }
+    if (requires_nonnegative(m)) {
+      continue;
+    }
     check_knn(res, index, &queries, {.k = 15, .metric = m, .p = exponent_of(m), .index_tile = 30},
               "random signed 100 x 50");
   }
@@ -349,7 +377,10 @@ TYPED_TEST(knn, k_2000)
   }
   const auto self = random_matrix(2001, 32, 6, 53);
   check_knn(res, self, nullptr,
-            {.k = 2000, .metric = metric::cosine, .exclude_self = true, .query_tile = 300,
+            {.k = 2000,
+             .metric = metric::cosine,
+             .exclude_self = true,
+             .query_tile = 300,
              .index_tile = 700},
             "random 2001 x 32, self");
 }
@@ -369,11 +400,11 @@ TYPED_TEST(knn, inner_product_keeps_the_largest_across_index_tiles)
     ptr[i + 1] = i + 1;
     vals[i] = float(i + 1 - 50);
   }
-  const auto index =
-    make_csr<float, std::int32_t>(host_resources{}, 100, 2, ptr, cols, vals, csr_check::canonical);
+  const auto index = make_csr<float, std::int32_t>(host_resources{}, 100, 2, ptr, cols, vals,
+                                                   csr_check::canonical);
   const auto query = make_csr<float, std::int32_t>(
-    host_resources{}, 1, 2, std::vector<offset_t>{0, 1}, std::vector<std::int32_t>{0},
-    std::vector<float>{1.0f}, csr_check::canonical);
+      host_resources{}, 1, 2, std::vector<offset_t>{0, 1}, std::vector<std::int32_t>{0},
+      std::vector<float>{1.0f}, csr_check::canonical);
   for (const std::int64_t tile : {7, 33, 100}) {
     const auto g = knn_graph(res, index.view(), std::optional{query.view()},
                              {.k = 5, .metric = metric::inner_product, .index_tile = tile});
@@ -393,7 +424,7 @@ TYPED_TEST(knn, inner_product_keeps_the_largest_across_index_tiles)
 /// n rows over the columns of `base`: row i is base row source(i), its values scaled by scale(i).
 template <class Source, class Scale>
 csr_matrix<float, std::int32_t> rows_from_base(const csr_matrix<float, std::int32_t>& base,
-                                                std::int64_t n, Source source, Scale scale)
+                                               std::int64_t n, Source source, Scale scale)
 {
   std::vector<offset_t> ptr{0};
   std::vector<std::int32_t> cols;
@@ -420,13 +451,17 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
   // No empty rows and at least 4 entries per row: no two distinct base rows are at distance 0
   // (not even cosine's, which is 0 for proportional rows).
   const auto base = random_csr<float, std::int32_t>(
-    {.rows = 60, .cols = 30, .mean_degree = 12, .empty_row_fraction = 0, .seed = 71});
+      {.rows = 60, .cols = 30, .mean_degree = 12, .empty_row_fraction = 0, .seed = 71});
   const std::int64_t n = 150;  // row i is base row i % 60: rows < 30 of base appear 3 times
   const auto index = rows_from_base(
-    base, n, [](std::int64_t i) { return i % 60; }, [](std::int64_t) { return 1.0f; });
+      base, n, [](std::int64_t i) { return i % 60; }, [](std::int64_t) { return 1.0f; });
   for (const metric m : all_metrics()) {
     check_knn(res, index, nullptr,
-              {.k = 6, .metric = m, .p = exponent_of(m), .exclude_self = true, .query_tile = 13,
+              {.k = 6,
+               .metric = m,
+               .p = exponent_of(m),
+               .exclude_self = true,
+               .query_tile = 13,
                .index_tile = 40},
               "150 rows with copies, self");
   }
@@ -434,15 +469,19 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
   // distance 0 for these metrics, whose distance of a row to itself is 0), self excluded.
   for (const metric m : {metric::euclidean, metric::manhattan, metric::cosine}) {
     for (const bool exclude : {true, false}) {
-      const auto g = knn_self(res, index.view(),
-                               {.k = 3, .metric = m, .exclude_self = exclude, .query_tile = 13,
-                                .index_tile = 40});
+      const auto g = knn_self(
+          res, index.view(),
+          {.k = 3, .metric = m, .exclude_self = exclude, .query_tile = 13, .index_tile = 40});
       for (std::int64_t i = 0; i < n; ++i) {
         // Without exclude_self the point itself comes first, then its other copies by index.
         std::vector<std::int64_t> copies;
-        if (!exclude) { copies.push_back(i); }
+        if (!exclude) {
+          copies.push_back(i);
+        }
         for (std::int64_t c = i % 60; c < n; c += 60) {
-          if (c != i) { copies.push_back(c); }
+          if (c != i) {
+            copies.push_back(c);
+          }
         }
         const std::size_t shown = std::min<std::size_t>(copies.size(), 3);
         std::vector<std::int64_t> first(g.indices.view().row(i), g.indices.view().row(i) + shown);
@@ -452,7 +491,7 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
           std::sort(first.begin() + (exclude ? 0 : 1), first.end());
         }
         EXPECT_EQ(first, std::vector<std::int64_t>(copies.begin(), copies.begin() + shown))
-          << to_string(m) << (exclude ? " exclude_self" : "") << ", row " << i;
+            << to_string(m) << (exclude ? " exclude_self" : "") << ", row " << i;
         for (std::size_t j = 0; j < shown; ++j) {
           // 0 up to the rounding of the accumulated sum (|x|^2 < 200 here)
           const double d = g.distances.view()(i, std::int64_t(j));
@@ -470,11 +509,11 @@ TYPED_TEST(knn, a_point_is_its_own_first_neighbour_among_many_copies)
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
   const auto base = random_csr<float, std::int32_t>(
-    {.rows = 60, .cols = 30, .mean_degree = 10, .empty_row_fraction = 0, .seed = 75});
+      {.rows = 60, .cols = 30, .mean_degree = 10, .empty_row_fraction = 0, .seed = 75});
   const std::int64_t n = 80;  // rows 60 .. 79 repeat row 5: 21 copies of it
   const auto index = rows_from_base(
-    base, n, [](std::int64_t i) { return i < 60 ? i : std::int64_t{5}; },
-    [](std::int64_t) { return 1.0f; });
+      base, n, [](std::int64_t i) { return i < 60 ? i : std::int64_t{5}; },
+      [](std::int64_t) { return 1.0f; });
   for (const metric m : {metric::euclidean, metric::manhattan, metric::cosine, metric::chebyshev,
                          metric::jensenshannon, metric::hamming}) {
     const auto g = knn_self(res, index.view(), {.k = 15, .metric = m});
@@ -501,11 +540,11 @@ TYPED_TEST(knn, exclude_self_when_the_best_lie_in_the_own_tile)
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
   const auto base = random_csr<float, std::int32_t>(
-    {.rows = 10, .cols = 40, .mean_degree = 15, .empty_row_fraction = 0, .seed = 73});
+      {.rows = 10, .cols = 40, .mean_degree = 15, .empty_row_fraction = 0, .seed = 73});
   const std::int64_t n = 200;
   const auto index = rows_from_base(
-    base, n, [](std::int64_t i) { return i / 20; },
-    [](std::int64_t i) { return 1.0f + 0.01f * float(i % 20); });
+      base, n, [](std::int64_t i) { return i / 20; },
+      [](std::int64_t i) { return 1.0f + 0.01f * float(i % 20); });
   for (const metric m : {metric::manhattan, metric::euclidean, metric::chebyshev}) {
     check_knn(res, index, nullptr, {.k = 10, .metric = m, .exclude_self = true},
               "clusters of 20, one index tile");
@@ -541,7 +580,7 @@ TYPED_TEST(knn, memory_budget_smaller_than_the_distance_matrix)
   }
   // 4 KiB cannot hold the running, tile and merged top-400 lists of even one query.
   EXPECT_THROW((void)(knn_self(res, index.view(),
-                                {.k = 400, .metric = metric::cosine, .memory_budget = 4096})),
+                               {.k = 400, .metric = metric::cosine, .memory_budget = 4096})),
                out_of_memory);
 }
 
@@ -564,8 +603,8 @@ TYPED_TEST(knn, declared_columns_far_beyond_the_used_ones)
     const auto queries = widen(narrow_queries, used, dim);
     const auto dx = densify(narrow_index), dq = densify(narrow_queries);
     const peak_memory_probe probe;
-    for (const metric m : {metric::euclidean, metric::cosine, metric::correlation,
-                           metric::hamming, metric::chebyshev, metric::manhattan}) {
+    for (const metric m : {metric::euclidean, metric::cosine, metric::correlation, metric::hamming,
+                           metric::chebyshev, metric::manhattan}) {
       std::vector<knn_params> variants{{.k = 5, .metric = m},
                                        {.k = 5, .metric = m, .query_tile = 4, .index_tile = 7}};
       if constexpr (std::is_same_v<TypeParam, cuda_resources>) {
@@ -587,7 +626,7 @@ TYPED_TEST(knn, declared_columns_far_beyond_the_used_ones)
     }
     if constexpr (std::is_same_v<TypeParam, host_resources>) {
       EXPECT_LT(probe.growth(), std::int64_t(64) << 20)
-        << "dim = " << dim << ": peak resident memory grew by " << probe.growth() << " bytes";
+          << "dim = " << dim << ": peak resident memory grew by " << probe.growth() << " bytes";
     }
   };
   run.template operator()<float, std::int32_t>(std::int64_t(1) << 31);
@@ -613,7 +652,7 @@ TYPED_TEST(knn, progress_reports_along_the_way)
   const auto reported = knn_self(res, index.view(), params);
   EXPECT_GE(done.size(), 10u);
   EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
-    << "progress must increase strictly";
+      << "progress must increase strictly";
   EXPECT_EQ(done.back(), 3000);
   for (std::int64_t r = 0; r < 3000; ++r) {
     for (std::int64_t c = 0; c < params.k; ++c) {
@@ -642,7 +681,9 @@ void check_real(const R& res, const std::string& file, std::int64_t index_begin,
                 std::int64_t query_begin)
 {
   const std::filesystem::path path = std::filesystem::path(SPIRA_SHARED_DATA_DIR) / file;
-  if (!std::filesystem::exists(path)) { GTEST_SKIP() << "data file absent: " << path; }
+  if (!std::filesystem::exists(path)) {
+    GTEST_SKIP() << "data file absent: " << path;
+  }
   const auto m = io::read_matrix<float, std::int32_t>(path);
   const auto index = rows_of(m, index_begin, index_begin + 150);
   const auto queries = rows_of(m, query_begin, query_begin + 12);
@@ -705,7 +746,9 @@ TYPED_TEST(knn, negative_value_reported_at_the_users_row)
     auto index = random_matrix(2000, 12, 3, 93);
     auto queries = random_matrix(1600, 12, 3, 94);
     for (auto* m : {&index, &queries}) {
-      for (std::int64_t e = 0; e < m->nnz(); ++e) { m->values()[e] = std::abs(m->values()[e]); }
+      for (std::int64_t e = 0; e < m->nnz(); ++e) {
+        m->values()[e] = std::abs(m->values()[e]);
+      }
     }
     auto& bad = in_queries ? queries : index;
     const std::int64_t row = 1500;
@@ -714,7 +757,7 @@ TYPED_TEST(knn, negative_value_reported_at_the_users_row)
     bad.values()[e] = -7;
     const auto col = bad.col_idx()[e];
     const knn_params params{
-      .k = 3, .metric = metric::hellinger, .query_tile = 64, .index_tile = 100};
+        .k = 3, .metric = metric::hellinger, .query_tile = 64, .index_tile = 100};
     try {
       if (in_queries) {
         (void)knn_graph(res, index.view(), std::optional{queries.view()}, params);
@@ -725,7 +768,8 @@ TYPED_TEST(knn, negative_value_reported_at_the_users_row)
     } catch (const invalid_argument& err) {
       const std::string msg = err.what();
       EXPECT_NE(msg.find(in_queries ? "the query matrix has -7" : "the index has -7"),
-                std::string::npos) << msg;
+                std::string::npos)
+          << msg;
       EXPECT_NE(msg.find("at row 1500, column " + std::to_string(col)), std::string::npos) << msg;
     }
   }
@@ -753,7 +797,9 @@ TEST(knn_graph_conversions, csr_graph_and_symmetrized_graph)
                             mode == knn_graph_mode::distance ? g.distances.view()(i, j) : 1.0f);
         }
         // scikit-learn's kneighbors_graph keeps the kneighbors order (nearest first).
-        if (order == knn_graph_order::by_column) { std::sort(want.begin(), want.end()); }
+        if (order == knn_graph_order::by_column) {
+          std::sort(want.begin(), want.end());
+        }
         std::vector<std::pair<std::int64_t, float>> got;
         for (offset_t e = m.row_ptr()[i]; e < m.row_ptr()[i + 1]; ++e) {
           got.emplace_back(m.col_idx()[e], m.values()[e]);
@@ -821,7 +867,7 @@ TEST(knn_graph_conversions, csr_graph_and_symmetrized_graph)
     ADD_FAILURE() << "a repeated column was accepted";
   } catch (const invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("row 0 lists column 1 twice"), std::string::npos)
-      << e.what();
+        << e.what();
   }
 }
 

@@ -47,8 +47,8 @@ template <class T>
 dense_matrix<T> copy_to(const cuda_resources& res, memory_space space, const dense_matrix<T>& a)
 {
   dense_matrix<T> m = space == memory_space::host
-                        ? dense_matrix<T>(host_resources{}, a.rows(), a.cols())
-                        : dense_matrix<T>(res, a.rows(), a.cols());
+                          ? dense_matrix<T>(host_resources{}, a.rows(), a.cols())
+                          : dense_matrix<T>(res, a.rows(), a.cols());
   copy(m.data(), space, a.data(), memory_space::host, std::size_t(a.rows() * a.cols()), res);
   return m;
 }
@@ -113,7 +113,9 @@ std::vector<std::uint32_t> row_bits(const knn_result& g, std::int64_t r)
 std::vector<std::uint32_t> bits(const std::vector<float>& v)
 {
   std::vector<std::uint32_t> b;
-  for (float x : v) { b.push_back(std::bit_cast<std::uint32_t>(x)); }
+  for (float x : v) {
+    b.push_back(std::bit_cast<std::uint32_t>(x));
+  }
   return b;
 }
 
@@ -135,7 +137,7 @@ void expect_same(const knn_result& got, const knn_result& want, const std::strin
 csr_matrix<float, std::int32_t> index_with_copies()
 {
   const auto base = random_csr<float, std::int32_t>(
-    {.rows = 40, .cols = 30, .mean_degree = 5, .small_integers = true, .seed = 25});
+      {.rows = 40, .cols = 30, .mean_degree = 5, .small_integers = true, .seed = 25});
   std::vector<offset_t> ptr{0};
   std::vector<std::int32_t> cols;
   std::vector<float> vals;
@@ -159,10 +161,9 @@ TYPED_TEST(merge_knn_test, merge_of_blocks_equals_whole_index)
   const auto index = index_with_copies();
   const std::int64_t n = index.rows();
   const auto other = random_csr<float, std::int32_t>(
-    {.rows = 23, .cols = 30, .mean_degree = 4, .small_integers = true, .seed = 7});
+      {.rows = 23, .cols = 30, .mean_degree = 4, .small_integers = true, .seed = 7});
   // Cut points: 2, 3 and 4 blocks, one of a single row (k exceeds it and the block of 7 rows).
-  const std::vector<std::vector<std::int64_t>> cuts{
-    {0, 30, n}, {0, 7, 45, n}, {0, 7, 30, 31, n}};
+  const std::vector<std::vector<std::int64_t>> cuts{{0, 30, n}, {0, 7, 45, n}, {0, 7, 30, 31, n}};
   for (const metric m : {metric::euclidean, metric::cosine, metric::inner_product}) {
     const select_order order = is_similarity(m) ? select_order::largest : select_order::smallest;
     for (const csr_matrix<float, std::int32_t>* queries : {&index, &other}) {
@@ -172,8 +173,8 @@ TYPED_TEST(merge_knn_test, merge_of_blocks_equals_whole_index)
         const knn_result whole = knn_graph(host, index.view(), queries->view(), params);
         for (const auto& cut : cuts) {
           const std::string label =
-            std::string(to_string(m)) + (queries == &index ? ", queries = index" : "") +
-            ", k = " + std::to_string(k) + ", " + std::to_string(cut.size() - 1) + " blocks";
+              std::string(to_string(m)) + (queries == &index ? ", queries = index" : "") +
+              ", k = " + std::to_string(k) + ", " + std::to_string(cut.size() - 1) + " blocks";
           std::vector<knn_result> parts;
           std::vector<offset_t> ptr;
           for (std::size_t b = 0; b + 1 < cut.size(); ++b) {
@@ -270,8 +271,7 @@ TYPED_TEST(merge_knn_test, nan_last_and_signed_zeros_equal_in_both_directions)
     const knn_result all = merge_on(res, parts, 9, order);
     if (largest) {
       EXPECT_EQ(row_indices(all, 0), (std::vector<std::int64_t>{3, 6, 8, 5, 2, 0, 1, 7, -1}));
-      EXPECT_EQ(row_bits(all, 0),
-                bits({inf, -0.0f, 0.0f, -1.0f, -2.0f, nan, nan, nan, -inf}));
+      EXPECT_EQ(row_bits(all, 0), bits({inf, -0.0f, 0.0f, -1.0f, -2.0f, nan, nan, nan, -inf}));
     } else {
       EXPECT_EQ(row_indices(all, 0), (std::vector<std::int64_t>{6, 8, 5, 2, 3, 0, 1, 7, -1}));
       EXPECT_EQ(row_bits(all, 0), bits({-0.0f, 0.0f, 1.0f, 2.0f, inf, nan, nan, nan, inf}));
@@ -292,8 +292,8 @@ void expect_error(const std::function<void()>& f, const std::vector<std::string>
   } catch (const ErrorT& e) {
     const std::string what = e.what();
     for (const std::string& p : parts) {
-      EXPECT_NE(what.find(p), std::string::npos) << "message \"" << what << "\" lacks \"" << p
-                                                 << "\"";
+      EXPECT_NE(what.find(p), std::string::npos)
+          << "message \"" << what << "\" lacks \"" << p << "\"";
     }
   }
 }
@@ -345,7 +345,7 @@ TYPED_TEST(merge_knn_test, bad_arguments_name_the_part_and_the_value)
     expect_error<invalid_argument>([&] { (void)merge_on(res, p, -3, smallest); }, {"k = -3"});
   }
   expect_error<invalid_argument>(
-    [&] { (void)merge_on(res, std::vector<knn_result>{}, 2, smallest); }, {"no parts"});
+      [&] { (void)merge_on(res, std::vector<knn_result>{}, 2, smallest); }, {"no parts"});
   {
     auto p = two();
     p.push_back(part(3, 1, {4, 4, 4}, {0.f, 0.f, 0.f}));
@@ -400,15 +400,19 @@ TEST(merge_knn, host_backend_rejects_device_parts_and_cuda_needs_a_cuda_build)
   v.indices.space = memory_space::device;
   v.distances.space = memory_space::device;
   expect_error<invalid_argument>(
-    [&] { (void)merge_knn(host_resources{}, std::span<const knn_result_view>(&v, 1), 1,
-                          select_order::smallest); },
-    {"device memory", "cuda_resources"});
+      [&] {
+        (void)merge_knn(host_resources{}, std::span<const knn_result_view>(&v, 1), 1,
+                        select_order::smallest);
+      },
+      {"device memory", "cuda_resources"});
   knn_result_view mixed = p.view();
   mixed.distances.space = memory_space::device;
   expect_error<invalid_argument>(
-    [&] { (void)merge_knn(host_resources{}, std::span<const knn_result_view>(&mixed, 1), 1,
-                          select_order::smallest); },
-    {"part 0", "indices in host memory and distances in device memory"});
+      [&] {
+        (void)merge_knn(host_resources{}, std::span<const knn_result_view>(&mixed, 1), 1,
+                        select_order::smallest);
+      },
+      {"part 0", "indices in host memory and distances in device memory"});
   if (!cuda_compiled()) {
     const knn_result_view h = p.view();
     EXPECT_THROW((void)merge_knn(cuda_resources{}, std::span<const knn_result_view>(&h, 1), 1,

@@ -19,9 +19,18 @@
 
 namespace spira::test {
 
-inline double as_double(float v) { return v; }
-inline double as_double(double v) { return v; }
-inline double as_double(half v) { return static_cast<float>(v); }
+inline double as_double(float v)
+{
+  return v;
+}
+inline double as_double(double v)
+{
+  return v;
+}
+inline double as_double(half v)
+{
+  return static_cast<float>(v);
+}
 
 template <class T>
 T from_double(double v)
@@ -46,27 +55,35 @@ oracle_row<T> oracle_select(const std::vector<T>& row, const std::vector<std::in
 {
   const auto n = static_cast<std::int64_t>(row.size());
   std::vector<std::int64_t> pos(n);
-  for (std::int64_t i = 0; i < n; ++i) { pos[i] = i; }
+  for (std::int64_t i = 0; i < n; ++i) {
+    pos[i] = i;
+  }
   const auto before = [&](std::int64_t a, std::int64_t b) {
     const double x = as_double(row[a]);
     const double y = as_double(row[b]);
     const bool xn = std::isnan(x);
     const bool yn = std::isnan(y);
-    if (xn != yn) { return yn; }  // a number ranks before NaN
-    if (!xn && x != y) { return largest ? x > y : x < y; }
+    if (xn != yn) {
+      return yn;
+    }  // a number ranks before NaN
+    if (!xn && x != y) {
+      return largest ? x > y : x < y;
+    }
     return a < b;
   };
   std::sort(pos.begin(), pos.end(), before);
   const std::int64_t m = std::min(k, n);
   pos.resize(m);
-  if (!sorted) { std::sort(pos.begin(), pos.end()); }
+  if (!sorted) {
+    std::sort(pos.begin(), pos.end());
+  }
   oracle_row<T> out;
   for (const auto p : pos) {
     out.values.push_back(row[p]);
     out.indices.push_back(reported.empty() ? p : reported[p]);
   }
-  const double pad = largest ? -std::numeric_limits<double>::infinity()
-                             : std::numeric_limits<double>::infinity();
+  const double pad =
+      largest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   for (std::int64_t j = m; j < k; ++j) {
     out.values.push_back(from_double<T>(pad));
     out.indices.push_back(-1);
@@ -74,7 +91,8 @@ oracle_row<T> oracle_select(const std::vector<T>& row, const std::vector<std::in
   return out;
 }
 
-// ---- shared by the selection tests ---------------------------------------------------------------
+// ---- shared by the selection tests
+// ---------------------------------------------------------------
 
 /// Bitwise equality (the determinism promise is about bytes; NaN payloads included).
 template <class T>
@@ -83,8 +101,14 @@ bool same_bits(const T& a, const T& b)
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
-inline cuda_resources cuda_of(const host_resources&) { return {}; }
-inline cuda_resources cuda_of(const cuda_resources& r) { return r; }
+inline cuda_resources cuda_of(const host_resources&)
+{
+  return {};
+}
+inline cuda_resources cuda_of(const cuda_resources& r)
+{
+  return r;
+}
 
 /// A host or device copy of a host array.
 template <class T, class Resources>
@@ -111,7 +135,9 @@ result<T, IndexT> expected_rows(const std::vector<T>& in, std::int64_t rows, std
     std::vector<T> row(in.begin() + r * ld, in.begin() + r * ld + n);
     auto o = oracle_select(row, {}, k, order == select_order::largest, sorted);
     e.values.insert(e.values.end(), o.values.begin(), o.values.end());
-    for (auto i : o.indices) { e.indices.push_back(static_cast<IndexT>(i)); }
+    for (auto i : o.indices) {
+      e.indices.push_back(static_cast<IndexT>(i));
+    }
   }
   return e;
 }
@@ -125,10 +151,10 @@ void expect_equal(const result<T, IndexT>& got, const result<T, IndexT>& want, s
   ASSERT_EQ(got.indices.size(), want.indices.size()) << what;
   for (std::size_t j = 0; j < want.values.size(); ++j) {
     ASSERT_EQ(got.indices[j], want.indices[j])
-      << what << ": index at row " << j / k << ", slot " << j % k;
+        << what << ": index at row " << j / k << ", slot " << j % k;
     ASSERT_TRUE(same_bits(got.values[j], want.values[j]))
-      << what << ": value at row " << j / k << ", slot " << j % k << ": got "
-      << as_double(got.values[j]) << ", want " << as_double(want.values[j]);
+        << what << ": value at row " << j / k << ", slot " << j % k << ": got "
+        << as_double(got.values[j]) << ", want " << as_double(want.values[j]);
   }
 }
 

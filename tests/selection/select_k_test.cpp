@@ -55,7 +55,9 @@ std::vector<select_algo> algos_for(std::int64_t n)
     return {select_algo::automatic};
   } else {
     std::vector<select_algo> a{select_algo::automatic, select_algo::radix};
-    if (n <= select_binary_search_max_length) { a.push_back(select_algo::binary_search); }
+    if (n <= select_binary_search_max_length) {
+      a.push_back(select_algo::binary_search);
+    }
     return a;
   }
 }
@@ -63,9 +65,12 @@ std::vector<select_algo> algos_for(std::int64_t n)
 inline const char* algo_name(select_algo a)
 {
   switch (a) {
-    case select_algo::automatic: return "automatic";
-    case select_algo::binary_search: return "binary_search";
-    default: return "radix";
+    case select_algo::automatic:
+      return "automatic";
+    case select_algo::binary_search:
+      return "binary_search";
+    default:
+      return "radix";
   }
 }
 
@@ -84,10 +89,12 @@ void check_all(const Resources& res, const std::vector<T>& in, std::int64_t rows
         const auto got = run_dense<T, IndexT>(res, in, rows, n, k, order, params);
         expect_equal(got, want, k,
                      label + " " + type_name<T>() + " rows=" + std::to_string(rows) +
-                       " n=" + std::to_string(n) + " k=" + std::to_string(k) +
-                       (order == select_order::largest ? " largest" : " smallest") +
-                       (sorted ? " sorted " : " unsorted ") + algo_name(algo));
-        if (::testing::Test::HasFatalFailure()) { return; }
+                         " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                         (order == select_order::largest ? " largest" : " smallest") +
+                         (sorted ? " sorted " : " unsorted ") + algo_name(algo));
+        if (::testing::Test::HasFatalFailure()) {
+          return;
+        }
       }
     }
   }
@@ -99,7 +106,9 @@ std::vector<T> uniform_values(std::size_t count, double lo, double hi, std::uint
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> d(lo, hi);
   std::vector<T> v(count);
-  for (auto& x : v) { x = from_double<T>(d(gen)); }
+  for (auto& x : v) {
+    x = from_double<T>(d(gen));
+  }
   return v;
 }
 
@@ -108,7 +117,9 @@ std::vector<std::int64_t> ks_for(std::int64_t n)
   std::vector<std::int64_t> ks;
   for (std::int64_t k : {std::int64_t{1}, std::int64_t{31}, std::int64_t{32}, std::int64_t{33},
                          std::int64_t{1023}, std::int64_t{1024}, n}) {
-    if (k <= n && std::find(ks.begin(), ks.end(), k) == ks.end()) { ks.push_back(k); }
+    if (k <= n && std::find(ks.begin(), ks.end(), k) == ks.end()) {
+      ks.push_back(k);
+    }
   }
   return ks;
 }
@@ -156,7 +167,9 @@ TYPED_TEST(select_k_test, random_float_lengths_and_ks)
     const auto in = uniform_values<float>(rows * n, -1.0, 1.0, 1000 + n);
     for (auto k : ks_for(n)) {
       check_all<float, std::int32_t>(res, in, rows, n, k, "uniform");
-      if (::testing::Test::HasFatalFailure()) { return; }
+      if (::testing::Test::HasFatalFailure()) {
+        return;
+      }
     }
   }
 }
@@ -168,12 +181,16 @@ TYPED_TEST(select_k_test, long_rows)
   const auto a = uniform_values<float>(3 << 16, 0.0, 1.0, 7);
   for (std::int64_t k : {1, 33, 1024, 50000}) {
     check_all<float, std::int64_t>(res, a, 3, 1 << 16, k, "long");
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
   }
   const auto b = uniform_values<float>(1 << 20, -5.0, 5.0, 8);
   for (std::int64_t k : {32, 1 << 20}) {
     check_all<float, std::int32_t>(res, b, 1, 1 << 20, k, "2^20");
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
   }
   // Rows too long for the radix cluster form whose starts are not 16-byte aligned (row r starts
   // at element 140,001 r): the multi-pass form and its candidate buffers.
@@ -181,7 +198,9 @@ TYPED_TEST(select_k_test, long_rows)
   const auto c = uniform_values<float>(3 * odd, -1.0, 1.0, 9);
   for (std::int64_t k : {7, 2000, 90000}) {
     check_all<float, std::int32_t>(res, c, 3, odd, k, "unaligned");
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
   }
 }
 
@@ -195,7 +214,9 @@ TYPED_TEST(select_k_test, double_and_half)
     for (auto k : ks_for(n)) {
       check_all<double, std::int64_t>(res, d, 9, n, k, "double");
       check_all<half, std::int32_t>(res, h, 9, n, k, "half");
-      if (::testing::Test::HasFatalFailure()) { return; }
+      if (::testing::Test::HasFatalFailure()) {
+        return;
+      }
     }
   }
 }
@@ -232,7 +253,8 @@ std::vector<T> special_rows(const std::string& kind, std::int64_t rows, std::int
         y = std::floor(1.0 / std::pow(1.0 - x, 1.0 / 1.1));  // heavy tail, many duplicates
       } else if (kind == "two_values") {
         y = x < 0.5 ? 1.0 : 2.0;
-      } else if (kind == "clustered") {  // most keys packed around the k-th, a few far out (RadiK 4)
+      } else if (kind ==
+                 "clustered") {  // most keys packed around the k-th, a few far out (RadiK 4)
         y = x < 0.8 ? 1.0 + 1e-6 * u(gen) : (x < 0.9 ? 1e3 * u(gen) : -1e3 * u(gen));
       } else if (kind == "few_distinct") {  // 40 values, each repeated beyond a candidate set
         y = std::floor(x * 40.0) / 40.0;
@@ -258,7 +280,9 @@ TYPED_TEST(select_k_test, many_rows)
   const auto in = special_rows<float>("zipf", rows, n, 77);
   for (std::int64_t k : {1, 32, 299}) {
     check_all<float, std::int32_t>(res, in, rows, n, k, "many rows");
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
   }
 }
 
@@ -277,7 +301,9 @@ TYPED_TEST(select_k_test, many_rows_beyond_one_wave)
     const auto f = special_rows<float>(kind, rows, n, 21);
     for (std::int64_t k : {1, 33, 1024}) {
       check_all<float, std::int32_t>(res, f, rows, n, k, "many rows " + kind);
-      if (::testing::Test::HasFatalFailure()) { return; }
+      if (::testing::Test::HasFatalFailure()) {
+        return;
+      }
     }
   }
   const auto u = uniform_values<float>(rows * n, -1.0, 1.0, 22);
@@ -285,7 +311,9 @@ TYPED_TEST(select_k_test, many_rows_beyond_one_wave)
   for (std::int64_t k : {std::int64_t{1}, std::int64_t{33}, std::int64_t{1024}, n - 1}) {
     check_all<float, std::int32_t>(res, u, rows, n, k, "many rows uniform");
     check_all<double, std::int64_t>(res, d, rows, n, k, "many rows uniform");
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
   }
 }
 
@@ -293,9 +321,9 @@ TYPED_TEST(select_k_test, special_and_adversarial)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
-  for (const std::string kind : {"all_equal", "inf_nan_mix", "mostly_inf", "mostly_nan",
-                                 "narrow_uniform", "peaked", "zipf", "two_values", "clustered",
-                                 "few_distinct", "ulp_cluster"}) {
+  for (const std::string kind :
+       {"all_equal", "inf_nan_mix", "mostly_inf", "mostly_nan", "narrow_uniform", "peaked", "zipf",
+        "two_values", "clustered", "few_distinct", "ulp_cluster"}) {
     for (std::int64_t n : {64, 300, 1500, 4100}) {
       const std::int64_t rows = 11;
       const auto f = special_rows<float>(kind, rows, n, 3 + n);
@@ -305,7 +333,9 @@ TYPED_TEST(select_k_test, special_and_adversarial)
         check_all<float, std::int32_t>(res, f, rows, n, k, kind);
         check_all<double, std::int64_t>(res, d, rows, n, k, kind);
         check_all<half, std::int64_t>(res, h, rows, n, k, kind);
-        if (::testing::Test::HasFatalFailure()) { return; }
+        if (::testing::Test::HasFatalFailure()) {
+          return;
+        }
       }
     }
   }
@@ -328,7 +358,9 @@ TYPED_TEST(select_k_test, special_and_adversarial_long_rows)
         check_all<float, std::int32_t>(res, f, rows, n, k, kind);
         check_all<double, std::int64_t>(res, d, rows, n, k, kind);
         check_all<half, std::int64_t>(res, h, rows, n, k, kind);
-        if (::testing::Test::HasFatalFailure()) { return; }
+        if (::testing::Test::HasFatalFailure()) {
+          return;
+        }
       }
     }
   }
@@ -354,7 +386,9 @@ TYPED_TEST(select_k_test, adversarial_rows_beyond_the_cluster_form)
       check_all<float, std::int32_t>(res, f, rows, n, k, kind);
       check_all<double, std::int64_t>(res, d, rows, n, k, kind);
       check_all<half, std::int32_t>(res, h, rows, n, k, kind);
-      if (::testing::Test::HasFatalFailure()) { return; }
+      if (::testing::Test::HasFatalFailure()) {
+        return;
+      }
     }
   }
 }
@@ -389,8 +423,8 @@ TYPED_TEST(select_k_test, strided_views_and_repeatability)
                                     select_params{.algo = algo, .sorted = true});
       const auto v = to_host_vector(d_v);
       const auto i = to_host_vector(d_i);
-      const auto want = expected_rows<float, std::int32_t>(packed, rows, n, n, k,
-                                                            select_order::largest, true);
+      const auto want =
+          expected_rows<float, std::int32_t>(packed, rows, n, n, k, select_order::largest, true);
       for (std::int64_t r = 0; r < rows; ++r) {
         for (std::int64_t j = 0; j < k; ++j) {
           ASSERT_EQ(i[r * ldo + j], want.indices[r * k + j]) << algo_name(algo);
@@ -420,9 +454,10 @@ TYPED_TEST(select_k_test, max_iter_is_exact_when_converged_and_matches_host)
     for (std::int64_t k : {1, 32, 96}) {
       for (int it : {1, 4, 8, 64}) {
         select_params p{.algo = select_algo::automatic, .sorted = false, .max_iter = it};
-        const auto got = run_dense<float, std::int32_t>(res, in, rows, n, k, select_order::largest, p);
-        const auto on_host =
-          run_dense<float, std::int32_t>(host_resources{}, in, rows, n, k, select_order::largest, p);
+        const auto got =
+            run_dense<float, std::int32_t>(res, in, rows, n, k, select_order::largest, p);
+        const auto on_host = run_dense<float, std::int32_t>(host_resources{}, in, rows, n, k,
+                                                            select_order::largest, p);
         EXPECT_EQ(got.indices, on_host.indices) << "n=" << n << " k=" << k << " max_iter=" << it;
         EXPECT_EQ(got.values, on_host.values);
         // Every slot is filled with a distinct element of the row.
@@ -431,12 +466,14 @@ TYPED_TEST(select_k_test, max_iter_is_exact_when_converged_and_matches_host)
             const auto idx = got.indices[r * k + j];
             ASSERT_TRUE(idx >= 0 && idx < n);
             ASSERT_EQ(got.values[r * k + j], in[r * n + idx]);
-            if (j > 0) { ASSERT_LT(got.indices[r * k + j - 1], idx); }
+            if (j > 0) {
+              ASSERT_LT(got.indices[r * k + j - 1], idx);
+            }
           }
         }
         if (it >= 64) {  // 32-bit keys: 32 bisection steps always converge
           const auto want =
-            expected_rows<float, std::int32_t>(in, rows, n, n, k, select_order::largest, false);
+              expected_rows<float, std::int32_t>(in, rows, n, n, k, select_order::largest, false);
           EXPECT_EQ(got.indices, want.indices);
         }
       }
@@ -444,7 +481,8 @@ TYPED_TEST(select_k_test, max_iter_is_exact_when_converged_and_matches_host)
   }
 }
 
-// ---- ragged CSR rows -----------------------------------------------------------------------------
+// ---- ragged CSR rows
+// -----------------------------------------------------------------------------
 
 template <class V, class I>
 csr_matrix<V, I> ragged(std::int64_t rows, std::int64_t cols, std::uint64_t seed)
@@ -459,7 +497,9 @@ csr_matrix<V, I> ragged(std::int64_t rows, std::int64_t cols, std::uint64_t seed
     const std::int64_t deg = r % 5 == 0 ? 0 : r % 7 == 0 ? 3000 + r : std::int64_t(u(gen) * 80);
     std::vector<I> cs;
     for (std::int64_t c = 0; c < cols && std::int64_t(cs.size()) < deg; ++c) {
-      if (u(gen) < double(deg) / double(cols) * 1.5) { cs.push_back(static_cast<I>(c)); }
+      if (u(gen) < double(deg) / double(cols) * 1.5) {
+        cs.push_back(static_cast<I>(c));
+      }
     }
     for (auto c : cs) {
       col.push_back(c);
@@ -503,7 +543,9 @@ TYPED_TEST(select_k_test, ragged_csr_rows)
     for (auto order : {select_order::smallest, select_order::largest}) {
       for (bool sorted : {false, true}) {
         for (auto algo : algos_for<TypeParam>(3100)) {
-          if (algo == select_algo::binary_search) { continue; }  // rows longer than 2048
+          if (algo == select_algo::binary_search) {
+            continue;
+          }  // rows longer than 2048
           const select_params params{.algo = algo, .sorted = sorted};
           dense_matrix<float> v(res, h.rows(), k);
           dense_matrix<std::int32_t> i(res, h.rows(), k);
@@ -516,11 +558,10 @@ TYPED_TEST(select_k_test, ragged_csr_rows)
             std::vector<float> row(hv.values + hv.row_ptr[r], hv.values + hv.row_ptr[r + 1]);
             std::vector<std::int64_t> cols(hv.col_idx + hv.row_ptr[r],
                                            hv.col_idx + hv.row_ptr[r + 1]);
-            const auto want =
-              oracle_select(row, cols, k, order == select_order::largest, sorted);
+            const auto want = oracle_select(row, cols, k, order == select_order::largest, sorted);
             for (std::int64_t j = 0; j < k; ++j) {
               ASSERT_EQ(hi_out[r * k + j], want.indices[j])
-                << "row " << r << " slot " << j << " k=" << k << " " << algo_name(algo);
+                  << "row " << r << " slot " << j << " k=" << k << " " << algo_name(algo);
               ASSERT_EQ(hv_out[r * k + j], want.values[j]) << "row " << r;
             }
             const std::int64_t m = std::min<std::int64_t>(k, row.size());
@@ -539,9 +580,9 @@ TYPED_TEST(select_k_test, ragged_csr_rows)
   }
 }
 
-/// Ragged rows around the radix cluster form's block capacity (16,384 keys of 32 bits, 8,192 of 64):
-/// rows shorter than the cluster (empty trailing blocks), chunks of unequal length, empty rows, and
-/// k larger than some rows (padding), with NaN, infinities, signed zeros and many ties.
+/// Ragged rows around the radix cluster form's block capacity (16,384 keys of 32 bits, 8,192 of
+/// 64): rows shorter than the cluster (empty trailing blocks), chunks of unequal length, empty
+/// rows, and k larger than some rows (padding), with NaN, infinities, signed zeros and many ties.
 /// `shift` > 0 reads the matrix from value and column arrays that start `shift` elements into their
 /// allocations (so that no row starts where the allocation's alignment says).
 template <class V, class Resources>
@@ -551,7 +592,9 @@ void check_ragged_long(const Resources& res, const std::vector<std::int64_t>& de
   using I = std::int32_t;
   const std::int64_t rows = static_cast<std::int64_t>(degrees.size());
   std::int64_t longest = 0;
-  for (auto d : degrees) { longest = std::max(longest, d); }
+  for (auto d : degrees) {
+    longest = std::max(longest, d);
+  }
   const std::int64_t cols = 2 * longest + 2;
   std::mt19937_64 gen(91 + longest);
   std::uniform_int_distribution<int> u(0, 49);
@@ -595,15 +638,16 @@ void check_ragged_long(const Resources& res, const std::vector<std::int64_t>& de
           const auto got_i = to_host_vector(i.storage());
           for (std::int64_t r = 0; r < rows; ++r) {
             std::vector<V> row(hv.values + hv.row_ptr[r], hv.values + hv.row_ptr[r + 1]);
-            std::vector<std::int64_t> cs(hv.col_idx + hv.row_ptr[r], hv.col_idx + hv.row_ptr[r + 1]);
+            std::vector<std::int64_t> cs(hv.col_idx + hv.row_ptr[r],
+                                         hv.col_idx + hv.row_ptr[r + 1]);
             const auto want = oracle_select(row, cs, k, order == select_order::largest, sorted);
             for (std::int64_t j = 0; j < k; ++j) {
               ASSERT_EQ(got_i[r * k + j], want.indices[j])
-                << type_name<V>() << " row " << r << " (" << degrees[r] << " elements) slot " << j
-                << " k=" << k << (sorted ? " sorted " : " unsorted ") << algo_name(algo)
-                << " shift " << shift;
+                  << type_name<V>() << " row " << r << " (" << degrees[r] << " elements) slot " << j
+                  << " k=" << k << (sorted ? " sorted " : " unsorted ") << algo_name(algo)
+                  << " shift " << shift;
               ASSERT_TRUE(same_bits(got_v[r * k + j], want.values[j]))
-                << type_name<V>() << " row " << r << " slot " << j << " k=" << k;
+                  << type_name<V>() << " row " << r << " slot " << j << " k=" << k;
             }
           }
         }
@@ -620,7 +664,9 @@ TYPED_TEST(select_k_test, ragged_csr_long_rows)
   TypeParam res{};
   check_ragged_long<float>(res, {0, 1, 3, 7, 100000, 16385, 40000, 5, 16384, 2},
                            {1, 3, 6, 50, 20000, 110000});
-  if (::testing::Test::HasFatalFailure()) { return; }
+  if (::testing::Test::HasFatalFailure()) {
+    return;
+  }
   check_ragged_long<double>(res, {2, 0, 8193, 9, 60000, 8192, 20001, 1},
                             {1, 4, 9, 1000, 30000, 65000});
 }
@@ -635,12 +681,17 @@ TYPED_TEST(select_k_test, ragged_csr_rows_at_every_alignment)
   for (std::int64_t shift : {0, 1, 3}) {
     check_ragged_long<float>(res, {3, 256, 255, 256, 254, 256, 1, 128, 129, 0, 256, 2, 64},
                              {1, 7, 32, 33, 128, 255, 300}, shift);
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
     check_ragged_long<double>(res, {1, 255, 256, 127, 128, 3, 129}, {1, 31, 64, 200}, shift);
-    if (::testing::Test::HasFatalFailure()) { return; }
-    check_ragged_long<float>(res, {5, 2048, 2045, 1, 1500, 2047, 700}, {1, 100, 1024, 2048},
-                             shift);
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
+    check_ragged_long<float>(res, {5, 2048, 2045, 1, 1500, 2047, 700}, {1, 100, 1024, 2048}, shift);
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
   }
 }
 
@@ -652,11 +703,14 @@ TYPED_TEST(select_k_test, ragged_csr_rows_beyond_the_cluster_form)
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
   check_ragged_long<float>(res, {3, 150001, 0, 200003, 7}, {1, 50, 70000});
-  if (::testing::Test::HasFatalFailure()) { return; }
+  if (::testing::Test::HasFatalFailure()) {
+    return;
+  }
   check_ragged_long<double>(res, {70001, 5, 100003}, {1, 33, 40000});
 }
 
-// ---- argument validation --------------------------------------------------------------------------
+// ---- argument validation
+// --------------------------------------------------------------------------
 
 template <class F>
 std::string message_of(F&& f)
@@ -697,11 +751,13 @@ TYPED_TEST(select_k_test, ragged_csr_double_int64_and_validation)
   }
   dense_matrix<double> v(res, h.rows(), 3);
   dense_matrix<std::int64_t> i(res, h.rows(), 3);
-  EXPECT_NE(message_of([&] { select_k(res, d.view(), 0, select_order::smallest, v.view(), i.view()); })
-              .find("k must be >= 1"),
+  EXPECT_NE(message_of([&] {
+              select_k(res, d.view(), 0, select_order::smallest, v.view(), i.view());
+            }).find("k must be >= 1"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { select_k(res, d.view(), 4, select_order::smallest, v.view(), i.view()); })
-              .find("out_values must be 45 x 4"),
+  EXPECT_NE(message_of([&] {
+              select_k(res, d.view(), 4, select_order::smallest, v.view(), i.view());
+            }).find("out_values must be 45 x 4"),
             std::string::npos);
 }
 
@@ -718,7 +774,8 @@ TYPED_TEST(select_k_test, rejects_bad_arguments_naming_them)
   const dense_view<const float> x{4, 10, 10, d_in.data(), sp};
   auto call = [&](std::int64_t k, dense_view<float> ov, dense_view<std::int64_t> oi,
                   select_params p = {}) {
-    return message_of([&] { select_k<float, std::int64_t>(res, x, k, select_order::smallest, ov, oi, p); });
+    return message_of(
+        [&] { select_k<float, std::int64_t>(res, x, k, select_order::smallest, ov, oi, p); });
   };
   const dense_view<float> v3{4, 3, 3, v.data(), sp};
   const dense_view<std::int64_t> i3{4, 3, 3, i.data(), sp};
@@ -735,7 +792,8 @@ TYPED_TEST(select_k_test, rejects_bad_arguments_naming_them)
             std::string::npos);
   EXPECT_NE(call(3, v3, i3, {.max_iter = 0}).find("max_iter must be >= 1"), std::string::npos);
   EXPECT_NE(message_of([&] {
-              select_k<float, std::int64_t>(res, dense_view<const float>{4, 10, 10, d_in.data(), other},
+              select_k<float, std::int64_t>(res,
+                                            dense_view<const float>{4, 10, 10, d_in.data(), other},
                                             3, select_order::smallest, v3, i3);
             }).find("in is in"),
             std::string::npos);
@@ -744,10 +802,10 @@ TYPED_TEST(select_k_test, rejects_bad_arguments_naming_them)
   auto d_wide = on(res, wide);
   EXPECT_NE(message_of([&] {
               select_k<float, std::int64_t>(
-                res, dense_view<const float>{1, 3000, 3000, d_wide.data(), sp}, 3,
-                select_order::smallest, dense_view<float>{1, 3, 3, v.data(), sp},
-                dense_view<std::int64_t>{1, 3, 3, i.data(), sp},
-                select_params{.algo = select_algo::binary_search});
+                  res, dense_view<const float>{1, 3000, 3000, d_wide.data(), sp}, 3,
+                  select_order::smallest, dense_view<float>{1, 3, 3, v.data(), sp},
+                  dense_view<std::int64_t>{1, 3, 3, i.data(), sp},
+                  select_params{.algo = select_algo::binary_search});
             }).find("binary_search"),
             std::string::npos);
 }
@@ -757,12 +815,14 @@ TEST(select_k, half_conversion_round_trips)
   for (std::uint32_t b = 0; b < 0x10000u; ++b) {
     const auto h = half::from_bits(static_cast<std::uint16_t>(b));
     const float f = static_cast<float>(h);
-    if (std::isnan(f)) { continue; }
+    if (std::isnan(f)) {
+      continue;
+    }
     EXPECT_EQ(half(f).bits, h.bits) << b;
   }
   EXPECT_EQ(half(1.0f).bits, 0x3c00);
   EXPECT_EQ(half(65504.0f).bits, 0x7bff);
-  EXPECT_EQ(half(65520.0f).bits, 0x7c00);          // rounds to infinity
+  EXPECT_EQ(half(65520.0f).bits, 0x7c00);            // rounds to infinity
   EXPECT_EQ(half(1.0f + 1.0f / 2048).bits, 0x3c00);  // tie to even
   EXPECT_EQ(half(1.0f + 3.0f / 2048).bits, 0x3c02);
   EXPECT_TRUE(std::isnan(static_cast<float>(half(std::numeric_limits<float>::quiet_NaN()))));
@@ -786,8 +846,10 @@ void expect_keys_invert(Bits bits, bool largest)
   const auto key = traits::to_key(v, largest);
   const auto number = traits::number_key(v, largest);
   ASSERT_EQ(selection::number_key_range<T>(largest).contains(number), !std::isnan(d))
-    << type_name<T>() << " bits " << bits;
-  if (!std::isnan(d)) { ASSERT_EQ(number, key) << type_name<T>() << " bits " << bits; }
+      << type_name<T>() << " bits " << bits;
+  if (!std::isnan(d)) {
+    ASSERT_EQ(number, key) << type_name<T>() << " bits " << bits;
+  }
   const bool shared = std::isnan(d) || d == 0;
   ASSERT_EQ(traits::exact_key(key, largest), !shared) << type_name<T>() << " bits " << bits;
   if (!shared) {
@@ -846,7 +908,9 @@ TEST(select_k, key_maps_invert_and_set_nan_apart)
       expect_keys_invert<float>(b, largest);
     }
     std::mt19937_64 gen(7);
-    for (int i = 0; i < 200000; ++i) { expect_keys_invert<double>(gen(), largest); }
+    for (int i = 0; i < 200000; ++i) {
+      expect_keys_invert<double>(gen(), largest);
+    }
     for (const std::uint64_t b : {0x0ull, 0x8000000000000000ull, 0x1ull, 0x7ff0000000000000ull,
                                   0xfff0000000000000ull, 0x7ff0000000000001ull}) {
       expect_keys_invert<double>(b, largest);
@@ -856,16 +920,32 @@ TEST(select_k, key_maps_invert_and_set_nan_apart)
 
 TEST(select_k, host_only_build_reports_not_compiled)
 {
-  if (cuda_compiled()) { GTEST_SKIP() << "this build contains the CUDA backend"; }
+  if (cuda_compiled()) {
+    GTEST_SKIP() << "this build contains the CUDA backend";
+  }
   const std::vector<float> in(8, 1.0f);
   std::vector<float> v(2);
   std::vector<std::int32_t> i(2);
-  EXPECT_THROW((select_k<float, std::int32_t>(
-                 cuda_resources{}, dense_view<const float>{1, 8, 8, in.data(), memory_space::device},
-                 2, select_order::smallest, dense_view<float>{1, 2, 2, v.data(), memory_space::device},
-                 dense_view<std::int32_t>{1, 2, 2, i.data(), memory_space::device})),
-               not_compiled);
+  EXPECT_THROW(
+      (select_k<float, std::int32_t>(
+          cuda_resources{}, dense_view<const float>{1, 8, 8, in.data(), memory_space::device}, 2,
+          select_order::smallest, dense_view<float>{1, 2, 2, v.data(), memory_space::device},
+          dense_view<std::int32_t>{1, 2, 2, i.data(), memory_space::device})),
+      not_compiled);
 }
 
 }  // namespace
+/// The dense select_k is constrained on its value and index types: a call with another type fails
+/// to compile at the call, naming the parameter (T or IndexT) and the concept, instead of failing
+/// to link.
+template <class T, class I>
+concept select_k_callable =
+    requires(dense_view<const T> in, dense_view<T> values, dense_view<I> indices) {
+      select_k<T, I>(host_resources{}, in, 1, select_order::smallest, values, indices);
+    };
+static_assert(select_k_callable<float, std::int64_t>);
+static_assert(select_k_callable<half, std::int32_t>);
+static_assert(select_value_type<double> && !select_value_type<int> && !select_value_type<long>);
+static_assert(select_index_type<std::int32_t> && !select_index_type<std::uint32_t>);
+
 }  // namespace spira::test

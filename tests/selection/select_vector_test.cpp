@@ -12,11 +12,11 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
-#include <utility>
 #include <limits>
 #include <new>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spira::test {
@@ -27,11 +27,16 @@ enum class dist { uniform, normal, customized, all_equal, special };
 const char* dist_name(dist d)
 {
   switch (d) {
-    case dist::uniform: return "uniform";
-    case dist::normal: return "normal";
-    case dist::customized: return "customized";
-    case dist::all_equal: return "all_equal";
-    default: return "nan_inf";
+    case dist::uniform:
+      return "uniform";
+    case dist::normal:
+      return "normal";
+    case dist::customized:
+      return "customized";
+    case dist::all_equal:
+      return "all_equal";
+    default:
+      return "nan_inf";
   }
 }
 
@@ -49,12 +54,18 @@ std::vector<T> make_row(dist d, std::int64_t n, std::uint64_t seed)
   for (auto& x : v) {
     double y = 0;
     switch (d) {
-      case dist::uniform: y = u(gen); break;
-      case dist::normal: y = g(gen); break;
+      case dist::uniform:
+        y = u(gen);
+        break;
+      case dist::normal:
+        y = g(gen);
+        break;
       case dist::customized:
         y = gen() % 1024 == 0 ? 2.0 * u(gen) : 1.0 + double(gen() % 4096) * 0x1p-20;
         break;
-      case dist::all_equal: y = 0.5; break;
+      case dist::all_equal:
+        y = 0.5;
+        break;
       case dist::special: {
         const auto r = gen() % 20;
         y = r == 0   ? std::numeric_limits<double>::quiet_NaN()
@@ -111,7 +122,9 @@ void check_distributions(const Resources& res, std::int64_t n, std::uint64_t see
         const auto got = run<T, IndexT>(res, in, 1, n, n, k, order, params);
         expect_equal(got, expected_rows<T, IndexT>(in, 1, n, n, k, order, sorted), k,
                      label(d, n, k, order, sorted));
-        if (::testing::Test::HasFatalFailure()) { return; }
+        if (::testing::Test::HasFatalFailure()) {
+          return;
+        }
       }
     }
   }
@@ -143,11 +156,15 @@ TYPED_TEST(select_vector_test, row_of_2_pow_24)
   for (dist d : {dist::uniform, dist::customized}) {
     const auto in = make_row<float>(d, n, 41);
     // One oracle sort per row: the best 4096 in rank order; a smaller k takes a prefix of it.
-    const auto ranked = expected_rows<float, std::int64_t>(in, 1, n, n, 4096, select_order::largest, true);
+    const auto ranked =
+        expected_rows<float, std::int64_t>(in, 1, n, n, 4096, select_order::largest, true);
     for (std::int64_t k : {std::int64_t{32}, std::int64_t{4096}}) {
       std::vector<std::pair<std::int64_t, float>> top;
-      for (std::int64_t j = 0; j < k; ++j) { top.emplace_back(ranked.indices[j], ranked.values[j]); }
-      std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::int64_t j = 0; j < k; ++j) {
+        top.emplace_back(ranked.indices[j], ranked.values[j]);
+      }
+      std::sort(top.begin(), top.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
       result<float, std::int64_t> want;
       for (const auto& [i, v] : top) {
         want.indices.push_back(i);
@@ -173,12 +190,12 @@ TYPED_TEST(select_vector_test, strided_rows)
     for (bool sorted : {false, true}) {
       for (std::int64_t k : {std::int64_t{1}, std::int64_t{1000}}) {
         select_params params{.algo = algo, .sorted = sorted};
-        const auto got = run<float, std::int32_t>(res, in, rows, n, ld, k, select_order::smallest,
-                                                  params);
-        expect_equal(got,
-                     expected_rows<float, std::int32_t>(in, rows, n, ld, k, select_order::smallest,
-                                                   sorted),
-                     k, label(dist::normal, n, k, select_order::smallest, sorted));
+        const auto got =
+            run<float, std::int32_t>(res, in, rows, n, ld, k, select_order::smallest, params);
+        expect_equal(
+            got,
+            expected_rows<float, std::int32_t>(in, rows, n, ld, k, select_order::smallest, sorted),
+            k, label(dist::normal, n, k, select_order::smallest, sorted));
       }
     }
   }
@@ -234,12 +251,14 @@ void check_subranges(const cuda_resources& res, std::int64_t n, std::int64_t ske
         const auto order = largest ? select_order::largest : select_order::smallest;
         const auto want = expected_rows<T, std::int64_t>(in, 1, n, n, k, order, false);
         for (std::int64_t alpha : alphas) {
-          const auto got =
-            forced_delegate<T, std::int64_t>(res, d_row.data() + skew, n, k, largest, false, alpha);
+          const auto got = forced_delegate<T, std::int64_t>(res, d_row.data() + skew, n, k, largest,
+                                                            false, alpha);
           expect_equal(got, want, k,
                        label(d, n, k, order, false) + " alpha=" + std::to_string(alpha) +
-                         " skew=" + std::to_string(skew));
-          if (::testing::Test::HasFatalFailure()) { return; }
+                           " skew=" + std::to_string(skew));
+          if (::testing::Test::HasFatalFailure()) {
+            return;
+          }
         }
       }
     }
@@ -263,16 +282,26 @@ TYPED_TEST(select_vector_test, every_subrange_length)
     check_subranges<float>(res, 300001, 0, all,
                            {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144},
                            {1, 100, 5000, 20000});
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
     check_subranges<float>(res, 300001, 1, {dist::uniform, dist::normal, dist::special},
                            {32, 256, 512, 4096, 16384}, {1, 5000});
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
     check_subranges<double>(res, 100003, 0, all, {32, 64, 2048, 8192, 16384}, {1, 77, 3000});
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
     check_subranges<double>(res, 100003, 1, {dist::normal}, {32, 4096, 16384}, {77});
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
     check_subranges<half>(res, 100003, 0, all, {32, 64, 2048, 16384, 32768}, {1, 77, 3000});
-    if (::testing::Test::HasFatalFailure()) { return; }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
     check_subranges<half>(res, 100003, 3, {dist::uniform}, {32, 8192}, {77});
   }
 }
@@ -303,13 +332,17 @@ TYPED_TEST(select_vector_test, small_rows)
       const auto in = make_row<double>(d, n, 81 + static_cast<std::uint64_t>(d));
       buffer<double> d_in = on(res, in);
       for (std::int64_t k : {std::int64_t{1}, std::int64_t{64}, std::int64_t{3000}}) {
-        const auto want = expected_rows<double, std::int32_t>(in, 1, n, n, k, select_order::largest, true);
+        const auto want =
+            expected_rows<double, std::int32_t>(in, 1, n, n, k, select_order::largest, true);
         for (std::int64_t alpha : {32, 256, 512, 4096}) {
           const auto got =
-            forced_delegate<double, std::int32_t>(res, d_in.data(), n, k, true, true, alpha);
-          expect_equal(got, want, k, label(d, n, k, select_order::largest, true) +
-                                       " alpha=" + std::to_string(alpha));
-          if (::testing::Test::HasFatalFailure()) { return; }
+              forced_delegate<double, std::int32_t>(res, d_in.data(), n, k, true, true, alpha);
+          expect_equal(
+              got, want, k,
+              label(d, n, k, select_order::largest, true) + " alpha=" + std::to_string(alpha));
+          if (::testing::Test::HasFatalFailure()) {
+            return;
+          }
         }
       }
     }
@@ -344,8 +377,7 @@ TEST(select_vector, choose_select_algo_by_shape)
   EXPECT_EQ(choose_select_algo(1, 2048, 32, select_dtype::f32), binary_search);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, 16, select_dtype::f32), delegate);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 30, 4096, select_dtype::f32), delegate);
-  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, std::int64_t{1} << 23,
-                               select_dtype::f32),
+  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, std::int64_t{1} << 23, select_dtype::f32),
             radix);
   EXPECT_EQ(choose_select_algo(16, 131072, 50, select_dtype::f32), radix);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 22, 16, select_dtype::f32), radix);
@@ -385,15 +417,23 @@ TYPED_TEST(select_vector_test, row_beyond_int32_on_gpu)
     const std::vector<std::int64_t> top2{n - 2, big + 9, big + 5, 7};  // ties: 7, big + 5 win
     const std::vector<std::int64_t> low3{1, big + 100, n - 3};
     const std::vector<std::int64_t> low2{big + 200, big + 50, 3};  // ties: 3, big + 50 win
-    for (auto i : top3) { in[i] = 3.0f; }
-    for (auto i : top2) { in[i] = 2.0f; }
-    for (auto i : low3) { in[i] = -3.0f; }
-    for (auto i : low2) { in[i] = -2.0f; }
+    for (auto i : top3) {
+      in[i] = 3.0f;
+    }
+    for (auto i : top2) {
+      in[i] = 2.0f;
+    }
+    for (auto i : low3) {
+      in[i] = -3.0f;
+    }
+    for (auto i : low2) {
+      in[i] = -2.0f;
+    }
     buffer<float> d_in = on(res, in);
     in.clear();
     in.shrink_to_fit();
-    const std::vector<std::int64_t> want_largest{0, 7, big - 1, big, big + 1, big + 5, big + 12345,
-                                                 n - 1};
+    const std::vector<std::int64_t> want_largest{0,       7,       big - 1,     big,
+                                                 big + 1, big + 5, big + 12345, n - 1};
     const std::vector<std::int64_t> want_smallest{1, 3, big + 50, big + 100, n - 3};
     for (auto algo : {select_algo::delegate, select_algo::radix, select_algo::automatic}) {
       for (auto order : {select_order::largest, select_order::smallest}) {
@@ -411,8 +451,8 @@ TYPED_TEST(select_vector_test, row_beyond_int32_on_gpu)
         EXPECT_EQ(idx, want) << "algo " << static_cast<int>(algo);
         for (std::size_t j = 0; j < want.size(); ++j) {
           const bool three = order == select_order::largest
-                               ? std::find(top3.begin(), top3.end(), want[j]) != top3.end()
-                               : std::find(low3.begin(), low3.end(), want[j]) != low3.end();
+                                 ? std::find(top3.begin(), top3.end(), want[j]) != top3.end()
+                                 : std::find(low3.begin(), low3.end(), want[j]) != low3.end();
           const float v = (three ? 3.0f : 2.0f) * (order == select_order::largest ? 1.0f : -1.0f);
           EXPECT_EQ(val[j], v) << "slot " << j;
         }
@@ -422,10 +462,10 @@ TYPED_TEST(select_vector_test, row_beyond_int32_on_gpu)
     buffer<float> d_v(res, 1, "values");
     buffer<std::int32_t> d_i(res, 1, "indices");
     const auto dev = memory_space::device;
-    EXPECT_THROW((select_k<float, std::int32_t>(res, dense_view<const float>{1, n, n, d_in.data(), dev},
-                                                1, select_order::largest,
-                                                dense_view<float>{1, 1, 1, d_v.data(), dev},
-                                                dense_view<std::int32_t>{1, 1, 1, d_i.data(), dev})),
+    EXPECT_THROW((select_k<float, std::int32_t>(
+                     res, dense_view<const float>{1, n, n, d_in.data(), dev}, 1,
+                     select_order::largest, dense_view<float>{1, 1, 1, d_v.data(), dev},
+                     dense_view<std::int32_t>{1, 1, 1, d_i.data(), dev})),
                  invalid_argument);
   }
 }

@@ -37,8 +37,12 @@ __device__ T dense_pair(const D& d, const T* x, const T* y)
     using pnorm = norm_list<typename D::prepare_norm>;
     auto sx = pnorm::template identity<T>(), sy = pnorm::template identity<T>();
     for (int c = 0; c < dim; ++c) {
-      if (x[c] != T(0)) { pnorm::accumulate(sx, x[c]); }
-      if (y[c] != T(0)) { pnorm::accumulate(sy, y[c]); }
+      if (x[c] != T(0)) {
+        pnorm::accumulate(sx, x[c]);
+      }
+      if (y[c] != T(0)) {
+        pnorm::accumulate(sy, y[c]);
+      }
     }
     for (int c = 0; c < dim; ++c) {
       px[c] = d.template prepare<T>(x[c], sx[0]);
@@ -47,15 +51,25 @@ __device__ T dense_pair(const D& d, const T* x, const T* y)
   }
   auto nx = norms::template identity<T>(), ny = norms::template identity<T>();
   typename traits::accumulator acc;
-  for (int t = 0; t < traits::num_terms; ++t) { acc[t] = add::template identity<T>(); }
+  for (int t = 0; t < traits::num_terms; ++t) {
+    acc[t] = add::template identity<T>();
+  }
   for (int c = 0; c < dim; ++c) {
     const bool sx = x[c] != T(0), sy = y[c] != T(0);
-    if (sx) { norms::accumulate(nx, x[c]); }
-    if (sy) { norms::accumulate(ny, y[c]); }
+    if (sx) {
+      norms::accumulate(nx, x[c]);
+    }
+    if (sy) {
+      norms::accumulate(ny, y[c]);
+    }
     const bool visit = traits::annihilating ? (sx && sy) : (sx || sy);
-    if (!visit) { continue; }
+    if (!visit) {
+      continue;
+    }
     const auto p = as_terms(d.template multiply<T>(px[c], py[c]));
-    for (int t = 0; t < traits::num_terms; ++t) { acc[t] = add{}(acc[t], p[t]); }
+    for (int t = 0; t < traits::num_terms; ++t) {
+      acc[t] = add{}(acc[t], p[t]);
+    }
   }
   if constexpr (traits::has_finalize) {
     return d.template finalize<T>(from_terms(acc), nx, ny, dim);
@@ -68,13 +82,16 @@ template <class D>
 __global__ void eval_pairs(D d, const double* a, int na, const double* b, int nb, double* out)
 {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= na * nb) { return; }
+  if (t >= na * nb) {
+    return;
+  }
   const int i = t / nb, j = t % nb;
   out[t] = dense_pair<D, double>(d, a + i * dim, b + j * dim);
 }
 
 template <class D>
-std::vector<double> on_device(const D& d, const std::vector<double>& a, const std::vector<double>& b)
+std::vector<double> on_device(const D& d, const std::vector<double>& a,
+                              const std::vector<double>& b)
 {
   const int na = int(a.size()) / dim, nb = int(b.size()) / dim;
   double *da = nullptr, *db = nullptr, *dout = nullptr;
@@ -122,9 +139,9 @@ TEST(device_operators, catalogue_on_the_device_matches_the_host_engine)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
   // Non-negative rows (valid for every metric), one of them empty, one constant.
-  const std::vector<double> a{0, 2, 0, 3, 0, 1,  0, 0, 0, 0, 0, 0,  1, 1, 1, 1, 1, 1};
-  const std::vector<double> b{0, 1, 0, 3, 0.5, 0,  2, 0, 0, 0.5, 0, 0,  1, 1, 0, 0, 2, 2,
-                              0, 0, 0, 0, 0, 0};
+  const std::vector<double> a{0, 2, 0, 3, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
+  const std::vector<double> b{0, 1, 0, 3, 0.5, 0, 2, 0, 0, 0.5, 0, 0,
+                              1, 1, 0, 0, 2,   2, 0, 0, 0, 0,   0, 0};
   namespace d = spira::distances;
   auto check = [&](metric m, const auto& dist, double p = 2.0) {
     const auto dev = on_device(dist, a, b);

@@ -21,7 +21,9 @@ std::vector<std::vector<double>> run(metric m, const csr_matrix<V, I>& a, const 
   pairwise_distance(host_resources{threads}, a.view(), b.view(), out.view(), {.metric = m, .p = p});
   std::vector<std::vector<double>> r(a.rows(), std::vector<double>(b.rows()));
   for (std::int64_t i = 0; i < a.rows(); ++i) {
-    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = out.data()[i * b.rows() + j]; }
+    for (std::int64_t j = 0; j < b.rows(); ++j) {
+      r[i][j] = out.data()[i * b.rows() + j];
+    }
   }
   return r;
 }
@@ -41,13 +43,13 @@ csr_matrix<V, I> from_dense(const std::vector<std::vector<double>>& d)
     }
     rp.push_back(offset_t(ci.size()));
   }
-  return make_csr<V, I>(host_resources{}, std::int64_t(d.size()), std::int64_t(d[0].size()), rp,
-                        ci, va, csr_check::canonical);
+  return make_csr<V, I>(host_resources{}, std::int64_t(d.size()), std::int64_t(d[0].size()), rp, ci,
+                        va, csr_check::canonical);
 }
 
-// Tolerance: relative to the value, with an absolute floor. The engine computes in double and rounds
-// once to the output type; for float the inputs are the same floats the oracle sees, so only the
-// final rounding (2^-24) and double cancellation in the expanded forms remain.
+// Tolerance: relative to the value, with an absolute floor. The engine computes in double and
+// rounds once to the output type; for float the inputs are the same floats the oracle sees, so only
+// the final rounding (2^-24) and double cancellation in the expanded forms remain.
 template <class V>
 double tolerance(double want)
 {
@@ -67,23 +69,28 @@ void expect_matrix_near(const std::vector<std::vector<double>>& got,
         EXPECT_EQ(got[i][j], want[i][j]) << what << " at (" << i << ", " << j << ")";
       } else {
         EXPECT_NEAR(got[i][j], want[i][j], tolerance<V>(want[i][j]))
-          << what << " at (" << i << ", " << j << ")";
+            << what << " at (" << i << ", " << j << ")";
       }
     }
   }
 }
 
-// ---- names ----------------------------------------------------------------------------------------
+// ---- names
+// ----------------------------------------------------------------------------------------
 
 TEST(metric_names, round_trip_the_scipy_names)
 {
   const std::vector<std::string> names{
-    "cosine",  "euclidean",  "sqeuclidean", "manhattan",     "chebyshev", "minkowski",
-    "canberra", "braycurtis", "hamming",     "jaccard",       "dice",      "russellrao",
-    "correlation", "jensenshannon", "hellinger", "kl_divergence", "inner_product"};
+      "cosine",      "euclidean",     "sqeuclidean", "manhattan",     "chebyshev",    "minkowski",
+      "canberra",    "braycurtis",    "hamming",     "jaccard",       "dice",         "russellrao",
+      "correlation", "jensenshannon", "hellinger",   "kl_divergence", "inner_product"};
   ASSERT_EQ(all_metrics().size(), names.size());
-  for (const auto& n : names) { EXPECT_EQ(to_string(metric_from_string(n)), n); }
-  for (const metric m : all_metrics()) { EXPECT_EQ(metric_from_string(to_string(m)), m); }
+  for (const auto& n : names) {
+    EXPECT_EQ(to_string(metric_from_string(n)), n);
+  }
+  for (const metric m : all_metrics()) {
+    EXPECT_EQ(metric_from_string(to_string(m)), m);
+  }
 }
 
 TEST(metric_names, unknown_name_lists_the_valid_ones)
@@ -116,17 +123,20 @@ TEST(metric_names, scipy_and_sklearn_aliases)
 
 TEST(metric_names, only_inner_product_is_a_similarity)
 {
-  for (const metric m : all_metrics()) { EXPECT_EQ(is_similarity(m), m == metric::inner_product); }
+  for (const metric m : all_metrics()) {
+    EXPECT_EQ(is_similarity(m), m == metric::inner_product);
+  }
 }
 
-// ---- hand-checked ---------------------------------------------------------------------------------
+// ---- hand-checked
+// ---------------------------------------------------------------------------------
 
 // X = [[0,2,0,3],[0,0,0,0],[1,1,1,1]], Y = [[0,1,0,3],[0,0,0,0],[2,0,0,0.5]].
 // Expected values: scipy 1.10.1 `cdist(X, Y, name)` (cityblock for manhattan, minkowski with p=3;
 // the boolean metrics jaccard, dice and russellrao on X != 0 and Y != 0),
 // rounded to 15 digits, except where scipy gives nan/inf; those entries hold the documented results
-// (docs/metrics.md) and are marked "doc". hellinger, kl_divergence and inner_product are not in scipy
-// and were computed with numpy from the formulas in docs/metrics.md.
+// (docs/metrics.md) and are marked "doc". hellinger, kl_divergence and inner_product are not in
+// scipy and were computed with numpy from the formulas in docs/metrics.md.
 struct hand_case {
   metric m;
   double p;
@@ -137,41 +147,57 @@ std::vector<hand_case> hand_cases()
 {
   const double js_max = std::sqrt(std::log(2.0));  // doc: empty row vs non-empty row
   return {
-    {metric::cosine, 2, {{0.035236178762268, 1 /*doc*/, 0.798198161801106},
-                         {1 /*doc*/, 0 /*doc*/, 1 /*doc*/},
-                         {0.367544467966324, 1 /*doc*/, 0.393660937409168}}},
-    {metric::euclidean, 2, {{1.0, 3.605551275463989, 3.774917217635375},
-                            {3.16227766016838, 0.0, 2.06155281280883},
-                            {2.449489742783178, 2.0, 1.802775637731994}}},
-    {metric::sqeuclidean, 2, {{1, 13, 14.25}, {10, 0, 4.25}, {6, 4, 3.25}}},
-    {metric::manhattan, 2, {{1, 5, 6.5}, {4, 0, 2.5}, {4, 4, 3.5}}},
-    {metric::chebyshev, 2, {{1, 3, 2.5}, {3, 0, 2}, {2, 1, 1}}},
-    {metric::minkowski, 3, {{1.0, 3.2710663101885897, 3.162351771708685},
-                            {3.0365889718756622, 0.0, 2.010362879294529},
-                            {2.154434690031884, 1.5874010519681994, 1.462008869106433}}},
-    {metric::canberra, 2, {{0.333333333333333, 2, 2.714285714285714},
-                           {2, 0, 2},
-                           {2.5, 4, 2.666666666666667}}},
-    {metric::braycurtis, 2, {{0.111111111111111, 1, 0.866666666666667},
-                             {1, 0 /*doc*/, 1},
-                             {0.5, 1, 0.538461538461538}}},
-    {metric::hamming, 2, {{0.25, 0.5, 0.75}, {0.5, 0, 0.5}, {0.75, 1, 1}}},
-    {metric::jaccard, 2, {{0, 1, 0.666666666666667}, {1, 0, 1}, {0.5, 1, 0.5}}},
-    {metric::dice, 2, {{0, 1, 0.5}, {1, 0 /*doc*/, 1}, {0.333333333333333, 1, 0.333333333333333}}},
-    {metric::russellrao, 2, {{0.5, 1, 0.75}, {1, 1, 1}, {0.5, 1, 0.5}}},
-    {metric::correlation, 2, {{0.057190958417937, 1 /*doc*/, 1.381528726074437},
-                              {1 /*doc*/, 0 /*doc*/, 1 /*doc*/},
-                              {1 /*doc*/, 0 /*doc*/, 1 /*doc*/}}},
-    {metric::jensenshannon, 2, {{0.113611718462412, js_max /*doc*/, 0.684261004816453},
-                                {js_max /*doc*/, 0 /*doc*/, js_max /*doc*/},
-                                {0.488561984921622, js_max /*doc*/, 0.500421596227546}}},
-    {metric::hellinger, 2, {{0.29289321881345254, 1.5811388300841895, 1.5891051345359157},
-                            {1.4142135623730947, 0.0, 1.118033988749895},
-                            {1.126032500610494, 1.414213562373095, 1.0623933623853066}}},
-    {metric::kl_divergence, 2, {{1.3862943611198906, 119.81138587682649, 52.813274628684965},
-                                {0, 0, 0},
-                                {44.95308957121281, 92.10340371976183, 46.05170185988092}}},
-    {metric::inner_product, 2, {{11, 0, 1.5}, {0, 0, 0}, {4, 0, 2.5}}},
+      {metric::cosine,
+       2,
+       {{0.035236178762268, 1 /*doc*/, 0.798198161801106},
+        {1 /*doc*/, 0 /*doc*/, 1 /*doc*/},
+        {0.367544467966324, 1 /*doc*/, 0.393660937409168}}},
+      {metric::euclidean,
+       2,
+       {{1.0, 3.605551275463989, 3.774917217635375},
+        {3.16227766016838, 0.0, 2.06155281280883},
+        {2.449489742783178, 2.0, 1.802775637731994}}},
+      {metric::sqeuclidean, 2, {{1, 13, 14.25}, {10, 0, 4.25}, {6, 4, 3.25}}},
+      {metric::manhattan, 2, {{1, 5, 6.5}, {4, 0, 2.5}, {4, 4, 3.5}}},
+      {metric::chebyshev, 2, {{1, 3, 2.5}, {3, 0, 2}, {2, 1, 1}}},
+      {metric::minkowski,
+       3,
+       {{1.0, 3.2710663101885897, 3.162351771708685},
+        {3.0365889718756622, 0.0, 2.010362879294529},
+        {2.154434690031884, 1.5874010519681994, 1.462008869106433}}},
+      {metric::canberra,
+       2,
+       {{0.333333333333333, 2, 2.714285714285714}, {2, 0, 2}, {2.5, 4, 2.666666666666667}}},
+      {metric::braycurtis,
+       2,
+       {{0.111111111111111, 1, 0.866666666666667}, {1, 0 /*doc*/, 1}, {0.5, 1, 0.538461538461538}}},
+      {metric::hamming, 2, {{0.25, 0.5, 0.75}, {0.5, 0, 0.5}, {0.75, 1, 1}}},
+      {metric::jaccard, 2, {{0, 1, 0.666666666666667}, {1, 0, 1}, {0.5, 1, 0.5}}},
+      {metric::dice,
+       2,
+       {{0, 1, 0.5}, {1, 0 /*doc*/, 1}, {0.333333333333333, 1, 0.333333333333333}}},
+      {metric::russellrao, 2, {{0.5, 1, 0.75}, {1, 1, 1}, {0.5, 1, 0.5}}},
+      {metric::correlation,
+       2,
+       {{0.057190958417937, 1 /*doc*/, 1.381528726074437},
+        {1 /*doc*/, 0 /*doc*/, 1 /*doc*/},
+        {1 /*doc*/, 0 /*doc*/, 1 /*doc*/}}},
+      {metric::jensenshannon,
+       2,
+       {{0.113611718462412, js_max /*doc*/, 0.684261004816453},
+        {js_max /*doc*/, 0 /*doc*/, js_max /*doc*/},
+        {0.488561984921622, js_max /*doc*/, 0.500421596227546}}},
+      {metric::hellinger,
+       2,
+       {{0.29289321881345254, 1.5811388300841895, 1.5891051345359157},
+        {1.4142135623730947, 0.0, 1.118033988749895},
+        {1.126032500610494, 1.414213562373095, 1.0623933623853066}}},
+      {metric::kl_divergence,
+       2,
+       {{1.3862943611198906, 119.81138587682649, 52.813274628684965},
+        {0, 0, 0},
+        {44.95308957121281, 92.10340371976183, 46.05170185988092}}},
+      {metric::inner_product, 2, {{11, 0, 1.5}, {0, 0, 0}, {4, 0, 2.5}}},
   };
 }
 
@@ -183,9 +209,9 @@ double hand_tolerance()
 
 template <class T>
 class distance_typed : public ::testing::Test {};
-using value_index = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                                     std::pair<double, std::int32_t>,
-                                     std::pair<double, std::int64_t>>;
+using value_index =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
+                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
 TYPED_TEST_SUITE(distance_typed, value_index);
 
 TYPED_TEST(distance_typed, hand_checked_three_by_three)
@@ -201,13 +227,14 @@ TYPED_TEST(distance_typed, hand_checked_three_by_three)
     for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 3; ++j) {
         EXPECT_NEAR(got[i][j], hc.want[i][j], hand_tolerance<V>() * (1 + std::abs(hc.want[i][j])))
-          << to_string(hc.m) << " at (" << i << ", " << j << ")";
+            << to_string(hc.m) << " at (" << i << ", " << j << ")";
       }
     }
   }
 }
 
-// ---- random matrices against the oracle ------------------------------------------------------------
+// ---- random matrices against the oracle
+// ------------------------------------------------------------
 
 // A (37 x 61) and B (23 x 61) with power-law row degrees, empty rows and empty columns; values
 // positive, signed (where the metric allows) or small integers (so that equal values occur for
@@ -225,7 +252,9 @@ TYPED_TEST(distance_typed, every_metric_matches_the_oracle_on_random_matrices)
     const auto b = random_csr<V, I>(ob);
     const auto da = densify(a), db = densify(b);
     for (const metric m : all_metrics()) {
-      if (variant == 1 && requires_nonnegative(m)) { continue; }
+      if (variant == 1 && requires_nonnegative(m)) {
+        continue;
+      }
       for (const double p : m == metric::minkowski ? std::vector<double>{1.0, 1.5, 2.0, 3.0}
                                                    : std::vector<double>{2.0}) {
         const std::string what = std::string(to_string(m)) + " p=" + std::to_string(p) +
@@ -246,7 +275,9 @@ TYPED_TEST(distance_typed, self_distance_is_exactly_zero_and_result_is_thread_in
     const auto many = run(m, a, a, 3.0, 3);
     EXPECT_EQ(one, many) << to_string(m);
     // inner_product is a similarity; russellrao(x, x) = (k - nnz(x)) / k is not 0 (as in scipy).
-    if (is_similarity(m) || m == metric::russellrao) { continue; }
+    if (is_similarity(m) || m == metric::russellrao) {
+      continue;
+    }
     for (std::int64_t i = 0; i < a.rows(); ++i) {
       EXPECT_EQ(one[i][i], 0.0) << to_string(m) << " row " << i;
     }
@@ -259,8 +290,8 @@ TYPED_TEST(distance_typed, constant_rows_and_explicit_zeros_follow_the_documente
   using I = typename TypeParam::second_type;
   // Row 0 is constant (all 2), row 1 stores explicit zeros only, row 2 is ordinary.
   const auto a = make_csr<V, I>(host_resources{}, 3, 3, std::vector<offset_t>{0, 3, 5, 7},
-                                std::vector<I>{0, 1, 2, 0, 2, 0, 1}, std::vector<V>{2, 2, 2, 0, 0, 1, 3},
-                                csr_check::canonical);
+                                std::vector<I>{0, 1, 2, 0, 2, 0, 1},
+                                std::vector<V>{2, 2, 2, 0, 0, 1, 3}, csr_check::canonical);
   const auto d = densify(a);
   for (const metric m : all_metrics()) {
     expect_matrix_near<V>(run(m, a, a, 2.0), oracle::pairwise(m, d, d, 2.0), to_string(m));
@@ -337,8 +368,8 @@ TEST(distance_arguments, are_validated_with_clear_messages)
   EXPECT_NE(msg.find("non-negative"), std::string::npos) << msg;
   EXPECT_NE(msg.find("row 1, column 4"), std::string::npos) << msg;
   // Negative values are fine for metrics that allow them.
-  EXPECT_NO_THROW(pairwise_distance(res, a.view(), negative.view(), out.view(),
-                                    {.metric = metric::manhattan}));
+  EXPECT_NO_THROW(
+      pairwise_distance(res, a.view(), negative.view(), out.view(), {.metric = metric::manhattan}));
 }
 
 TEST(distance_arguments, empty_operands_give_empty_output)

@@ -46,9 +46,11 @@ void to_graphblas(const csr_matrix<V, I>& m, GrB_Type type, GrB_Matrix* out)
   SPIRA_GRB_OK(GrB_Matrix_new(out, type, GrB_Index(m.rows()), GrB_Index(m.cols())));
   if (type == GrB_BOOL) {
     std::unique_ptr<bool[]> xb(new bool[x.size()]);
-    for (std::size_t k = 0; k < x.size(); ++k) { xb[k] = x[k] != 0; }
-    SPIRA_GRB_OK(GrB_Matrix_build_BOOL(*out, r.data(), c.data(), xb.get(), GrB_Index(x.size()),
-                                       GrB_LOR));
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      xb[k] = x[k] != 0;
+    }
+    SPIRA_GRB_OK(
+        GrB_Matrix_build_BOOL(*out, r.data(), c.data(), xb.get(), GrB_Index(x.size()), GrB_LOR));
   } else {
     SPIRA_GRB_OK(GrB_Matrix_build_FP64(*out, r.data(), c.data(), x.data(), GrB_Index(x.size()),
                                        GrB_PLUS_FP64));
@@ -72,12 +74,16 @@ void graphblas_abt(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, GrB_Sem
   if (type == GrB_BOOL) {
     std::unique_ptr<bool[]> xb(new bool[nvals]);
     SPIRA_GRB_OK(GrB_Matrix_extractTuples_BOOL(r.data(), c.data(), xb.get(), &nvals, gc));
-    for (GrB_Index k = 0; k < nvals; ++k) { x[k] = xb[k] ? 1.0 : 0.0; }
+    for (GrB_Index k = 0; k < nvals; ++k) {
+      x[k] = xb[k] ? 1.0 : 0.0;
+    }
   } else {
     SPIRA_GRB_OK(GrB_Matrix_extractTuples_FP64(r.data(), c.data(), x.data(), &nvals, gc));
   }
   out->assign(a.rows(), std::vector<double>(b.rows(), identity));
-  for (GrB_Index k = 0; k < nvals; ++k) { (*out)[r[k]][c[k]] = x[k]; }
+  for (GrB_Index k = 0; k < nvals; ++k) {
+    (*out)[r[k]][c[k]] = x[k];
+  }
   GrB_Matrix_free(&ga);
   GrB_Matrix_free(&gb);
   GrB_Matrix_free(&gc);
@@ -91,7 +97,9 @@ std::vector<std::vector<double>> spira_abt(const csr_matrix<V, I>& a, const csr_
   pairwise(host_resources{}, a.view(), b.view(), out.view(), s);
   std::vector<std::vector<double>> r(a.rows(), std::vector<double>(b.rows()));
   for (std::int64_t i = 0; i < a.rows(); ++i) {
-    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = out.data()[i * b.rows() + j]; }
+    for (std::int64_t j = 0; j < b.rows(); ++j) {
+      r[i][j] = out.data()[i * b.rows() + j];
+    }
   }
   return r;
 }
@@ -116,9 +124,9 @@ void expect_same(const std::vector<std::vector<double>>& got,
 
 template <class T>
 class graphblas_mxm : public ::testing::Test {};
-using value_index = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                                     std::pair<double, std::int32_t>,
-                                     std::pair<double, std::int64_t>>;
+using value_index =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
+                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
 TYPED_TEST_SUITE(graphblas_mxm, value_index);
 
 TYPED_TEST(graphblas_mxm, annihilating_builtins_match_grb_mxm_with_transposed_b)
@@ -128,10 +136,10 @@ TYPED_TEST(graphblas_mxm, annihilating_builtins_match_grb_mxm_with_transposed_b)
   constexpr double inf = std::numeric_limits<double>::infinity();
   for (const std::uint32_t seed : {1u, 2u}) {
     // Different row counts, power-law degrees, empty rows and columns, signed values.
-    const auto a = random_csr<V, I>({.rows = 173, .cols = 211, .mean_degree = 12,
-                                     .signed_values = true, .seed = seed});
-    const auto b = random_csr<V, I>({.rows = 118, .cols = 211, .mean_degree = 9,
-                                     .signed_values = true, .seed = seed + 100});
+    const auto a = random_csr<V, I>(
+        {.rows = 173, .cols = 211, .mean_degree = 12, .signed_values = true, .seed = seed});
+    const auto b = random_csr<V, I>(
+        {.rows = 118, .cols = 211, .mean_degree = 9, .signed_values = true, .seed = seed + 100});
     std::vector<std::vector<double>> want;
     using namespace spira::semirings;
     graphblas_abt(a, b, GrB_PLUS_TIMES_SEMIRING_FP64, GrB_FP64, 0.0, &want);

@@ -146,8 +146,8 @@ template <class Out>
 {
   const long double max = std::numeric_limits<Out>::max();
   const long double s = scale >= 0 ? scale : floor_of(m);
-  const long double b = 1e-5L * std::max<long double>(std::abs(exact), s) +
-                        std::numeric_limits<Out>::denorm_min();
+  const long double b =
+      1e-5L * std::max<long double>(std::abs(exact), s) + std::numeric_limits<Out>::denorm_min();
   bool ok = false;
   if (std::isnan(got)) {
     ok = false;
@@ -538,7 +538,9 @@ TYPED_TEST(numerics, knn_with_more_untrusted_pairs_than_the_queue_holds)
   // rows run again in groups. Exact: d(r, s) = |r - s| / 4, ties to the smaller index.
   const std::int64_t n = 320, k = 5;
   rows_t x;
-  for (std::int64_t r = 0; r < n; ++r) { x.push_back({1e9, double(r) / 4}); }
+  for (std::int64_t r = 0; r < n; ++r) {
+    x.push_back({1e9, double(r) / 4});
+  }
   constexpr bool on_gpu = std::is_same_v<typename TestFixture::R, cuda_resources>;
   const knn_params params{.k = k,
                           .metric = metric::euclidean,
@@ -549,7 +551,9 @@ TYPED_TEST(numerics, knn_with_more_untrusted_pairs_than_the_queue_holds)
   for (std::int64_t r = 0; r < n; ++r) {
     std::vector<std::int64_t> order;
     for (std::int64_t s = 0; s < n; ++s) {
-      if (s != r) { order.push_back(s); }
+      if (s != r) {
+        order.push_back(s);
+      }
     }
     std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
       return std::abs(a - r) < std::abs(b - r);

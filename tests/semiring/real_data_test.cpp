@@ -36,7 +36,9 @@ csr_matrix<V, I> row_slice(const csr_matrix<V, I>& m, std::int64_t begin, std::i
 void check_all_metrics(const std::string& file, std::int64_t a_begin, std::int64_t b_begin)
 {
   const std::filesystem::path path = std::filesystem::path(SPIRA_SHARED_DATA_DIR) / file;
-  if (!std::filesystem::exists(path)) { GTEST_SKIP() << "data file absent: " << path; }
+  if (!std::filesystem::exists(path)) {
+    GTEST_SKIP() << "data file absent: " << path;
+  }
   const auto m = io::read_matrix<float, std::int64_t>(path);
   const auto a = row_slice(m, a_begin, a_begin + 48);
   const auto b = row_slice(m, b_begin, b_begin + 31);

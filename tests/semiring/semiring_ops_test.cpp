@@ -25,7 +25,9 @@ std::vector<std::vector<double>> run_pairwise(const csr_matrix<V, I>& a, const c
   pairwise(host_resources{threads}, a.view(), b.view(), out.view(), s);
   std::vector<std::vector<double>> r(a.rows(), std::vector<double>(b.rows()));
   for (std::int64_t i = 0; i < a.rows(); ++i) {
-    for (std::int64_t j = 0; j < b.rows(); ++j) { r[i][j] = out.data()[i * b.rows() + j]; }
+    for (std::int64_t j = 0; j < b.rows(); ++j) {
+      r[i][j] = out.data()[i * b.rows() + j];
+    }
   }
   return r;
 }
@@ -42,29 +44,31 @@ void expect_near(const std::vector<std::vector<double>>& got,
         EXPECT_EQ(got[i][j], want[i][j]) << what << " (" << i << ", " << j << ")";
       } else {
         EXPECT_NEAR(got[i][j], want[i][j], rel * (1 + std::abs(want[i][j])))
-          << what << " (" << i << ", " << j << ")";
+            << what << " (" << i << ", " << j << ")";
       }
     }
   }
 }
 
 // |got - want| within a relative tolerance; equal infinities match.
-#define SPIRA_EXPECT_CLOSE(got, want, what)                                                       \
-  do {                                                                                            \
-    const double g_ = double(got), w_ = double(want);                                             \
-    if (std::isinf(w_)) {                                                                         \
-      EXPECT_EQ(g_, w_) << what;                                                                  \
-    } else {                                                                                      \
-      EXPECT_NEAR(g_, w_, 1e-5 * (1 + std::abs(w_))) << what;                                     \
-    }                                                                                             \
+#define SPIRA_EXPECT_CLOSE(got, want, what)                   \
+  do {                                                        \
+    const double g_ = double(got), w_ = double(want);         \
+    if (std::isinf(w_)) {                                     \
+      EXPECT_EQ(g_, w_) << what;                              \
+    } else {                                                  \
+      EXPECT_NEAR(g_, w_, 1e-5 * (1 + std::abs(w_))) << what; \
+    }                                                         \
   } while (0)
 
 template <class T>
 class semiring_ops : public ::testing::Test {};
-using value_index = ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
+using value_index =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
 TYPED_TEST_SUITE(semiring_ops, value_index);
 
-// ---- hand-checked ---------------------------------------------------------------------------------
+// ---- hand-checked
+// ---------------------------------------------------------------------------------
 
 TYPED_TEST(semiring_ops, builtins_on_a_hand_checked_case)
 {
@@ -73,9 +77,9 @@ TYPED_TEST(semiring_ops, builtins_on_a_hand_checked_case)
   // A = [[1, _, 2], [_, _, _]], B = [[3, 4, _], [5, _, -1]]   (_ = not stored)
   const auto a = make_csr<V, I>(host_resources{}, 2, 3, std::vector<offset_t>{0, 2, 2},
                                 std::vector<I>{0, 2}, std::vector<V>{1, 2}, csr_check::canonical);
-  const auto b = make_csr<V, I>(host_resources{}, 2, 3, std::vector<offset_t>{0, 2, 4},
-                                std::vector<I>{0, 1, 0, 2}, std::vector<V>{3, 4, 5, -1},
-                                csr_check::canonical);
+  const auto b =
+      make_csr<V, I>(host_resources{}, 2, 3, std::vector<offset_t>{0, 2, 4},
+                     std::vector<I>{0, 1, 0, 2}, std::vector<V>{3, 4, 5, -1}, csr_check::canonical);
   // Row 0 of A meets row 0 of B in column 0 only, row 1 of B in columns 0 and 2.
   using namespace spira::semirings;
   EXPECT_EQ(run_pairwise(a, b, plus_times{}), (std::vector<std::vector<double>>{{3, 3}, {0, 0}}));
@@ -107,28 +111,27 @@ struct abs_diff_annihilating : abs_diff_namm {
 
 TEST(semiring_ops_paper, appendix_a1_manhattan_needs_the_union)
 {
-  const auto a = make_csr<double, std::int32_t>(host_resources{}, 1, 3,
-                                                std::vector<offset_t>{0, 2},
+  const auto a = make_csr<double, std::int32_t>(host_resources{}, 1, 3, std::vector<offset_t>{0, 2},
                                                 std::vector<std::int32_t>{0, 2},
                                                 std::vector<double>{1, 1}, csr_check::canonical);
-  const auto b = make_csr<double, std::int32_t>(host_resources{}, 1, 3,
-                                                std::vector<offset_t>{0, 2},
+  const auto b = make_csr<double, std::int32_t>(host_resources{}, 1, 3, std::vector<offset_t>{0, 2},
                                                 std::vector<std::int32_t>{1, 2},
                                                 std::vector<double>{1, 1}, csr_check::canonical);
   EXPECT_EQ(run_pairwise(a, b, abs_diff_namm{})[0][0], 2.0);
   EXPECT_EQ(run_pairwise(a, b, abs_diff_annihilating{})[0][0], 0.0);
 }
 
-// ---- random against the oracle -------------------------------------------------------------------
+// ---- random against the oracle
+// -------------------------------------------------------------------
 
 TYPED_TEST(semiring_ops, builtins_match_the_oracle_on_random_matrices)
 {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  const auto a = random_csr<V, I>({.rows = 45, .cols = 70, .mean_degree = 8, .signed_values = true,
-                                   .seed = 3});
-  const auto b = random_csr<V, I>({.rows = 29, .cols = 70, .mean_degree = 6, .signed_values = true,
-                                   .seed = 4});
+  const auto a = random_csr<V, I>(
+      {.rows = 45, .cols = 70, .mean_degree = 8, .signed_values = true, .seed = 3});
+  const auto b = random_csr<V, I>(
+      {.rows = 29, .cols = 70, .mean_degree = 6, .signed_values = true, .seed = 4});
   const auto da = densify(a), db = densify(b);
   using namespace spira::semirings;
   auto plus = [](double x, double y) { return x + y; };
@@ -136,7 +139,8 @@ TYPED_TEST(semiring_ops, builtins_match_the_oracle_on_random_matrices)
   auto mx = [](double x, double y) { return std::max(x, y); };
   auto one = [](double, double) { return 1.0; };
   expect_near<V>(run_pairwise(a, b, plus_times{}),
-                 oracle::semiring_product(da, db, plus, [](double x, double y) { return x * y; }, 0),
+                 oracle::semiring_product(
+                     da, db, plus, [](double x, double y) { return x * y; }, 0),
                  "plus_times");
   expect_near<V>(run_pairwise(a, b, min_plus{}), oracle::semiring_product(da, db, mn, plus, inf),
                  "min_plus");
@@ -148,11 +152,10 @@ TYPED_TEST(semiring_ops, builtins_match_the_oracle_on_random_matrices)
                  "plus_pair");
   expect_near<V>(run_pairwise(a, b, any_pair{}), oracle::semiring_product(da, db, mx, one, 0),
                  "any_pair");
-  expect_near<V>(
-    run_pairwise(a, b, lor_land{}),
-    oracle::semiring_product(
-      da, db, mx, [](double x, double y) { return double(x != 0 && y != 0); }, 0),
-    "lor_land");
+  expect_near<V>(run_pairwise(a, b, lor_land{}),
+                 oracle::semiring_product(
+                     da, db, mx, [](double x, double y) { return double(x != 0 && y != 0); }, 0),
+                 "lor_land");
 }
 
 // A NAMM with a non-invertible ⊕ (max) and a non-symmetric ⊗ goes through the merge engine; one
@@ -198,10 +201,13 @@ TYPED_TEST(semiring_ops, user_namms_with_non_invertible_add_match_a_dense_union)
 {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  const auto a = random_csr<V, I>({.rows = 31, .cols = 40, .mean_degree = 6, .signed_values = true,
-                                   .seed = 8});
-  const auto b = random_csr<V, I>({.rows = 530, .cols = 40, .mean_degree = 4,  // > one tile
-                                   .signed_values = true, .seed = 9});
+  const auto a = random_csr<V, I>(
+      {.rows = 31, .cols = 40, .mean_degree = 6, .signed_values = true, .seed = 8});
+  const auto b = random_csr<V, I>({.rows = 530,
+                                   .cols = 40,
+                                   .mean_degree = 4,  // > one tile
+                                   .signed_values = true,
+                                   .seed = 9});
   const auto da = densify(a), db = densify(b);
   std::vector<std::vector<double>> want_max(a.rows(), std::vector<double>(b.rows()));
   auto want_prod = want_max;
@@ -244,7 +250,8 @@ TEST(semiring_ops_arguments, strided_output_and_validation)
   }
 
   const dense_view<V> bad_ld{9, 7, 6, storage.data(), memory_space::host};
-  EXPECT_THROW(pairwise(res, a.view(), b.view(), bad_ld, semirings::plus_times{}), invalid_argument);
+  EXPECT_THROW(pairwise(res, a.view(), b.view(), bad_ld, semirings::plus_times{}),
+               invalid_argument);
   auto on_device = a.view();
   on_device.space = memory_space::device;
   try {
@@ -315,12 +322,18 @@ TYPED_TEST(semiring_ops, best_first_union_equals_merge_union_exactly)
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
   for (const bool small_integers : {false, true}) {  // integers: many ties in the best-first order
-    const auto a = random_csr<V, I>({.rows = 83, .cols = 57, .mean_degree = 9,
+    const auto a = random_csr<V, I>({.rows = 83,
+                                     .cols = 57,
+                                     .mean_degree = 9,
                                      .signed_values = !small_integers,
-                                     .small_integers = small_integers, .seed = 61});
-    const auto b = random_csr<V, I>({.rows = 64, .cols = 57, .mean_degree = 12,
+                                     .small_integers = small_integers,
+                                     .seed = 61});
+    const auto b = random_csr<V, I>({.rows = 64,
+                                     .cols = 57,
+                                     .mean_degree = 12,
                                      .signed_values = !small_integers,
-                                     .small_integers = small_integers, .seed = 62});
+                                     .small_integers = small_integers,
+                                     .seed = 62});
     EXPECT_EQ(run_pairwise(a, b, max_weighted_gap{}), run_pairwise(a, b, gap_by_merge{}));
     EXPECT_EQ(run_pairwise(a, b, min_weighted_gap{}), run_pairwise(a, b, min_gap_by_merge{}));
   }
@@ -332,11 +345,13 @@ TYPED_TEST(semiring_ops, mxv_matches_a_dense_evaluation)
 {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  const auto a = random_csr<V, I>({.rows = 57, .cols = 33, .mean_degree = 5, .signed_values = true,
-                                   .seed = 21});
+  const auto a = random_csr<V, I>(
+      {.rows = 57, .cols = 33, .mean_degree = 5, .signed_values = true, .seed = 21});
   const auto da = densify(a);
   std::vector<V> x(33);
-  for (std::size_t c = 0; c < x.size(); ++c) { x[c] = V(std::sin(double(c) * 1.7) * 2); }
+  for (std::size_t c = 0; c < x.size(); ++c) {
+    x[c] = V(std::sin(double(c) * 1.7) * 2);
+  }
   const host_resources res{};
   std::vector<V> y(57);
 
@@ -344,14 +359,18 @@ TYPED_TEST(semiring_ops, mxv_matches_a_dense_evaluation)
   mxv(res, a.view(), std::span<const V>(x), std::span<V>(y), semirings::plus_times{});
   for (std::int64_t i = 0; i < a.rows(); ++i) {
     double s = 0;
-    for (std::int64_t c = 0; c < a.cols(); ++c) { s += da.value[i][c] * double(x[c]); }
+    for (std::int64_t c = 0; c < a.cols(); ++c) {
+      s += da.value[i][c] * double(x[c]);
+    }
     SPIRA_EXPECT_CLOSE(y[i], s, "plus_times row " << i);
   }
   mxv(res, a.view(), std::span<const V>(x), std::span<V>(y), semirings::min_plus{});
   for (std::int64_t i = 0; i < a.rows(); ++i) {
     double s = inf;
     for (std::int64_t c = 0; c < a.cols(); ++c) {
-      if (da.stored[i][c]) { s = std::min(s, da.value[i][c] + double(x[c])); }
+      if (da.stored[i][c]) {
+        s = std::min(s, da.value[i][c] + double(x[c]));
+      }
     }
     SPIRA_EXPECT_CLOSE(y[i], s, "min_plus row " << i);
   }
@@ -359,36 +378,43 @@ TYPED_TEST(semiring_ops, mxv_matches_a_dense_evaluation)
   mxv(res, a.view(), std::span<const V>(x), std::span<V>(y), abs_diff_namm{});
   for (std::int64_t i = 0; i < a.rows(); ++i) {
     double s = 0;
-    for (std::int64_t c = 0; c < a.cols(); ++c) { s += std::abs(da.value[i][c] - double(x[c])); }
+    for (std::int64_t c = 0; c < a.cols(); ++c) {
+      s += std::abs(da.value[i][c] - double(x[c]));
+    }
     SPIRA_EXPECT_CLOSE(y[i], s, "abs_diff_namm row " << i);
   }
   mxv(res, a.view(), std::span<const V>(x), std::span<V>(y), max_weighted_gap{});
   for (std::int64_t i = 0; i < a.rows(); ++i) {
     double s = -inf;
-    for (std::int64_t c = 0; c < a.cols(); ++c) { s = std::max(s, 2 * da.value[i][c] - double(x[c])); }
+    for (std::int64_t c = 0; c < a.cols(); ++c) {
+      s = std::max(s, 2 * da.value[i][c] - double(x[c]));
+    }
     SPIRA_EXPECT_CLOSE(y[i], s, "max_weighted_gap row " << i);
   }
   mxv(res, a.view(), std::span<const V>(x), std::span<V>(y), product_of_shifted{});
   for (std::int64_t i = 0; i < a.rows(); ++i) {
     double s = 1;
-    for (std::int64_t c = 0; c < a.cols(); ++c) { s *= 1 + 0.25 * (da.value[i][c] - double(x[c])); }
+    for (std::int64_t c = 0; c < a.cols(); ++c) {
+      s *= 1 + 0.25 * (da.value[i][c] - double(x[c]));
+    }
     SPIRA_EXPECT_CLOSE(y[i], s, "product_of_shifted row " << i);
   }
 
   std::vector<V> short_x(32);
-  EXPECT_THROW(mxv(res, a.view(), std::span<const V>(short_x), std::span<V>(y),
-                   semirings::plus_times{}),
-               dimension_mismatch);
+  EXPECT_THROW(
+      mxv(res, a.view(), std::span<const V>(short_x), std::span<V>(y), semirings::plus_times{}),
+      dimension_mismatch);
 }
 
-// ---- reduce_rows and apply -----------------------------------------------------------------------
+// ---- reduce_rows and apply
+// -----------------------------------------------------------------------
 
 TYPED_TEST(semiring_ops, reduce_rows_and_apply)
 {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  const auto a = random_csr<V, I>({.rows = 41, .cols = 25, .mean_degree = 4, .signed_values = true,
-                                   .seed = 31});
+  const auto a = random_csr<V, I>(
+      {.rows = 41, .cols = 25, .mean_degree = 4, .signed_values = true, .seed = 31});
   const auto da = densify(a);
   const host_resources res{};
   std::vector<V> out(41);
@@ -396,19 +422,25 @@ TYPED_TEST(semiring_ops, reduce_rows_and_apply)
   reduce_rows(res, a.view(), std::span<V>(out), plus_monoid{}, square_map{});
   for (std::int64_t i = 0; i < a.rows(); ++i) {
     double s = 0;
-    for (double v : da.value[i]) { s += v * v; }
+    for (double v : da.value[i]) {
+      s += v * v;
+    }
     EXPECT_NEAR(out[i], s, 1e-5 * (1 + s)) << "row " << i;
   }
   reduce_rows(res, a.view(), std::span<V>(out), max_monoid{}, abs_map{});
   for (std::int64_t i = 0; i < a.rows(); ++i) {
     double s = -inf;  // the identity for an empty row
     for (std::int64_t c = 0; c < a.cols(); ++c) {
-      if (da.stored[i][c]) { s = std::max(s, std::abs(da.value[i][c])); }
+      if (da.stored[i][c]) {
+        s = std::max(s, std::abs(da.value[i][c]));
+      }
     }
     EXPECT_EQ(double(out[i]), double(V(s))) << "row " << i;
   }
   reduce_rows(res, a.view(), std::span<V>(out), plus_monoid{}, nonzero_map{});
-  for (std::int64_t i = 0; i < a.rows(); ++i) { EXPECT_EQ(out[i], V(a.row_ptr()[i + 1] - a.row_ptr()[i])); }
+  for (std::int64_t i = 0; i < a.rows(); ++i) {
+    EXPECT_EQ(out[i], V(a.row_ptr()[i + 1] - a.row_ptr()[i]));
+  }
 
   const auto sq = apply(res, a.view(), [](V v) { return v * v; });
   ASSERT_EQ(sq.nnz(), a.nnz());
@@ -418,9 +450,13 @@ TYPED_TEST(semiring_ops, reduce_rows_and_apply)
   }
 
   dense_matrix<V> d(res, 3, 2);
-  for (int k = 0; k < 6; ++k) { d.data()[k] = V(k); }
+  for (int k = 0; k < 6; ++k) {
+    d.data()[k] = V(k);
+  }
   apply(res, d.view(), [](V v) { return v + 1; });
-  for (int k = 0; k < 6; ++k) { EXPECT_EQ(d.data()[k], V(k + 1)); }
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(d.data()[k], V(k + 1));
+  }
 }
 
 }  // namespace

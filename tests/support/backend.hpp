@@ -30,17 +30,23 @@ template <class Resources>
 std::string unavailable_reason()
 {
   if constexpr (std::is_same_v<Resources, cuda_resources>) {
-    if (!cuda_compiled()) { return "CUDA backend not compiled in this build"; }
-    if (cuda_device_count() == 0) { return "no CUDA device on this machine"; }
+    if (!cuda_compiled()) {
+      return "CUDA backend not compiled in this build";
+    }
+    if (cuda_device_count() == 0) {
+      return "no CUDA device on this machine";
+    }
   }
   return {};
 }
 
 /// Use at the top of a typed test: GTEST_SKIP()s with the reason when the backend cannot run.
-#define SPIRA_SKIP_UNLESS_AVAILABLE(Resources)                                                    \
-  do {                                                                                            \
-    const std::string spira_reason_ = ::spira::test::unavailable_reason<Resources>();             \
-    if (!spira_reason_.empty()) { GTEST_SKIP() << spira_reason_; }                                \
+#define SPIRA_SKIP_UNLESS_AVAILABLE(Resources)                                        \
+  do {                                                                                \
+    const std::string spira_reason_ = ::spira::test::unavailable_reason<Resources>(); \
+    if (!spira_reason_.empty()) {                                                     \
+      GTEST_SKIP() << spira_reason_;                                                  \
+    }                                                                                 \
   } while (0)
 
 /// A copy of a host matrix in the backend's memory space.

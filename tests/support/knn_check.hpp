@@ -16,16 +16,17 @@ namespace spira::test {
 /// every listed neighbour is distinct, its distance matches the exact one, no unlisted row is
 /// better than the listed k-th by more than `tol`, and rows are sorted best first. Rows excluded
 /// by exclude_self are not candidates.
-inline void expect_knn_matches(const knn_result& g,
-                               const std::vector<std::vector<double>>& exact, bool largest,
-                               bool exclude_self, double tol, const char* what)
+inline void expect_knn_matches(const knn_result& g, const std::vector<std::vector<double>>& exact,
+                               bool largest, bool exclude_self, double tol, const char* what)
 {
   const std::int64_t n_q = g.indices.rows();
   const std::int64_t k = g.indices.cols();
   for (std::int64_t r = 0; r < n_q; ++r) {
     std::vector<double> others;
     for (std::size_t j = 0; j < exact[r].size(); ++j) {
-      if (!(exclude_self && std::int64_t(j) == r)) { others.push_back(exact[r][j]); }
+      if (!(exclude_self && std::int64_t(j) == r)) {
+        others.push_back(exact[r][j]);
+      }
     }
     auto order = [&](double a, double b) { return largest ? a > b : a < b; };
     std::nth_element(others.begin(), others.begin() + (k - 1), others.end(), order);
@@ -54,7 +55,7 @@ inline void expect_knn_matches(const knn_result& g,
     }
     std::sort(seen.begin(), seen.end());
     ASSERT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end())
-      << what << ": row " << r << " lists a neighbour twice";
+        << what << ": row " << r << " lists a neighbour twice";
   }
 }
 
@@ -67,7 +68,9 @@ std::vector<std::vector<double>> brute_force_distances(const std::vector<std::ve
 {
   std::vector<std::vector<double>> out(q.size(), std::vector<double>(x.size()));
   for (std::size_t r = 0; r < q.size(); ++r) {
-    for (std::size_t j = 0; j < x.size(); ++j) { out[r][j] = f(q[r], x[j]); }
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      out[r][j] = f(q[r], x[j]);
+    }
   }
   return out;
 }

@@ -52,7 +52,9 @@ using vec = std::vector<double>;
 inline double sum(const vec& x)
 {
   double s = 0;
-  for (double v : x) { s += v; }
+  for (double v : x) {
+    s += v;
+  }
   return s;
 }
 
@@ -67,17 +69,23 @@ inline double distance(metric m, const vec& x, const vec& y, double p = 2.0)
   switch (m) {
     case metric::inner_product: {
       double s = 0;
-      for (std::size_t c = 0; c < k; ++c) { s += x[c] * y[c]; }
+      for (std::size_t c = 0; c < k; ++c) {
+        s += x[c] * y[c];
+      }
       return s;
     }
     case metric::sqeuclidean:
     case metric::euclidean: {
       double s = 0;
-      for (std::size_t c = 0; c < k; ++c) { s += (x[c] - y[c]) * (x[c] - y[c]); }
+      for (std::size_t c = 0; c < k; ++c) {
+        s += (x[c] - y[c]) * (x[c] - y[c]);
+      }
       return m == metric::euclidean ? std::sqrt(s) : s;
     }
     case metric::cosine: {
-      if (all_zero(x) || all_zero(y)) { return all_zero(x) && all_zero(y) ? 0.0 : 1.0; }
+      if (all_zero(x) || all_zero(y)) {
+        return all_zero(x) && all_zero(y) ? 0.0 : 1.0;
+      }
       double xy = 0, xx = 0, yy = 0;
       for (std::size_t c = 0; c < k; ++c) {
         xy += x[c] * y[c];
@@ -90,8 +98,12 @@ inline double distance(metric m, const vec& x, const vec& y, double p = 2.0)
       auto constant = [](const vec& v) {
         return std::all_of(v.begin(), v.end(), [&](double e) { return e == v[0]; });
       };
-      if (k == 0) { return 0.0; }
-      if (constant(x) || constant(y)) { return constant(x) && constant(y) ? 0.0 : 1.0; }
+      if (k == 0) {
+        return 0.0;
+      }
+      if (constant(x) || constant(y)) {
+        return constant(x) && constant(y) ? 0.0 : 1.0;
+      }
       const double mx = sum(x) / double(k), my = sum(y) / double(k);
       double xy = 0, xx = 0, yy = 0;
       for (std::size_t c = 0; c < k; ++c) {
@@ -110,7 +122,9 @@ inline double distance(metric m, const vec& x, const vec& y, double p = 2.0)
         tf += a && !b;
         ft += !a && b;
       }
-      if (m == metric::russellrao) { return k == 0 ? 0.0 : (double(k) - tt) / double(k); }
+      if (m == metric::russellrao) {
+        return k == 0 ? 0.0 : (double(k) - tt) / double(k);
+      }
       return (2 * tt + tf + ft) == 0 ? 0.0 : (tf + ft) / (2 * tt + tf + ft);
     }
     case metric::jaccard: {  // booleans: true = nonzero
@@ -123,29 +137,39 @@ inline double distance(metric m, const vec& x, const vec& y, double p = 2.0)
     }
     case metric::hamming: {
       double unequal = 0;
-      for (std::size_t c = 0; c < k; ++c) { unequal += x[c] != y[c]; }
+      for (std::size_t c = 0; c < k; ++c) {
+        unequal += x[c] != y[c];
+      }
       return k == 0 ? 0.0 : unequal / double(k);
     }
     case metric::manhattan: {
       double s = 0;
-      for (std::size_t c = 0; c < k; ++c) { s += std::abs(x[c] - y[c]); }
+      for (std::size_t c = 0; c < k; ++c) {
+        s += std::abs(x[c] - y[c]);
+      }
       return s;
     }
     case metric::minkowski: {
       double s = 0;
-      for (std::size_t c = 0; c < k; ++c) { s += std::pow(std::abs(x[c] - y[c]), p); }
+      for (std::size_t c = 0; c < k; ++c) {
+        s += std::pow(std::abs(x[c] - y[c]), p);
+      }
       return std::pow(s, 1.0 / p);
     }
     case metric::chebyshev: {
       double s = 0;
-      for (std::size_t c = 0; c < k; ++c) { s = std::max(s, std::abs(x[c] - y[c])); }
+      for (std::size_t c = 0; c < k; ++c) {
+        s = std::max(s, std::abs(x[c] - y[c]));
+      }
       return s;
     }
     case metric::canberra: {
       double s = 0;
       for (std::size_t c = 0; c < k; ++c) {
         const double den = std::abs(x[c]) + std::abs(y[c]);
-        if (den != 0) { s += std::abs(x[c] - y[c]) / den; }
+        if (den != 0) {
+          s += std::abs(x[c] - y[c]) / den;
+        }
       }
       return s;
     }
@@ -155,12 +179,16 @@ inline double distance(metric m, const vec& x, const vec& y, double p = 2.0)
         num += std::abs(x[c] - y[c]);
         den += std::abs(x[c] + y[c]);
       }
-      if (den == 0) { return num == 0 ? 0.0 : inf; }
+      if (den == 0) {
+        return num == 0 ? 0.0 : inf;
+      }
       return num / den;
     }
     case metric::jensenshannon: {
       const double sx = sum(x), sy = sum(y);
-      if (sx == 0 || sy == 0) { return sx == sy ? 0.0 : std::sqrt(std::log(2.0)); }
+      if (sx == 0 || sy == 0) {
+        return sx == sy ? 0.0 : std::sqrt(std::log(2.0));
+      }
       auto rel_entr = [](double a, double b) { return a > 0 ? a * std::log(a / b) : 0.0; };
       double js = 0;
       for (std::size_t c = 0; c < k; ++c) {
@@ -180,7 +208,9 @@ inline double distance(metric m, const vec& x, const vec& y, double p = 2.0)
     case metric::kl_divergence: {
       double s = 0;
       for (std::size_t c = 0; c < k; ++c) {
-        if (x[c] > 0) { s += x[c] * std::log(x[c] / std::max(y[c], 1e-10)); }
+        if (x[c] > 0) {
+          s += x[c] * std::log(x[c] / std::max(y[c], 1e-10));
+        }
       }
       return s;
     }
@@ -193,7 +223,9 @@ inline std::vector<vec> pairwise(metric m, const dense_copy& a, const dense_copy
 {
   std::vector<vec> out(a.rows, vec(b.rows));
   for (std::int64_t i = 0; i < a.rows; ++i) {
-    for (std::int64_t j = 0; j < b.rows; ++j) { out[i][j] = distance(m, a.value[i], b.value[j], p); }
+    for (std::int64_t j = 0; j < b.rows; ++j) {
+      out[i][j] = distance(m, a.value[i], b.value[j], p);
+    }
   }
   return out;
 }
@@ -209,7 +241,9 @@ std::vector<vec> semiring_product(const dense_copy& a, const dense_copy& b, Add 
     for (std::int64_t j = 0; j < b.rows; ++j) {
       double acc = identity;
       for (std::int64_t c = 0; c < a.cols; ++c) {
-        if (a.stored[i][c] && b.stored[j][c]) { acc = add(acc, mul(a.value[i][c], b.value[j][c])); }
+        if (a.stored[i][c] && b.stored[j][c]) {
+          acc = add(acc, mul(a.value[i][c], b.value[j][c]));
+        }
       }
       out[i][j] = acc;
     }
@@ -223,11 +257,11 @@ std::vector<vec> semiring_product(const dense_copy& a, const dense_copy& b, Add 
 struct random_options {
   std::int64_t rows = 40;
   std::int64_t cols = 60;
-  double mean_degree = 6;        ///< mean stored entries per row (power-law distributed)
+  double mean_degree = 6;  ///< mean stored entries per row (power-law distributed)
   double empty_row_fraction = 0.1;
   double empty_col_fraction = 0.15;  ///< columns that never receive an entry
-  bool signed_values = false;    ///< values in [-2, 2] instead of (0, 2]
-  bool small_integers = false;   ///< values in {1, 2, 3} (so that equal values occur)
+  bool signed_values = false;        ///< values in [-2, 2] instead of (0, 2]
+  bool small_integers = false;       ///< values in {1, 2, 3} (so that equal values occur)
   std::uint32_t seed = 1;
 };
 
@@ -240,7 +274,9 @@ csr_matrix<V, I> random_csr(const random_options& o)
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::vector<std::int64_t> usable;
   for (std::int64_t c = 0; c < o.cols; ++c) {
-    if (unit(rng) >= o.empty_col_fraction) { usable.push_back(c); }
+    if (unit(rng) >= o.empty_col_fraction) {
+      usable.push_back(c);
+    }
   }
   std::vector<offset_t> row_ptr{0};
   std::vector<I> col_idx;

@@ -30,7 +30,9 @@ csr_matrix<V, I> widen(const csr_matrix<V, I>& narrow, const std::vector<std::in
 {
   std::vector<offset_t> rp(narrow.row_ptr(), narrow.row_ptr() + narrow.rows() + 1);
   std::vector<I> ci;
-  for (std::int64_t k = 0; k < narrow.nnz(); ++k) { ci.push_back(I(used[narrow.col_idx()[k]])); }
+  for (std::int64_t k = 0; k < narrow.nnz(); ++k) {
+    ci.push_back(I(used[narrow.col_idx()[k]]));
+  }
   std::vector<V> va(narrow.values(), narrow.values() + narrow.nnz());
   return make_csr<V, I>(host_resources{}, narrow.rows(), dim, rp, ci, va, csr_check::canonical);
 }
@@ -45,12 +47,16 @@ inline double distance_padded(metric m, const vec& x, const vec& y, std::int64_t
   switch (m) {
     case metric::hamming: {
       double unequal = 0;
-      for (std::size_t c = 0; c < x.size(); ++c) { unequal += x[c] != y[c]; }
+      for (std::size_t c = 0; c < x.size(); ++c) {
+        unequal += x[c] != y[c];
+      }
       return dim == 0 ? 0.0 : unequal / k;
     }
     case metric::russellrao: {
       double tt = 0;
-      for (std::size_t c = 0; c < x.size(); ++c) { tt += x[c] != 0 && y[c] != 0; }
+      for (std::size_t c = 0; c < x.size(); ++c) {
+        tt += x[c] != 0 && y[c] != 0;
+      }
       return dim == 0 ? 0.0 : (k - tt) / k;
     }
     case metric::correlation: {
@@ -60,8 +66,12 @@ inline double distance_padded(metric m, const vec& x, const vec& y, std::int64_t
         const double first = padded ? 0.0 : v[0];
         return std::all_of(v.begin(), v.end(), [&](double e) { return e == first; });
       };
-      if (dim == 0) { return 0.0; }
-      if (constant(x) || constant(y)) { return constant(x) && constant(y) ? 0.0 : 1.0; }
+      if (dim == 0) {
+        return 0.0;
+      }
+      if (constant(x) || constant(y)) {
+        return constant(x) && constant(y) ? 0.0 : 1.0;
+      }
       // Σ (x - mx)(y - my) = Σ xy - Σx Σy / dim over all dim coordinates, and so on.
       const double sx = sum(x), sy = sum(y);
       double xy = 0, xx = 0, yy = 0;
@@ -75,7 +85,8 @@ inline double distance_padded(metric m, const vec& x, const vec& y, std::int64_t
       yy -= sy * sy / k;
       return std::clamp(1.0 - xy / (std::sqrt(xx) * std::sqrt(yy)), 0.0, 2.0);
     }
-    default: return distance(m, x, y, p);  // zero coordinates add nothing
+    default:
+      return distance(m, x, y, p);  // zero coordinates add nothing
   }
 }
 
@@ -110,7 +121,9 @@ inline std::int64_t peak_resident_memory()
 {
   std::ifstream f("/proc/self/status");
   for (std::string line; std::getline(f, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) { return std::stoll(line.substr(6)) * 1024; }
+    if (line.rfind("VmHWM:", 0) == 0) {
+      return std::stoll(line.substr(6)) * 1024;
+    }
   }
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -122,7 +135,9 @@ inline std::int64_t resident_memory()
 {
   std::ifstream f("/proc/self/status");
   for (std::string line; std::getline(f, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) { return std::stoll(line.substr(6)) * 1024; }
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::stoll(line.substr(6)) * 1024;
+    }
   }
   return 0;
 }

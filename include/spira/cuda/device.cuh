@@ -22,7 +22,8 @@ class device_guard {
     if (status != cudaSuccess) {
       cudaGetLastError();
       throw cuda_error(concat("no usable CUDA device: ", cudaGetErrorString(status), " (",
-                              cudaGetErrorName(status), "); the CUDA backend needs an NVIDIA GPU "
+                              cudaGetErrorName(status),
+                              "); the CUDA backend needs an NVIDIA GPU "
                               "and its driver, host_resources runs anywhere"));
     }
     if (previous_ != device) {
@@ -36,7 +37,9 @@ class device_guard {
   }
   ~device_guard()
   {
-    if (changed_) { SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
+    if (changed_) {
+      SPIRA_CUDA_TRY_NO_THROW(cudaSetDevice(previous_));
+    }
   }
   device_guard(const device_guard&) = delete;
   device_guard& operator=(const device_guard&) = delete;

@@ -4,8 +4,8 @@
 // templates and are instantiated for the user's struct in the user's translation unit:
 //
 //   #include <spira/cuda/pairwise.cuh>
-//   struct my_namm { ... };                                // as for the host engine (spira/ops.hpp)
-//   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{});
+//   struct my_namm { ... };                                // as for the host engine
+//   (spira/ops.hpp) spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{});
 //   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{}, spira::pairwise_strategy::hybrid);
 //   spira::pairwise(cuda_res, a_dev, b_dev, out_dev, my_namm{}, spira::pairwise_strategy::dense,
 //                   std::size_t(64) << 20);  // densified tiles of at most 64 MiB
@@ -20,11 +20,11 @@
 // Arithmetic: the intersection strategy accumulates sum-kind ⊕ in double where the finalize
 // cancels (intersection_sums_in_double, intersection_accumulator_t), forms dot products in double
 // and other ⊗ in V with their one-sided NAMM terms in double (intersection_multiply_d); hybrid and
-// dense run in the value type V; row norms, NAMM corrections and finalize run in double everywhere. Sum-kind ⊕ is accumulated with atomics, whose
-// order varies: float results may differ from the host engine (which accumulates in double) in the
-// last bits, and the hybrid and dense strategies also between runs; the double accumulators of the
-// intersection strategy make such differences rare after rounding but do not exclude them.
-// min / max / or / any results are exact.
+// dense run in the value type V; row norms, NAMM corrections and finalize run in double everywhere.
+// Sum-kind ⊕ is accumulated with atomics, whose order varies: float results may differ from the
+// host engine (which accumulates in double) in the last bits, and the hybrid and dense strategies
+// also between runs; the double accumulators of the intersection strategy make such differences
+// rare after rounding but do not exclude them. min / max / or / any results are exact.
 //
 // ---- Strategies (spira::pairwise_strategy; docs/cuda-engine.md) --------------------------------
 //   intersection  the CSC of B (spira::transpose, built once) is walked from the nonzeros of each
@@ -75,14 +75,16 @@ namespace spira {
 namespace detail {
 
 /// spira::pairwise on the GPU; `cap_name` is the caller's name of the workspace cap, for messages
-/// ("workspace_bytes", "params.workspace_bytes").
+/// ("workspace_bytes", "params.workspace_bytes"). `check_operands` = false skips the validation of
+/// A and B (callers that checked them once for many tiles: the k-NN driver).
 template <class D, class V, class I>
-void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                   dense_view<V> out, const D& d, pairwise_strategy strategy,
-                   std::size_t workspace_bytes, const char* cap_name)
+void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
+                   const D& d, pairwise_strategy strategy, std::size_t workspace_bytes,
+                   const char* cap_name, bool check_operands = true)
 {
-  static_assert(semiring<D, V>, "spira::pairwise: D must model spira::semiring (add_monoid, "
-                                "annihilating, multiply<T>(a, b))");
+  static_assert(semiring<D, V>,
+                "spira::pairwise: D must model spira::semiring (add_monoid, "
+                "annihilating, multiply<T>(a, b))");
   detail::require_device_space(a.space, "spira::pairwise", "A");
   detail::require_device_space(b.space, "spira::pairwise", "B");
   detail::require_device_space(out.space, "spira::pairwise", "out");
@@ -98,9 +100,15 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
   const pairwise_strategy s = resolve_strategy<D>(a, b, strategy, workspace_bytes);
   detail::check_workspace_cap<D>(a, b, s, workspace_bytes, cap_name);
   detail::device_guard scope(res.device);
-  validate(res, a, csr_check::canonical, "spira::pairwise: A");
-  if (!detail::same_matrix(a, b)) { validate(res, b, csr_check::canonical, "spira::pairwise: B"); }
-  if (a.rows == 0 || b.rows == 0) { return; }
+  if (check_operands) {
+    validate(res, a, csr_check::canonical, "spira::pairwise: A");
+    if (!detail::same_matrix(a, b)) {
+      validate(res, b, csr_check::canonical, "spira::pairwise: B");
+    }
+  }
+  if (a.rows == 0 || b.rows == 0) {
+    return;
+  }
   detail::pairwise_context<D, V, I> ctx(res, d, a, b, out);
   if constexpr (detail::selection_namm_v<D, V>) {
     if (strategy == pairwise_strategy::automatic) {
@@ -122,11 +130,16 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
         detail::run_intersection(ctx);
       }
       break;
-    case pairwise_strategy::hybrid: detail::run_hybrid(ctx, workspace_bytes); break;
-    case pairwise_strategy::dense:
-      if constexpr (dot_product_form<D>::value) { detail::run_dense(ctx, workspace_bytes); }
+    case pairwise_strategy::hybrid:
+      detail::run_hybrid(ctx, workspace_bytes);
       break;
-    case pairwise_strategy::automatic: break;  // resolved above
+    case pairwise_strategy::dense:
+      if constexpr (dot_product_form<D>::value) {
+        detail::run_dense(ctx, workspace_bytes);
+      }
+      break;
+    case pairwise_strategy::automatic:
+      break;  // resolved above
   }
   // Workspace buffers are freed stream-ordered as ctx goes out of scope.
 }

@@ -4,13 +4,13 @@
 // point in spira/cuda/pairwise.cuh.
 #pragma once
 
-#include <semirings/distances.hpp>
-#include <semirings/graphblas.hpp>
 #include <spira/accuracy.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
 #include <spira/matrix.hpp>
 #include <spira/semiring.hpp>
+#include <spira/semirings/distances.hpp>
+#include <spira/semirings/graphblas.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -19,7 +19,8 @@
 
 namespace spira {
 
-// ---- tuning ---------------------------------------------------------------------------------------
+// ---- tuning
+// ---------------------------------------------------------------------------------------
 
 /// Launch shapes and size limits of the CUDA pairwise engine, tuned for sm_90 (H100 / H200: 132
 /// SMs, 228 KB shared memory per SM, 64 warps per SM). Every constant used by a kernel launch or a
@@ -77,7 +78,8 @@ struct cuda_pairwise_policy_sm90 {
 };
 using cuda_pairwise_policy = cuda_pairwise_policy_sm90;
 
-// ---- traits ---------------------------------------------------------------------------------------
+// ---- traits
+// ---------------------------------------------------------------------------------------
 
 /// A distance whose multiply is ⊗(a, b) = map(a) * map(b) with a sum-kind ⊕, one accumulator term
 /// and an annihilating flag: the dense strategy evaluates it as a GEMM of the mapped, densified
@@ -110,15 +112,24 @@ struct sqrt_form {
 };
 }  // namespace detail
 
-template <> struct dot_product_form<distances::inner_product> : std::true_type, detail::identity_form {};
-template <> struct dot_product_form<distances::sqeuclidean> : std::true_type, detail::identity_form {};
-template <> struct dot_product_form<distances::euclidean> : std::true_type, detail::identity_form {};
-template <> struct dot_product_form<distances::cosine> : std::true_type, detail::identity_form {};
-template <> struct dot_product_form<distances::correlation> : std::true_type, detail::identity_form {};
-template <> struct dot_product_form<distances::dice> : std::true_type, detail::indicator_form {};
-template <> struct dot_product_form<distances::russellrao> : std::true_type, detail::indicator_form {};
-template <> struct dot_product_form<distances::hellinger> : std::true_type, detail::sqrt_form {};
-template <> struct dot_product_form<semirings::plus_times> : std::true_type, detail::identity_form {};
+template <>
+struct dot_product_form<distances::inner_product> : std::true_type, detail::identity_form {};
+template <>
+struct dot_product_form<distances::sqeuclidean> : std::true_type, detail::identity_form {};
+template <>
+struct dot_product_form<distances::euclidean> : std::true_type, detail::identity_form {};
+template <>
+struct dot_product_form<distances::cosine> : std::true_type, detail::identity_form {};
+template <>
+struct dot_product_form<distances::correlation> : std::true_type, detail::identity_form {};
+template <>
+struct dot_product_form<distances::dice> : std::true_type, detail::indicator_form {};
+template <>
+struct dot_product_form<distances::russellrao> : std::true_type, detail::indicator_form {};
+template <>
+struct dot_product_form<distances::hellinger> : std::true_type, detail::sqrt_form {};
+template <>
+struct dot_product_form<semirings::plus_times> : std::true_type, detail::identity_form {};
 
 /// Whether the intersection strategy accumulates D's ⊕ in double (else in the value type V).
 /// Default: every sum-kind ⊕, because sums feed cancelling finalizes (NAMM corrections, norm
@@ -126,20 +137,22 @@ template <> struct dot_product_form<semirings::plus_times> : std::true_type, det
 /// by the norms) accumulate in V: half the shared memory per output column and cheaper atomics,
 /// with a relative error of the float sum (about 1e-7 of Σ|a b|). Specialise for a user distance.
 template <class D>
-struct intersection_sums_in_double
-  : std::bool_constant<D::add_monoid::kind == monoid_kind::sum> {};
-template <> struct intersection_sums_in_double<distances::cosine> : std::false_type {};
-template <> struct intersection_sums_in_double<distances::inner_product> : std::false_type {};
-template <> struct intersection_sums_in_double<semirings::plus_times> : std::false_type {};
+struct intersection_sums_in_double : std::bool_constant<D::add_monoid::kind == monoid_kind::sum> {};
+template <>
+struct intersection_sums_in_double<distances::cosine> : std::false_type {};
+template <>
+struct intersection_sums_in_double<distances::inner_product> : std::false_type {};
+template <>
+struct intersection_sums_in_double<semirings::plus_times> : std::false_type {};
 
 /// Whether `automatic` may run D with the dense strategy on values of type V: its GEMM sums in V,
 /// and a float sum cannot feed an expansion that the accuracy guard checks (spira/accuracy.hpp:
 /// every pair would be recomputed directly), so float data with euclidean, sqeuclidean,
 /// correlation or hellinger runs sparse. Forcing dense stays correct (the guard), only slower.
 template <class D, class V>
-inline constexpr bool dense_keeps_accuracy_v = sizeof(V) >= sizeof(double) ||
-                                               !accuracy_traits<D, double>::has_trusted ||
-                                               !intersection_sums_in_double<D>::value;
+inline constexpr bool dense_keeps_accuracy_v =
+    sizeof(V) >= sizeof(double) || !accuracy_traits<D, double>::has_trusted ||
+    !intersection_sums_in_double<D>::value;
 
 /// Cheap statistics of a pairwise problem, for choose_strategy.
 struct pairwise_problem {
@@ -183,17 +196,18 @@ inline pairwise_strategy choose_strategy(const pairwise_problem& p)
       density(p.nnz_b, p.rows_b) >= policy::dense_min_density) {
     return pairwise_strategy::dense;
   }
-  if (p.annihilating || p.invertible_add) { return pairwise_strategy::intersection; }
+  if (p.annihilating || p.invertible_add) {
+    return pairwise_strategy::intersection;
+  }
   if (p.selection && p.products >= 0 && p.selection_scan >= 0) {
     const double hybrid_work =
-      double(p.rows_a) * double(p.nnz_b) + double(p.rows_b) * double(p.nnz_a);
+        double(p.rows_a) * double(p.nnz_b) + double(p.rows_b) * double(p.nnz_a);
     if (p.products + p.selection_scan <= policy::selection_intersection_factor * hybrid_work) {
       return pairwise_strategy::intersection;
     }
   }
   return pairwise_strategy::hybrid;
 }
-
 
 namespace detail {
 
@@ -208,15 +222,15 @@ inline constexpr bool sum_namm_v = !D::annihilating && D::add_monoid::kind == mo
 /// the first term with its kernel and the other two per pair from a few precomputed candidates.
 template <class D, class V>
 inline constexpr bool selection_namm_v =
-  !D::annihilating && distance_traits<D, V>::num_terms == 1 &&
-  (D::add_monoid::kind == monoid_kind::min || D::add_monoid::kind == monoid_kind::max);
+    !D::annihilating && distance_traits<D, V>::num_terms == 1 &&
+    (D::add_monoid::kind == monoid_kind::min || D::add_monoid::kind == monoid_kind::max);
 
 /// Whether the intersection strategy (and so the fused k-NN) can compute D: an annihilating
 /// semiring, a NAMM whose ⊕ is a sum (the union as intersection plus per-row corrections), or a
 /// one-term NAMM whose ⊕ is min or max (selection_namm_v).
 template <class D, class V>
 inline constexpr bool intersection_capable_v =
-  D::annihilating || distance_traits<D, V>::invertible_add || selection_namm_v<D, V>;
+    D::annihilating || distance_traits<D, V>::invertible_add || selection_namm_v<D, V>;
 
 inline void require_device_space(memory_space s, const char* op, const char* name)
 {
@@ -226,19 +240,21 @@ inline void require_device_space(memory_space s, const char* op, const char* nam
 
 }  // namespace detail
 
-
 /// The least workspace cap (spira::pairwise's workspace_bytes, distance_params::workspace_bytes)
 /// with which strategy `s` can run D on these operands: for `hybrid` with a distance of several
 /// accumulator terms, one row of the accumulator tile (rows(B) x terms x sizeof(V) bytes); for
 /// `dense`, one densified row of A and one of B (2 x cols x sizeof(V) bytes); 0 otherwise (the
 /// strategy has no tiled temporary).
 template <class D, class V, class I>
-[[nodiscard]] std::size_t workspace_minimum(csr_view<V, I> a, csr_view<V, I> b,
-                                            pairwise_strategy s)
+[[nodiscard]] std::size_t workspace_minimum(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s)
 {
   constexpr int N = distance_traits<D, V>::num_terms;
-  if (s == pairwise_strategy::hybrid && N > 1) { return std::size_t(b.rows) * N * sizeof(V); }
-  if (s == pairwise_strategy::dense) { return 2 * std::size_t(a.cols) * sizeof(V); }
+  if (s == pairwise_strategy::hybrid && N > 1) {
+    return std::size_t(b.rows) * N * sizeof(V);
+  }
+  if (s == pairwise_strategy::dense) {
+    return 2 * std::size_t(a.cols) * sizeof(V);
+  }
   return 0;
 }
 
@@ -247,24 +263,31 @@ namespace detail {
 /// Throws spira::invalid_argument, naming `name` (the caller's spelling of the cap), when a
 /// nonzero cap is below workspace_minimum for strategy `s`.
 template <class D, class V, class I>
-void check_workspace_cap(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s,
-                         std::size_t cap, const char* name)
+void check_workspace_cap(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s, std::size_t cap,
+                         const char* name)
 {
-  if (cap == 0) { return; }
+  if (cap == 0) {
+    return;
+  }
   const std::size_t least = workspace_minimum<D>(a, b, s);
-  if (cap >= least) { return; }
+  if (cap >= least) {
+    return;
+  }
   constexpr int N = distance_traits<D, V>::num_terms;
   if (s == pairwise_strategy::hybrid) {
-    throw invalid_argument(concat(
-      "spira::pairwise(cuda): ", name, " = ", cap, " is too small for the hybrid strategy: one "
-      "row of its accumulator tile takes rows(B) x terms x sizeof(value) = ", b.rows, " x ", N,
-      " x ", sizeof(V), " = ", least, " bytes; pass at least ", least,
-      " (or 0 for the defaults)"));
+    throw invalid_argument(
+        concat("spira::pairwise(cuda): ", name, " = ", cap,
+               " is too small for the hybrid strategy: one "
+               "row of its accumulator tile takes rows(B) x terms x sizeof(value) = ",
+               b.rows, " x ", N, " x ", sizeof(V), " = ", least, " bytes; pass at least ", least,
+               " (or 0 for the defaults)"));
   }
-  throw invalid_argument(concat(
-    "spira::pairwise(cuda): ", name, " = ", cap, " is too small for the dense strategy: one "
-    "densified row of A and one of B take 2 x cols x sizeof(value) = 2 x ", a.cols, " x ",
-    sizeof(V), " = ", least, " bytes; pass at least ", least, " (or 0 for the defaults)"));
+  throw invalid_argument(
+      concat("spira::pairwise(cuda): ", name, " = ", cap,
+             " is too small for the dense strategy: one "
+             "densified row of A and one of B take 2 x cols x sizeof(value) = 2 x ",
+             a.cols, " x ", sizeof(V), " = ", least, " bytes; pass at least ", least,
+             " (or 0 for the defaults)"));
 }
 
 }  // namespace detail
@@ -277,7 +300,12 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
                                    std::size_t workspace_bytes = 0)
 {
   using traits = distance_traits<D, V>;
-  pairwise_problem prob{a.rows, b.rows, a.cols, a.nnz, b.nnz, traits::annihilating,
+  pairwise_problem prob{a.rows,
+                        b.rows,
+                        a.cols,
+                        a.nnz,
+                        b.nnz,
+                        traits::annihilating,
                         traits::invertible_add,
                         dot_product_form<D>::value && dense_keeps_accuracy_v<D, V>};
   prob.selection = detail::selection_namm_v<D, V>;

@@ -19,7 +19,9 @@ constexpr const char* enum_name(const std::array<std::pair<E, const char*>, N>& 
                                 E value) noexcept
 {
   for (const auto& [e, name] : names) {
-    if (e == value) { return name; }
+    if (e == value) {
+      return name;
+    }
   }
   return "unknown";
 }
@@ -31,14 +33,19 @@ E enum_value(const std::array<std::pair<E, const char*>, N>& names, std::string_
              const char* what, const char* plural)
 {
   for (const auto& [e, n] : names) {
-    if (name == n) { return e; }
+    if (name == n) {
+      return e;
+    }
   }
   std::string valid;
   for (const auto& entry : names) {
-    if (!valid.empty()) { valid += ", "; }
+    if (!valid.empty()) {
+      valid += ", ";
+    }
     valid += entry.second;
   }
-  throw invalid_argument(concat("unknown ", what, " '", name, "'; valid ", plural, " are: ", valid));
+  throw invalid_argument(
+      concat("unknown ", what, " '", name, "'; valid ", plural, " are: ", valid));
 }
 
 }  // namespace spira::detail

@@ -1,6 +1,6 @@
 // spira: what every strategy of the CUDA pairwise engine shares: the compiled support
-// (src/cuda/pairwise_support.cu), device helpers (atomics, warp reductions, the finalize and the
-// accuracy guard), the per-row kernels (norms, prepare, NAMM corrections), the finalize of an
+// (src/pairwise/pairwise_support.cu), device helpers (atomics, warp reductions, the finalize and
+// the accuracy guard), the per-row kernels (norms, prepare, NAMM corrections), the finalize of an
 // accumulator tile, grid sizes and the context of one call (pairwise_context).
 #pragma once
 
@@ -25,7 +25,8 @@
 
 namespace spira::detail {
 
-// ---- compiled support (src/cuda/pairwise_support.cu) ----------------------------------------------
+// ---- compiled support (src/pairwise/pairwise_support.cu)
+// ----------------------------------------------
 
 /// One block's share of the hybrid kernel: entries [begin, end) of row `row` of the held matrix,
 /// which are exactly its stored columns in [col_lo, col_hi). The parts of one row cover [0, cols).
@@ -47,8 +48,8 @@ hybrid_partition partition_rows(const cuda_resources& res, const offset_t* row_p
                                 const I* col_idx, std::int64_t rows, std::int64_t cols,
                                 std::int64_t max_part);
 
-/// Row-major C (m x n, leading dimension ldc) = A (m x k, row-major, ld k) * Bᵀ (B n x k, row-major,
-/// ld k) with cuBLAS in the precision of V (no TF32: pedantic math mode).
+/// Row-major C (m x n, leading dimension ldc) = A (m x k, row-major, ld k) * Bᵀ (B n x k,
+/// row-major, ld k) with cuBLAS in the precision of V (no TF32: pedantic math mode).
 template <class V>
 void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int64_t m,
               std::int64_t n, std::int64_t k, std::int64_t ldc);
@@ -63,7 +64,7 @@ void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* 
 int multiprocessor_count(int device);
 
 /// spira::transpose of a device CSR that the caller has already validated (no second validation
-/// and its device round trip). src/cuda/convert.cu.
+/// and its device round trip). src/convert/convert_cuda.cu.
 template <class V, class I>
 csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a);
 
@@ -71,7 +72,7 @@ csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a
 /// increasing order (column c becomes its rank among the used columns), and the number of used
 /// columns. col_idx holds A's nnz_a renumbered indices, then B's nnz_b (pass nnz_b = 0 when B is
 /// A). O(nnz_a + nnz_b) device memory (a radix sort of the indices); one read of the count
-/// synchronises the stream. src/cuda/pairwise_support.cu.
+/// synchronises the stream. src/pairwise/pairwise_support.cu.
 template <class I>
 struct renumbered_columns {
   buffer<I> col_idx;
@@ -82,9 +83,8 @@ renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col
                                        std::int64_t nnz_a, const I* b_col, std::int64_t nnz_b,
                                        std::int64_t cols);
 
-
-
-// ---- device helpers --------------------------------------------------------------------------------
+// ---- device helpers
+// --------------------------------------------------------------------------------
 
 #if defined(__CUDACC__)
 
@@ -125,21 +125,33 @@ __device__ inline void atomic_combine(T* addr, T x)
     if constexpr (sizeof(T) == 4) {
       const int bits = __float_as_int(float(x));
       if (bits >= 0) {
-        if constexpr (is_max) { atomicMax(reinterpret_cast<int*>(addr), bits); }
-        else { atomicMin(reinterpret_cast<int*>(addr), bits); }
+        if constexpr (is_max) {
+          atomicMax(reinterpret_cast<int*>(addr), bits);
+        } else {
+          atomicMin(reinterpret_cast<int*>(addr), bits);
+        }
       } else {
-        if constexpr (is_max) { atomicMin(reinterpret_cast<unsigned int*>(addr), unsigned(bits)); }
-        else { atomicMax(reinterpret_cast<unsigned int*>(addr), unsigned(bits)); }
+        if constexpr (is_max) {
+          atomicMin(reinterpret_cast<unsigned int*>(addr), unsigned(bits));
+        } else {
+          atomicMax(reinterpret_cast<unsigned int*>(addr), unsigned(bits));
+        }
       }
     } else {
       const long long bits = __double_as_longlong(double(x));
       using ull = unsigned long long;
       if (bits >= 0) {
-        if constexpr (is_max) { atomicMax(reinterpret_cast<long long*>(addr), bits); }
-        else { atomicMin(reinterpret_cast<long long*>(addr), bits); }
+        if constexpr (is_max) {
+          atomicMax(reinterpret_cast<long long*>(addr), bits);
+        } else {
+          atomicMin(reinterpret_cast<long long*>(addr), bits);
+        }
       } else {
-        if constexpr (is_max) { atomicMin(reinterpret_cast<ull*>(addr), ull(bits)); }
-        else { atomicMax(reinterpret_cast<ull*>(addr), ull(bits)); }
+        if constexpr (is_max) {
+          atomicMin(reinterpret_cast<ull*>(addr), ull(bits));
+        } else {
+          atomicMax(reinterpret_cast<ull*>(addr), ull(bits));
+        }
       }
     }
   } else {
@@ -148,9 +160,13 @@ __device__ inline void atomic_combine(T* addr, T x)
     W old = atomicAdd(word, W(0));  // an atomic read: no plain load races with the updates
     while (true) {
       const W next = to_word(M{}(from_word<T>(old), x));
-      if (next == old) { return; }
+      if (next == old) {
+        return;
+      }
       const W seen = atomicCAS(word, old, next);
-      if (seen == old) { return; }
+      if (seen == old) {
+        return;
+      }
       old = seen;
     }
   }
@@ -162,7 +178,9 @@ __device__ inline terms<T, N> warp_reduce(terms<T, N> v)
 {
   for (int off = 16; off > 0; off >>= 1) {
 #pragma unroll
-    for (int t = 0; t < N; ++t) { v[t] = M{}(v[t], __shfl_down_sync(full_warp, v[t], off)); }
+    for (int t = 0; t < N; ++t) {
+      v[t] = M{}(v[t], __shfl_down_sync(full_warp, v[t], off));
+    }
   }
   return v;
 }
@@ -170,13 +188,15 @@ __device__ inline terms<T, N> warp_reduce(terms<T, N> v)
 /// Norm-list warp reduction (each norm with its own monoid); lane 0 holds the result.
 template <class Norms, class T>
 __device__ inline typename Norms::template values<T> warp_reduce_norms(
-  typename Norms::template values<T> v)
+    typename Norms::template values<T> v)
 {
   if constexpr (Norms::size > 0) {
     for (int off = 16; off > 0; off >>= 1) {
       typename Norms::template values<T> other;
 #pragma unroll
-      for (int t = 0; t < Norms::size; ++t) { other[t] = __shfl_down_sync(full_warp, v[t], off); }
+      for (int t = 0; t < Norms::size; ++t) {
+        other[t] = __shfl_down_sync(full_warp, v[t], off);
+      }
       Norms::combine(v, other);
     }
   }
@@ -188,7 +208,9 @@ __device__ inline terms<T, N> identity_terms_d()
 {
   terms<T, N> r;
 #pragma unroll
-  for (int t = 0; t < N; ++t) { r[t] = M::template identity<T>(); }
+  for (int t = 0; t < N; ++t) {
+    r[t] = M::template identity<T>();
+  }
   return r;
 }
 
@@ -213,7 +235,9 @@ __device__ inline double finalize_device(const D& d, const terms<T, N>& acc, con
 #pragma unroll
   for (int t = 0; t < N; ++t) {
     total[t] = double(acc[t]);
-    if (correction_sum != nullptr) { total[t] = (*correction_sum)[t] + total[t]; }
+    if (correction_sum != nullptr) {
+      total[t] = (*correction_sum)[t] + total[t];
+    }
   }
   if constexpr (distance_traits<D, double>::has_finalize) {
     return double(d.template finalize<double>(from_terms(total), na, nb, dim));
@@ -275,13 +299,14 @@ __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc
     if (corr_a != nullptr) {
       terms<double, N> corr;
 #pragma unroll
-      for (int t = 0; t < N; ++t) { corr[t] = (*corr_a)[t] + (*corr_b)[t]; }
+      for (int t = 0; t < N; ++t) {
+        corr[t] = (*corr_a)[t] + (*corr_b)[t];
+      }
       return finalize_device(d, acc, na, nb, dim, &corr);
     }
     return finalize_device(d, acc, na, nb, dim, static_cast<const terms<double, N>*>(nullptr));
   }
 }
-
 
 /// The one-sided terms ⊗(x, 0) (Left) or ⊗(0, x), in double. The NAMM corrections are sums of
 /// exactly these values and the intersection kernel subtracts exactly these values, so the two
@@ -293,7 +318,8 @@ __device__ inline auto one_sided_d(const D& d, V x)
                        : d.template multiply<double>(0.0, double(x)));
 }
 
-// ---- per-row kernels (one warp per row) ------------------------------------------------------------
+// ---- per-row kernels (one warp per row)
+// ------------------------------------------------------------
 
 /// norms[i] = the norm list of D over the raw stored values of row i (in double).
 template <class Norms, class V>
@@ -309,7 +335,9 @@ __global__ void row_norms_kernel(const offset_t* row_ptr, const V* values, std::
       Norms::accumulate(acc, double(values[k]));
     }
     acc = warp_reduce_norms<Norms, double>(acc);
-    if (lane == 0) { norms[i] = acc; }
+    if (lane == 0) {
+      norms[i] = acc;
+    }
   }
 }
 
@@ -338,8 +366,8 @@ __global__ void prepare_kernel(D d, const offset_t* row_ptr, const V* values, st
 
 /// NAMM corrections: corr[i] = Σ over row i of ⊗(x, 0) (left operand) or ⊗(0, x) (right).
 template <class D, class V, int N, bool Left>
-__global__ void corrections_kernel(D d, const offset_t* row_ptr, const V* values,
-                                   std::int64_t rows, terms<double, N>* corr)
+__global__ void corrections_kernel(D d, const offset_t* row_ptr, const V* values, std::int64_t rows,
+                                   terms<double, N>* corr)
 {
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
@@ -347,14 +375,20 @@ __global__ void corrections_kernel(D d, const offset_t* row_ptr, const V* values
        i += warps) {
     terms<double, N> s;
 #pragma unroll
-    for (int t = 0; t < N; ++t) { s[t] = 0.0; }
+    for (int t = 0; t < N; ++t) {
+      s[t] = 0.0;
+    }
     for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
       const auto p = one_sided_d<D, Left>(d, values[k]);
 #pragma unroll
-      for (int t = 0; t < N; ++t) { s[t] += double(p[t]); }
+      for (int t = 0; t < N; ++t) {
+        s[t] += double(p[t]);
+      }
     }
     s = warp_reduce<plus_monoid, double, N>(s);
-    if (lane == 0) { corr[i] = s; }
+    if (lane == 0) {
+      corr[i] = s;
+    }
   }
 }
 
@@ -366,7 +400,9 @@ __global__ void expand_row_indices(const offset_t* row_ptr, std::int64_t rows, I
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
        i += warps) {
-    for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) { row_idx[k] = I(i); }
+    for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
+      row_idx[k] = I(i);
+    }
   }
 }
 
@@ -383,19 +419,17 @@ __global__ void fill_identity_kernel(T* acc, std::int64_t rows, std::int64_t col
   }
 }
 
-
-
 /// out(i, j) = finalize(acc(i, j), norms) for an accumulator tile of rows [row0, row0 + rows),
 /// through the accuracy guard (a and b: the operands, for pairs it evaluates directly).
 template <class D, class V, class I>
 __global__ void finalize_tile_kernel(
-  D d, const V* acc, std::int64_t acc_ld, V* out, std::int64_t out_ld, std::int64_t row0,
-  std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
-  const typename distance_traits<D, double>::norm_values* norms_a,
-  const typename distance_traits<D, double>::norm_values* norms_b,
-  const terms<double, distance_traits<D, V>::num_terms>* corr_a,
-  const terms<double, distance_traits<D, V>::num_terms>* corr_b, csr_view<V, I> a,
-  csr_view<V, I> b)
+    D d, const V* acc, std::int64_t acc_ld, V* out, std::int64_t out_ld, std::int64_t row0,
+    std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
+    const typename distance_traits<D, double>::norm_values* norms_a,
+    const typename distance_traits<D, double>::norm_values* norms_b,
+    const terms<double, distance_traits<D, V>::num_terms>* corr_a,
+    const terms<double, distance_traits<D, V>::num_terms>* corr_b, csr_view<V, I> a,
+    csr_view<V, I> b)
 {
   constexpr int N = distance_traits<D, V>::num_terms;
   const std::int64_t total = rows * cols_b;
@@ -405,16 +439,16 @@ __global__ void finalize_tile_kernel(
     const std::int64_t r = e / cols_b, j = e % cols_b, i = row0 + r;
     terms<V, N> acc_ij;
 #pragma unroll
-    for (int t = 0; t < N; ++t) { acc_ij[t] = acc[r * acc_ld + j * N + t]; }
+    for (int t = 0; t < N; ++t) {
+      acc_ij[t] = acc[r * acc_ld + j * N + t];
+    }
     out[i * out_ld + j] = V(finalize_pair_device(
-      d, acc_ij, norms_a[i], norms_b[j], dim, corr_a != nullptr ? &corr_a[i] : nullptr,
-      corr_b != nullptr ? &corr_b[j] : nullptr, rows_of(a), i, rows_of(b), j));
+        d, acc_ij, norms_a[i], norms_b[j], dim, corr_a != nullptr ? &corr_a[i] : nullptr,
+        corr_b != nullptr ? &corr_b[j] : nullptr, rows_of(a), i, rows_of(b), j));
   }
 }
 
-
 // ---- the context of one call --------------------------------------------------------------------
-
 
 /// Blocks for a warp-per-row kernel over `rows` rows, at most a few waves.
 inline unsigned row_grid(std::int64_t rows, int sms)
@@ -425,8 +459,8 @@ inline unsigned row_grid(std::int64_t rows, int sms)
 }
 inline unsigned elementwise_grid(std::int64_t n, int sms)
 {
-  const std::int64_t want = (n + cuda_pairwise_policy::row_threads - 1) /
-                            cuda_pairwise_policy::row_threads;
+  const std::int64_t want =
+      (n + cuda_pairwise_policy::row_threads - 1) / cuda_pairwise_policy::row_threads;
   return unsigned(std::clamp<std::int64_t>(want, 1, std::int64_t(sms) * 16));
 }
 
@@ -449,9 +483,9 @@ struct pairwise_context {
   buffer<V> prepared_a, prepared_b;
   renumbered_columns<I> renumbered;
 
-  pairwise_context(const cuda_resources& r, const D& dist, csr_view<V, I> a_in,
-                   csr_view<V, I> b_in, dense_view<V> o)
-    : res(r), d(dist), a(a_in), b(b_in), out(o), dim(a_in.cols)
+  pairwise_context(const cuda_resources& r, const D& dist, csr_view<V, I> a_in, csr_view<V, I> b_in,
+                   dense_view<V> o)
+      : res(r), d(dist), a(a_in), b(b_in), out(o), dim(a_in.cols)
   {
     sms = multiprocessor_count(res.device);
     norms_a = row_norms(a_in, "row norms of A");
@@ -472,9 +506,11 @@ struct pairwise_context {
   /// strategy computes the same values; B that is A stays the same matrix (same_matrix).
   void compress_columns()
   {
-    if (!columns_worth_compressing(a.cols, a.nnz, b.nnz)) { return; }
-    const bool same = a.row_ptr == b.row_ptr && a.col_idx == b.col_idx &&
-                      a.values == b.values && a.rows == b.rows && a.nnz == b.nnz;
+    if (!columns_worth_compressing(a.cols, a.nnz, b.nnz)) {
+      return;
+    }
+    const bool same = a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
+                      a.rows == b.rows && a.nnz == b.nnz;
     renumbered = renumber_columns<I>(res, a.col_idx, a.nnz, same ? nullptr : b.col_idx,
                                      same ? 0 : b.nnz, a.cols);
     a.col_idx = renumbered.col_idx.data();
@@ -487,8 +523,8 @@ struct pairwise_context {
     buffer<norm_values> n(res, std::size_t(std::max<std::int64_t>(m.rows, 1)), what);
     if constexpr (traits_d::norms::size > 0) {
       row_norms_kernel<typename traits_d::norms, V>
-        <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
-          m.row_ptr, m.values, m.rows, n.data());
+          <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
+              m.row_ptr, m.values, m.rows, n.data());
       SPIRA_CHECK_LAUNCH();
     }
     return n;
@@ -497,8 +533,9 @@ struct pairwise_context {
   buffer<V> prepare(csr_view<V, I> m)
   {
     buffer<V> v(res, std::size_t(std::max<std::int64_t>(m.nnz, 1)), "prepared values");
-    prepare_kernel<D, V><<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0,
-                           res.stream>>>(d, m.row_ptr, m.values, m.rows, v.data());
+    prepare_kernel<D, V>
+        <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
+            d, m.row_ptr, m.values, m.rows, v.data());
     SPIRA_CHECK_LAUNCH();
     return v;
   }
@@ -508,9 +545,9 @@ struct pairwise_context {
   {
     buffer<terms<double, N>> c(res, std::size_t(std::max<std::int64_t>(m.rows, 1)),
                                "NAMM row corrections");
-    corrections_kernel<D, V, N, Left><<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads,
-                                        0, res.stream>>>(d, m.row_ptr, m.values, m.rows,
-                                                         c.data());
+    corrections_kernel<D, V, N, Left>
+        <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
+            d, m.row_ptr, m.values, m.rows, c.data());
     SPIRA_CHECK_LAUNCH();
     return c;
   }
@@ -520,11 +557,13 @@ struct pairwise_context {
                      const terms<double, N>* corr_a = nullptr,
                      const terms<double, N>* corr_b = nullptr)
   {
-    if (rows == 0) { return; }
+    if (rows == 0) {
+      return;
+    }
     finalize_tile_kernel<D, V, I>
-      <<<elementwise_grid(rows * b.rows, sms), cuda_pairwise_policy::row_threads, 0,
-         res.stream>>>(d, acc, acc_ld, out.data, out.ld, row0, rows, b.rows, dim,
-                       norms_a.data(), norms_b.data(), corr_a, corr_b, a, b);
+        <<<elementwise_grid(rows * b.rows, sms), cuda_pairwise_policy::row_threads, 0,
+           res.stream>>>(d, acc, acc_ld, out.data, out.ld, row0, rows, b.rows, dim, norms_a.data(),
+                         norms_b.data(), corr_a, corr_b, a, b);
     SPIRA_CHECK_LAUNCH();
   }
 };
@@ -536,7 +575,6 @@ bool same_matrix(csr_view<V, I> a, csr_view<V, I> b)
   return a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
          a.rows == b.rows && a.cols == b.cols && a.nnz == b.nnz;
 }
-
 
 /// The byte budget of a tiled temporary: the policy's default, or the smaller of it and the
 /// caller's cap (0 = no cap).

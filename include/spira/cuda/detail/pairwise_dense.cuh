@@ -8,7 +8,8 @@ namespace spira::detail {
 
 #if defined(__CUDACC__)
 
-// ---- dense tiles ---------------------------------------------------------------------------------
+// ---- dense tiles
+// ---------------------------------------------------------------------------------
 
 /// dense[(i - row0) * cols + c] = Form::map(value) for the entries of rows [row0, row0 + rows)
 /// (the tile was zeroed first).
@@ -28,10 +29,10 @@ __global__ void densify_kernel(const offset_t* row_ptr, const I* col_idx, const 
 
 template <class D, class V, class I>
 __global__ void finalize_in_place_kernel(
-  D d, V* out, std::int64_t ld, std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
-  const typename distance_traits<D, double>::norm_values* norms_a,
-  const typename distance_traits<D, double>::norm_values* norms_b, csr_view<V, I> a,
-  csr_view<V, I> b)
+    D d, V* out, std::int64_t ld, std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
+    const typename distance_traits<D, double>::norm_values* norms_a,
+    const typename distance_traits<D, double>::norm_values* norms_b, csr_view<V, I> a,
+    csr_view<V, I> b)
 {
   const std::int64_t total = rows * cols_b;
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
@@ -50,9 +51,9 @@ template <class D, class V, class I>
 void finalize_dense_in_place(pairwise_context<D, V, I>& ctx)
 {
   finalize_in_place_kernel<D, V, I>
-    <<<elementwise_grid(ctx.a.rows * ctx.b.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
-       ctx.res.stream>>>(ctx.d, ctx.out.data, ctx.out.ld, ctx.a.rows, ctx.b.rows, ctx.dim,
-                         ctx.norms_a.data(), ctx.norms_b.data(), ctx.a, ctx.b);
+      <<<elementwise_grid(ctx.a.rows * ctx.b.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
+         ctx.res.stream>>>(ctx.d, ctx.out.data, ctx.out.ld, ctx.a.rows, ctx.b.rows, ctx.dim,
+                           ctx.norms_a.data(), ctx.norms_b.data(), ctx.a, ctx.b);
   SPIRA_CHECK_LAUNCH();
 }
 
@@ -71,8 +72,8 @@ void run_dense(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
   // min(policy::dense_tile_bytes, cap) (but at least one row of each).
   const std::size_t budget = tile_budget(policy::dense_tile_bytes, workspace_cap);
   const std::size_t row_bytes = sizeof(V) * std::size_t(std::max<std::int64_t>(k, 1));
-  const std::int64_t budget_rows = std::int64_t(std::clamp<std::size_t>(
-    budget / row_bytes, 2, std::size_t(a.rows) + std::size_t(b.rows)));
+  const std::int64_t budget_rows = std::int64_t(
+      std::clamp<std::size_t>(budget / row_bytes, 2, std::size_t(a.rows) + std::size_t(b.rows)));
   // B gets the rows A leaves over when A is short, and the other way round.
   const std::int64_t tb = std::min(b.rows, budget_rows - std::min(a.rows, budget_rows / 2));
   const std::int64_t ta = std::min(a.rows, budget_rows - tb);
@@ -82,14 +83,14 @@ void run_dense(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
     const std::int64_t nb = std::min(tb, b.rows - j0);
     SPIRA_CUDA_TRY(cudaMemsetAsync(db.data(), 0, std::size_t(nb * k) * sizeof(V), res.stream));
     densify_kernel<form, V, I><<<row_grid(nb, ctx.sms), policy::row_threads, 0, res.stream>>>(
-      b.row_ptr, b.col_idx, b.values, j0, nb, k, db.data());
+        b.row_ptr, b.col_idx, b.values, j0, nb, k, db.data());
     SPIRA_CHECK_LAUNCH();
     for (std::int64_t i0 = 0; i0 < a.rows; i0 += ta) {
       const std::int64_t na = std::min(ta, a.rows - i0);
       if (j0 == 0 || ta < a.rows) {
         SPIRA_CUDA_TRY(cudaMemsetAsync(da.data(), 0, std::size_t(na * k) * sizeof(V), res.stream));
         densify_kernel<form, V, I><<<row_grid(na, ctx.sms), policy::row_threads, 0, res.stream>>>(
-          a.row_ptr, a.col_idx, a.values, i0, na, k, da.data());
+            a.row_ptr, a.col_idx, a.values, i0, na, k, da.data());
         SPIRA_CHECK_LAUNCH();
       }
       gemm_abt<V>(res, da.data(), db.data(), ctx.out.data + i0 * ctx.out.ld + j0, na, nb, k,

@@ -9,7 +9,8 @@ namespace spira::detail {
 
 #if defined(__CUDACC__)
 
-// ---- the seed paper's load-balanced hybrid CSR+COO kernel -------------------------------------------
+// ---- the seed paper's load-balanced hybrid CSR+COO kernel
+// -------------------------------------------
 
 /// Arguments of one hybrid pass. The held matrix H has one row (part) per block in shared memory;
 /// the streamed matrix S is read in COO order, entries [s_begin, s_end). Pass 1: H = A, S = B;
@@ -30,8 +31,8 @@ struct hybrid_args {
   std::int64_t chunk;  ///< streamed entries per block
   V* acc;              ///< accumulator: element (i, j), term t at acc[(i - row0) * ld + j * N + t]
   std::int64_t ld;
-  std::int64_t row0;   ///< first row of A in this accumulator tile
-  int table_slots;     ///< hash-table slots (a power of two); 0 = the dense layout
+  std::int64_t row0;  ///< first row of A in this accumulator tile
+  int table_slots;    ///< hash-table slots (a power of two); 0 = the dense layout
 };
 
 /// Shared-memory layout of the held row: dense (values[cols], presence bits[cols / 32]) or a hash
@@ -46,9 +47,13 @@ struct held_row {
   __device__ void clear(std::int64_t cols, int tid, int threads) const
   {
     if (slots == 0) {
-      for (std::int64_t w = tid; w < (cols + 31) / 32; w += threads) { bits[w] = 0u; }
+      for (std::int64_t w = tid; w < (cols + 31) / 32; w += threads) {
+        bits[w] = 0u;
+      }
     } else {
-      for (int s = tid; s < slots; s += threads) { keys[s] = I(-1); }
+      for (int s = tid; s < slots; s += threads) {
+        keys[s] = I(-1);
+      }
     }
   }
   __device__ void insert(I c, V v) const
@@ -70,7 +75,9 @@ struct held_row {
   __device__ bool find(I c, V& v) const
   {
     if (slots == 0) {
-      if (((bits[c / 32] >> (c % 32)) & 1u) == 0u) { return false; }
+      if (((bits[c / 32] >> (c % 32)) & 1u) == 0u) {
+        return false;
+      }
       v = values[c];
       return true;
     }
@@ -81,7 +88,9 @@ struct held_row {
         v = values[s];
         return true;
       }
-      if (k == I(-1)) { return false; }
+      if (k == I(-1)) {
+        return false;
+      }
       s = (s + 1) & unsigned(slots - 1);
     }
   }
@@ -159,17 +168,23 @@ __global__ void hybrid_kernel(hybrid_args<D, V, I> p)
         }
         // Segmented reduction: lane l accumulates the lanes l+1.. with its key (keys sorted).
         unsigned any = __ballot_sync(full_warp, contributes);
-        if (any == 0u) { continue; }
+        if (any == 0u) {
+          continue;
+        }
         bool has = contributes;
         for (int off = 1; off < 32; off <<= 1) {
           const std::int64_t k2 = __shfl_down_sync(full_warp, key, off);
           const bool h2 = __shfl_down_sync(full_warp, has, off);
           terms<V, N> o;
 #pragma unroll
-          for (int t = 0; t < N; ++t) { o[t] = __shfl_down_sync(full_warp, v[t], off); }
+          for (int t = 0; t < N; ++t) {
+            o[t] = __shfl_down_sync(full_warp, v[t], off);
+          }
           if (lane + off < 32 && k2 == key && h2) {
 #pragma unroll
-            for (int t = 0; t < N; ++t) { v[t] = has ? add{}(v[t], o[t]) : o[t]; }
+            for (int t = 0; t < N; ++t) {
+              v[t] = has ? add{}(v[t], o[t]) : o[t];
+            }
             has = true;
           }
         }
@@ -180,7 +195,9 @@ __global__ void hybrid_kernel(hybrid_args<D, V, I> p)
           const std::int64_t j = SecondPass ? part.row : key;
           V* dst = p.acc + (i - p.row0) * p.ld + j * N;
 #pragma unroll
-          for (int t = 0; t < N; ++t) { atomic_combine<add>(&dst[t], v[t]); }
+          for (int t = 0; t < N; ++t) {
+            atomic_combine<add>(&dst[t], v[t]);
+          }
         }
       }
     }
@@ -197,7 +214,9 @@ int hybrid_table_slots(std::int64_t cols)
   using policy = cuda_pairwise_policy;
   const std::size_t dense_bytes = ((std::size_t(cols) * sizeof(V) + 15) / 16) * 16 +
                                   std::size_t((cols + 31) / 32) * sizeof(unsigned);
-  if (dense_bytes <= policy::hybrid_shared_bytes) { return 0; }
+  if (dense_bytes <= policy::hybrid_shared_bytes) {
+    return 0;
+  }
   int slots = 1;
   while (std::size_t(slots) * 2 * (sizeof(V) + sizeof(I)) <= policy::hybrid_shared_bytes) {
     slots *= 2;
@@ -237,18 +256,18 @@ void run_hybrid(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
   // COO row indices of the streamed operands (B in pass 1, A in pass 2).
   buffer<I> rows_b(res, std::size_t(std::max<std::int64_t>(b.nnz, 1)), "COO rows of B");
   expand_row_indices<I><<<row_grid(b.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
-    b.row_ptr, b.rows, rows_b.data());
+      b.row_ptr, b.rows, rows_b.data());
   SPIRA_CHECK_LAUNCH();
   buffer<I> rows_a;
   if constexpr (!D::annihilating) {
     rows_a = buffer<I>(res, std::size_t(std::max<std::int64_t>(a.nnz, 1)), "COO rows of A");
     expand_row_indices<I><<<row_grid(a.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
-      a.row_ptr, a.rows, rows_a.data());
+        a.row_ptr, a.rows, rows_a.data());
     SPIRA_CHECK_LAUNCH();
   }
   std::vector<offset_t> a_ptr_host(std::size_t(a.rows) + 1);
-  copy(a_ptr_host.data(), memory_space::host, a.row_ptr, memory_space::device,
-       a_ptr_host.size(), res);
+  copy(a_ptr_host.data(), memory_space::host, a.row_ptr, memory_space::device, a_ptr_host.size(),
+       res);
 
   // The accumulator: the output itself when it can hold one term in V, else a tile of rows of at
   // most min(policy::workspace_bytes, cap) bytes (at least one row: within a cap, checked by
@@ -260,18 +279,20 @@ void run_hybrid(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
     const std::size_t per_row = std::size_t(b.rows) * N * sizeof(V);
     const std::size_t budget = tile_budget(policy::workspace_bytes, workspace_cap);
     tile_rows = std::clamp<std::int64_t>(
-      std::int64_t(std::min<std::size_t>(budget / std::max<std::size_t>(per_row, 1),
-                                         std::size_t(a.rows))),
-      1, a.rows);
+        std::int64_t(
+            std::min<std::size_t>(budget / std::max<std::size_t>(per_row, 1), std::size_t(a.rows))),
+        1, a.rows);
     workspace = buffer<V>(res, std::size_t(tile_rows * b.rows * N), "hybrid accumulator tile");
   }
 
   const auto launch = [&](auto kernel, const hybrid_args<D, V, I>& args) {
     const std::int64_t stream_n = args.s_end - args.s_begin;
-    if (args.num_parts == 0 || stream_n == 0) { return; }
+    if (args.num_parts == 0 || stream_n == 0) {
+      return;
+    }
     const std::int64_t target = std::int64_t(ctx.sms) * policy::hybrid_blocks_per_sm;
     const std::int64_t chunks_wanted =
-      std::clamp<std::int64_t>((target + args.num_parts - 1) / args.num_parts, 1, 65535);
+        std::clamp<std::int64_t>((target + args.num_parts - 1) / args.num_parts, 1, 65535);
     hybrid_args<D, V, I> q = args;
     q.chunk = std::max<std::int64_t>((stream_n + chunks_wanted - 1) / chunks_wanted, 32);
     const std::int64_t chunks = (stream_n + q.chunk - 1) / q.chunk;
@@ -285,9 +306,9 @@ void run_hybrid(pairwise_context<D, V, I>& ctx, std::size_t workspace_cap)
     const std::int64_t rows = std::min(tile_rows, a.rows - row0);
     V* acc = in_place ? ctx.out.data + row0 * ctx.out.ld : workspace.data();
     const std::int64_t acc_ld = in_place ? ctx.out.ld : b.rows * N;
-    fill_identity_kernel<add, V><<<elementwise_grid(rows * b.rows * N, ctx.sms),
-                                   policy::row_threads, 0, res.stream>>>(acc, rows, b.rows * N,
-                                                                          acc_ld);
+    fill_identity_kernel<add, V>
+        <<<elementwise_grid(rows * b.rows * N, ctx.sms), policy::row_threads, 0, res.stream>>>(
+            acc, rows, b.rows * N, acc_ld);
     SPIRA_CHECK_LAUNCH();
 
     hybrid_args<D, V, I> p{};

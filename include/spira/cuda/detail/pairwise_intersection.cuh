@@ -9,7 +9,8 @@ namespace spira::detail {
 
 #if defined(__CUDACC__)
 
-// ---- intersection through the CSC of B -------------------------------------------------------------
+// ---- intersection through the CSC of B
+// -------------------------------------------------------------
 
 /// A pair of a selection NAMM whose fix-up needs a full row scan (all K candidates of a row are
 /// stored by the other row): sides bit 0 = row i of A against row j of B, bit 1 = row j of B
@@ -68,7 +69,7 @@ struct intersection_args {
 /// float rounding (about 1e-3).
 template <class D, class V>
 using intersection_accumulator_t =
-  std::conditional_t<intersection_sums_in_double<D>::value, double, V>;
+    std::conditional_t<intersection_sums_in_double<D>::value, double, V>;
 
 /// One product of the intersection kernel, before a NAMM's subtraction of the one-sided terms:
 /// for a dot-product form, ⊗ in the accumulator type A (double: exact for float inputs);
@@ -77,26 +78,30 @@ using intersection_accumulator_t =
 /// one-sided terms, which stay in double).
 template <class D, class V, class A>
 __device__ inline terms<A, distance_traits<D, V>::num_terms> intersection_multiply_d(const D& d,
-                                                                                    V a, V b)
+                                                                                     V a, V b)
 {
   constexpr int N = distance_traits<D, V>::num_terms;
   terms<A, N> r;
   if constexpr (dot_product_form<D>::value) {
     const auto p = as_terms(d.template multiply<A>(A(a), A(b)));
 #pragma unroll
-    for (int t = 0; t < N; ++t) { r[t] = A(p[t]); }
+    for (int t = 0; t < N; ++t) {
+      r[t] = A(p[t]);
+    }
   } else {
     const auto p = as_terms(d.template multiply<V>(a, b));
 #pragma unroll
-    for (int t = 0; t < N; ++t) { r[t] = A(p[t]); }
+    for (int t = 0; t < N; ++t) {
+      r[t] = A(p[t]);
+    }
   }
   return r;
 }
 
 /// Accumulates ⊕ over the shared columns of row i of A and rows [j0, j0 + width) of B into the
-/// block's shared accumulator acc (width x N terms), which the caller has set to e⊕: each warp takes
-/// nonzeros (c, a) of row i and its lanes walk the part of column c of B that falls in the tile
-/// (its start found by binary search when j0 > 0; the walk stops at the tile's end), loading
+/// block's shared accumulator acc (width x N terms), which the caller has set to e⊕: each warp
+/// takes nonzeros (c, a) of row i and its lanes walk the part of column c of B that falls in the
+/// tile (its start found by binary search when j0 > 0; the walk stops at the tile's end), loading
 /// intersection_unroll entries per lane before combining ⊗ into acc with the monoid's
 /// shared-memory atomic. For a NAMM with a sum ⊕ the combined term is ⊗(a, b) - ⊗(a, 0) - ⊗(0, b)
 /// (the one-sided terms in double: ⊗(a, 0) once per nonzero of A, ⊗(0, b) from bt_side). The
@@ -120,17 +125,25 @@ __device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std
     const V x = p.a_val[k];
     offset_t lo = p.bt_ptr[c];
     const offset_t hi = p.bt_ptr[c + 1];
-    if (lo == hi) { continue; }
+    if (lo == hi) {
+      continue;
+    }
     if (j0 > 0) {
       // The first entry of column c with a row >= j0 (rows are sorted within a column).
       offset_t h = hi;
       while (lo < h) {
         const offset_t m = lo + (h - lo) / 2;
-        if (std::int64_t(p.bt_row[m]) < j0) { lo = m + 1; } else { h = m; }
+        if (std::int64_t(p.bt_row[m]) < j0) {
+          lo = m + 1;
+        } else {
+          h = m;
+        }
       }
     }
     [[maybe_unused]] terms<double, N> side_a;
-    if constexpr (sum_namm) { side_a = one_sided_d<D, true>(p.d, x); }
+    if constexpr (sum_namm) {
+      side_a = one_sided_d<D, true>(p.d, x);
+    }
     for (offset_t q0 = lo; q0 < hi; q0 += offset_t(32) * U) {
       I row[U];
       V val[U];
@@ -142,7 +155,9 @@ __device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std
         row[u] = in ? p.bt_row[q] : I(0);
         val[u] = in ? p.bt_val[q] : V(0);
         if constexpr (sum_namm) {
-          if (in) { side_b[u] = p.bt_side[q]; }
+          if (in) {
+            side_b[u] = p.bt_side[q];
+          }
         }
       }
       bool past = false;  // this lane reached the end of the column or of the tile
@@ -157,13 +172,19 @@ __device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std
         auto prod = intersection_multiply_d<D, V, A>(p.d, x, val[u]);
         if constexpr (sum_namm) {
 #pragma unroll
-          for (int t = 0; t < N; ++t) { prod[t] = A((double(prod[t]) - side_a[t]) - side_b[u][t]); }
+          for (int t = 0; t < N; ++t) {
+            prod[t] = A((double(prod[t]) - side_a[t]) - side_b[u][t]);
+          }
         }
 #pragma unroll
-        for (int t = 0; t < N; ++t) { atomic_combine<add>(&acc[j * N + t], prod[t]); }
+        for (int t = 0; t < N; ++t) {
+          atomic_combine<add>(&acc[j * N + t], prod[t]);
+        }
       }
       // Entries are sorted by row: once a lane is past the tile, every later round is too.
-      if (__any_sync(full_warp, past)) { break; }
+      if (__any_sync(full_warp, past)) {
+        break;
+      }
     }
   }
 }
@@ -171,20 +192,18 @@ __device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std
 /// The value of pair (i, j) from its accumulated terms `a`: the finalize of D, with the NAMM
 /// corrections of a sum ⊕ or, for a selection ⊕, each row's best entry outside the other row.
 template <class D, class V, class I>
-__device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int64_t i,
-                                   std::int64_t j,
-                                   terms<intersection_accumulator_t<D, V>,
-                                         intersection_args<D, V, I>::N> a)
+__device__ V
+intersection_finalize(const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
+                      terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a)
 {
   using add = typename D::add_monoid;
   constexpr int N = intersection_args<D, V, I>::N;
   if constexpr (sum_namm_v<D, V> || accuracy_traits<D, double>::guarded) {
     const bool corrected = sum_namm_v<D, V>;
-    return V(finalize_pair_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
-                                  corrected ? &p.corr_a[i] : nullptr,
-                                  corrected ? &p.corr_b[j] : nullptr,
-                                  csr_rows<V, I>{p.a_ptr, p.a_col, p.a_val}, i,
-                                  csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}, j));
+    return V(finalize_pair_device(
+        p.d, a, p.norms_a[i], p.norms_b[j], p.dim, corrected ? &p.corr_a[i] : nullptr,
+        corrected ? &p.corr_b[j] : nullptr, csr_rows<V, I>{p.a_ptr, p.a_col, p.a_val}, i,
+        csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}, j));
   } else {
     if constexpr (selection_namm_v<D, V>) {
       // The union: the intersection's ⊕ and each row's best entry outside the other row.
@@ -194,10 +213,9 @@ __device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int
       const V from_a = best_outside<D, V, I, true>(p.d, p.top_a_col + i * K, p.top_a_val + i * K,
                                                    p.a_col + a_begin, p.a_val + a_begin, a_n,
                                                    p.b_col + b_begin, b_n);
-      const V from_b = best_outside<D, V, I, false>(p.d, p.top_b_col + j * K,
-                                                    p.top_b_val + j * K, p.b_col + b_begin,
-                                                    p.b_val + b_begin, b_n, p.a_col + a_begin,
-                                                    a_n);
+      const V from_b = best_outside<D, V, I, false>(p.d, p.top_b_col + j * K, p.top_b_val + j * K,
+                                                    p.b_col + b_begin, p.b_val + b_begin, b_n,
+                                                    p.a_col + a_begin, a_n);
       a[0] = add{}(add{}(a[0], from_a), from_b);
     }
     return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
@@ -209,11 +227,9 @@ __device__ V intersection_finalize(const intersection_args<D, V, I>& p, std::int
 /// for a guarded D the fast value and whether the guard trusts it (trusted_pair_device), so the
 /// kernel holds no direct evaluation; for other distances intersection_finalize, always trusted.
 template <class D, class V, class I>
-__device__ double intersection_fast_value(const intersection_args<D, V, I>& p, std::int64_t i,
-                                          std::int64_t j,
-                                          terms<intersection_accumulator_t<D, V>,
-                                                intersection_args<D, V, I>::N> a,
-                                          bool& trusted)
+__device__ double intersection_fast_value(
+    const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
+    terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a, bool& trusted)
 {
   if constexpr (accuracy_traits<D, double>::guarded) {
     const bool corrected = sum_namm_v<D, V>;
@@ -232,8 +248,8 @@ __device__ double intersection_direct_value(const intersection_args<D, V, I>& p,
                                             std::int64_t j)
 {
   return detail::direct_value<D, double>(p.d, csr_rows<V, I>{p.a_ptr, p.a_col, p.a_val}[i],
-                                         csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}[j],
-                                         p.norms_a[i], p.norms_b[j], p.dim);
+                                         csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}[j], p.norms_a[i],
+                                         p.norms_b[j], p.dim);
 }
 
 /// Writes pair (i, j) to *dst: intersection_finalize, except for a selection NAMM with a fallback
@@ -242,8 +258,8 @@ __device__ double intersection_direct_value(const intersection_args<D, V, I>& p,
 /// row); when the list is full the thread scans itself.
 template <class D, class V, class I>
 __device__ inline void intersection_store(
-  const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
-  terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a, V* dst)
+    const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
+    terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a, V* dst)
 {
   if constexpr (selection_namm_v<D, V>) {
     if (p.fallback != nullptr) {
@@ -252,10 +268,10 @@ __device__ inline void intersection_store(
       const offset_t a_begin = p.a_ptr[i], a_n = p.a_ptr[i + 1] - a_begin;
       const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
       V from_a, from_b;
-      const bool done_a = candidates_outside<D, V, I>(p.top_a_col + i * K, p.top_a_val + i * K,
-                                                      a_n, p.b_col + b_begin, b_n, from_a);
-      const bool done_b = candidates_outside<D, V, I>(p.top_b_col + j * K, p.top_b_val + j * K,
-                                                      b_n, p.a_col + a_begin, a_n, from_b);
+      const bool done_a = candidates_outside<D, V, I>(p.top_a_col + i * K, p.top_a_val + i * K, a_n,
+                                                      p.b_col + b_begin, b_n, from_a);
+      const bool done_b = candidates_outside<D, V, I>(p.top_b_col + j * K, p.top_b_val + j * K, b_n,
+                                                      p.a_col + a_begin, a_n, from_b);
       a[0] = add{}(add{}(a[0], from_a), from_b);
       if (!(done_a && done_b)) {
         const unsigned long long slot = atomicAdd(p.fallback_count, 1ull);
@@ -269,9 +285,8 @@ __device__ inline void intersection_store(
                                                          0, a_n, 1, p.b_col + b_begin, b_n));
         }
         if (!done_b) {
-          a[0] = add{}(a[0], scan_outside<D, V, I, false>(p.d, p.b_col + b_begin,
-                                                          p.b_val + b_begin, 0, b_n, 1,
-                                                          p.a_col + a_begin, a_n));
+          a[0] = add{}(a[0], scan_outside<D, V, I, false>(p.d, p.b_col + b_begin, p.b_val + b_begin,
+                                                          0, b_n, 1, p.a_col + a_begin, a_n));
         }
       }
       *dst = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
@@ -308,7 +323,9 @@ __global__ void intersection_kernel(intersection_args<D, V, I> p)
       for (std::int64_t jj = threadIdx.x; jj < width; jj += blockDim.x) {
         terms<A, N> a;
 #pragma unroll
-        for (int t = 0; t < N; ++t) { a[t] = acc[jj * N + t]; }
+        for (int t = 0; t < N; ++t) {
+          a[t] = acc[jj * N + t];
+        }
         intersection_store(p, i, j0 + jj, a, out_row + jj);
       }
       __syncthreads();
@@ -324,8 +341,8 @@ __global__ void selection_fallback_kernel(intersection_args<D, V, I> p)
 {
   using add = typename D::add_monoid;
   const unsigned long long stored = *p.fallback_count;
-  const std::int64_t n = stored < (unsigned long long)p.fallback_capacity
-                           ? std::int64_t(stored) : p.fallback_capacity;
+  const std::int64_t n =
+      stored < (unsigned long long)p.fallback_capacity ? std::int64_t(stored) : p.fallback_capacity;
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t e = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; e < n;
@@ -369,8 +386,7 @@ template <class I>
 __global__ void column_counts_kernel(const I* col_idx, std::int64_t nnz, unsigned long long* counts)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
-       k += stride) {
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz; k += stride) {
     atomicAdd(&counts[col_idx[k]], 1ull);
   }
 }
@@ -396,7 +412,9 @@ __global__ void selection_statistics_kernel(intersection_args<D, V, I> p,
   for (std::int64_t s = tid; s < samples; s += stride) {
     std::int64_t i, j;
     if (all_pairs) {
-      if (s >= p.rows_a * p.rows_b) { break; }
+      if (s >= p.rows_a * p.rows_b) {
+        break;
+      }
       i = s / p.rows_b;
       j = s % p.rows_b;
     } else {
@@ -437,7 +455,7 @@ struct intersection_setup {
   // B was validated by the caller: its transpose skips the second validation (a device round
   // trip).
   explicit intersection_setup(pairwise_context<D, V, I>& ctx)
-    : bt(transpose_validated(ctx.res, ctx.b))
+      : bt(transpose_validated(ctx.res, ctx.b))
   {
     using policy = cuda_pairwise_policy;
     const auto& res = ctx.res;
@@ -467,8 +485,8 @@ struct intersection_setup {
                                          "one-sided terms of B");
       if (bt.nnz() > 0) {
         right_sides_kernel<D, V, N>
-          <<<elementwise_grid(bt.nnz(), ctx.sms), policy::row_threads, 0, res.stream>>>(
-            ctx.d, bt.values(), bt.nnz(), bt_side.data());
+            <<<elementwise_grid(bt.nnz(), ctx.sms), policy::row_threads, 0, res.stream>>>(
+                ctx.d, bt.values(), bt.nnz(), bt_side.data());
         SPIRA_CHECK_LAUNCH();
       }
       p.bt_side = bt_side.data();
@@ -480,7 +498,7 @@ struct intersection_setup {
         col = buffer<I>(res, n, "selection candidates (columns)");
         val = buffer<V>(res, n, "selection candidates (values)");
         kernel<<<row_grid(m.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
-          ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
+            ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
         SPIRA_CHECK_LAUNCH();
       };
       candidates(ctx.a, top_a_col, top_a_val, row_candidates_kernel<D, V, I, true>);
@@ -517,18 +535,18 @@ void measure_selection(pairwise_context<D, V, I>& ctx, const intersection_setup<
     SPIRA_CUDA_TRY(cudaMemsetAsync(counts_a.data(), 0, counts_a.size() * sizeof(unsigned long long),
                                    res.stream));
     if (ctx.a.nnz > 0) {
-      column_counts_kernel<I><<<elementwise_grid(ctx.a.nnz, ctx.sms), policy::row_threads, 0,
-                                res.stream>>>(ctx.a.col_idx, ctx.a.nnz, counts_a.data());
+      column_counts_kernel<I>
+          <<<elementwise_grid(ctx.a.nnz, ctx.sms), policy::row_threads, 0, res.stream>>>(
+              ctx.a.col_idx, ctx.a.nnz, counts_a.data());
       SPIRA_CHECK_LAUNCH();
     }
   }
   buffer<double> stats(res, 2, "selection statistics");
   SPIRA_CUDA_TRY(cudaMemsetAsync(stats.data(), 0, 2 * sizeof(double), res.stream));
   const std::int64_t samples = policy::selection_samples;
-  selection_statistics_kernel<D, V, I>
-    <<<elementwise_grid(std::max(samples, ctx.a.cols), ctx.sms), policy::row_threads, 0,
-       res.stream>>>(setup.args, counts_a.size() > 0 ? counts_a.data() : nullptr, samples,
-                     stats.data());
+  selection_statistics_kernel<D, V, I><<<elementwise_grid(std::max(samples, ctx.a.cols), ctx.sms),
+                                         policy::row_threads, 0, res.stream>>>(
+      setup.args, counts_a.size() > 0 ? counts_a.data() : nullptr, samples, stats.data());
   SPIRA_CHECK_LAUNCH();
   double host[2] = {0, 0};
   copy(host, memory_space::host, stats.data(), memory_space::device, 2, res);
@@ -552,13 +570,13 @@ void run_intersection(pairwise_context<D, V, I>& ctx, const intersection_setup<D
   if constexpr (selection_namm_v<D, V>) {
     const double pairs = double(ctx.a.rows) * double(ctx.b.rows);
     p.fallback_capacity = std::int64_t(std::min(
-      pairs, double(std::max(ctx.a.nnz + ctx.b.nnz, policy::selection_fallback_min_capacity))));
-    fallback = buffer<selection_fallback>(res, std::size_t(std::max<std::int64_t>(
-                                                 p.fallback_capacity, 1)),
-                                          "selection fallback pairs");
+        pairs, double(std::max(ctx.a.nnz + ctx.b.nnz, policy::selection_fallback_min_capacity))));
+    fallback =
+        buffer<selection_fallback>(res, std::size_t(std::max<std::int64_t>(p.fallback_capacity, 1)),
+                                   "selection fallback pairs");
     fallback_count = buffer<unsigned long long>(res, 1, "selection fallback count");
     SPIRA_CUDA_TRY(
-      cudaMemsetAsync(fallback_count.data(), 0, sizeof(unsigned long long), res.stream));
+        cudaMemsetAsync(fallback_count.data(), 0, sizeof(unsigned long long), res.stream));
     p.fallback = fallback.data();
     p.fallback_count = fallback_count.data();
   }
@@ -566,13 +584,13 @@ void run_intersection(pairwise_context<D, V, I>& ctx, const intersection_setup<D
   const dim3 grid(unsigned(std::min<std::int64_t>(ctx.a.rows, std::numeric_limits<int>::max())),
                   unsigned(std::min<std::int64_t>(tiles, 65535)));
   intersection_kernel<D, V, I>
-    <<<grid, policy::intersection_threads, setup.accumulator_bytes(), res.stream>>>(p);
+      <<<grid, policy::intersection_threads, setup.accumulator_bytes(), res.stream>>>(p);
   SPIRA_CHECK_LAUNCH();
   if constexpr (selection_namm_v<D, V>) {
     // At most the list's capacity; the kernel reads the count on the device (no host round trip).
     const std::int64_t most = p.fallback_capacity;
     selection_fallback_kernel<D, V, I>
-      <<<row_grid(most, ctx.sms), policy::row_threads, 0, res.stream>>>(p);
+        <<<row_grid(most, ctx.sms), policy::row_threads, 0, res.stream>>>(p);
     SPIRA_CHECK_LAUNCH();
   }
 }
@@ -583,7 +601,6 @@ void run_intersection(pairwise_context<D, V, I>& ctx)
   const intersection_setup<D, V, I> setup(ctx);
   run_intersection(ctx, setup);
 }
-
 
 #endif  // __CUDACC__
 

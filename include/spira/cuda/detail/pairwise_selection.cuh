@@ -35,8 +35,12 @@ __global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const I* col
       for (offset_t k = rb + lane; k < re; k += 32) {
         bool taken = false;
 #pragma unroll
-        for (int q = 0; q < K; ++q) { taken = taken || (q < r && picked[q] == k); }
-        if (taken) { continue; }
+        for (int q = 0; q < K; ++q) {
+          taken = taken || (q < r && picked[q] == k);
+        }
+        if (taken) {
+          continue;
+        }
         const V x = values[k];
         const V p = Left ? V(as_terms(d.template multiply<V>(x, V(0)))[0])
                          : V(as_terms(d.template multiply<V>(V(0), x))[0]);
@@ -74,8 +78,14 @@ __device__ inline bool sorted_contains(const I* cols, offset_t n, I c)
   while (lo < hi) {
     const offset_t mid = lo + (hi - lo) / 2;
     const I x = cols[mid];
-    if (x == c) { return true; }
-    if (x < c) { lo = mid + 1; } else { hi = mid; }
+    if (x == c) {
+      return true;
+    }
+    if (x < c) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
   }
   return false;
 }
@@ -93,7 +103,9 @@ __device__ inline bool candidates_outside(const I* top_col, const V* top_val, of
   best = add::template identity<V>();
   for (int r = 0; r < K; ++r) {
     const I c = top_col[r];
-    if (c == I(-1)) { return true; }
+    if (c == I(-1)) {
+      return true;
+    }
     if (!sorted_contains(other_cols, other_n, c)) {
       best = top_val[r];
       return true;
@@ -105,14 +117,16 @@ __device__ inline bool candidates_outside(const I* top_col, const V* top_val, of
 /// ⊕ of the one-sided products of the entries first, first + stride, ... below row_n of a row
 /// whose columns the other row does not store (one thread: stride 1; a warp: lane, 32).
 template <class D, class V, class I, bool Left>
-__device__ inline V scan_outside(const D& d, const I* row_cols, const V* row_vals,
-                                 offset_t first, offset_t row_n, offset_t stride,
-                                 const I* other_cols, offset_t other_n)
+__device__ inline V scan_outside(const D& d, const I* row_cols, const V* row_vals, offset_t first,
+                                 offset_t row_n, offset_t stride, const I* other_cols,
+                                 offset_t other_n)
 {
   using add = typename D::add_monoid;
   V best = add::template identity<V>();
   for (offset_t k = first; k < row_n; k += stride) {
-    if (sorted_contains(other_cols, other_n, row_cols[k])) { continue; }
+    if (sorted_contains(other_cols, other_n, row_cols[k])) {
+      continue;
+    }
     const V x = row_vals[k];
     best = add{}(best, Left ? V(as_terms(d.template multiply<V>(x, V(0)))[0])
                             : V(as_terms(d.template multiply<V>(V(0), x))[0]));
@@ -124,9 +138,9 @@ __device__ inline V scan_outside(const D& d, const I* row_cols, const V* row_val
 /// product: the first of the row's K candidates missing from the other row, or a full scan when
 /// all K are present and the row has more.
 template <class D, class V, class I, bool Left>
-__device__ inline V best_outside(const D& d, const I* top_col, const V* top_val,
-                                 const I* row_cols, const V* row_vals, offset_t row_n,
-                                 const I* other_cols, offset_t other_n)
+__device__ inline V best_outside(const D& d, const I* top_col, const V* top_val, const I* row_cols,
+                                 const V* row_vals, offset_t row_n, const I* other_cols,
+                                 offset_t other_n)
 {
   V best;
   if (candidates_outside<D, V, I>(top_col, top_val, row_n, other_cols, other_n, best)) {

@@ -1,0 +1,119 @@
+// spira internals: the k-NN graph's tuning in one place - memory budgets, tile shapes, progress
+// steps and the fused CUDA algorithm's byte model. Plain C++; used by the one k-NN driver
+// (spira/detail/knn_driver.hpp) on both backends.
+#pragma once
+
+#include <spira/error.hpp>
+#include <spira/knn.hpp>
+#include <spira/memory.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace spira::detail {
+
+struct knn_policy {
+  /// knn_params::memory_budget = 0 on CUDA: the free device memory divided by this (the index
+  /// tiles and the workspaces of the distance engine and of select_k live beside the tiles). On
+  /// the host the default is the library's one host budget (default_host_memory_budget()).
+  static constexpr std::size_t device_budget_divisor = 2;
+  /// CUDA tiled algorithm: the whole index stays on the device (copied once) when it takes at
+  /// most 1 / resident_index_divisor of the budget; otherwise one index tile at a time is held and
+  /// the distance tiles get 1 / resident_index_divisor of the budget.
+  static constexpr std::size_t resident_index_divisor = 2;
+  /// Sorted lists of k entries held per query row of a tile: the running list, the tile's top-k
+  /// and the merge's output.
+  static constexpr std::size_t lists_per_query = 3;
+  /// Fewer query rows per tile than this (or all of them, if fewer) with whole index rows: the
+  /// index is split into tiles instead, keeping at least half the budget for distance tiles.
+  static constexpr std::int64_t min_query_tile = 256;
+  /// With a progress callback, about this many reports per call...
+  static constexpr std::int64_t progress_steps = 20;
+  /// ...but never tiles (or fused launches) of fewer query rows than this.
+  static constexpr std::int64_t progress_min_rows = 256;
+  /// Fused CUDA algorithm with a progress callback: launches of at least this many blocks per
+  /// multiprocessor.
+  static constexpr std::int64_t fused_progress_blocks_per_sm = 16;
+};
+
+/// knn_params::memory_budget, or the backend's default.
+inline std::size_t knn_host_budget(const knn_params& params)
+{
+  return params.memory_budget > 0 ? params.memory_budget : default_host_memory_budget();
+}
+
+struct knn_tiling {
+  std::int64_t queries;  ///< query rows per tile
+  std::int64_t index;    ///< index rows per tile
+};
+
+/// Tiles such that the distance tile (queries x index values of `value_bytes`), its top-k and the
+/// running top-k lists fit `budget`. Prefers whole index rows per query tile; splits the index when
+/// k or the index is too large for that. Overrides in params win.
+inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int64_t n_i,
+                                 std::int64_t k, std::size_t value_bytes, const knn_params& params)
+{
+  using policy = knn_policy;
+  const std::size_t pair = value_bytes + sizeof(std::int64_t);
+  std::int64_t ti = params.index_tile > 0 ? std::min(params.index_tile, n_i) : n_i;
+  ti = std::max<std::int64_t>(ti, 1);
+  std::int64_t tq = params.query_tile;
+  if (tq == 0) {
+    const std::size_t lists_per_query = policy::lists_per_query * std::size_t(k) * pair;
+    tq = static_cast<std::int64_t>(budget / (ti * value_bytes + lists_per_query));
+    const std::int64_t enough = std::min<std::int64_t>(n_q, policy::min_query_tile);
+    if (tq < enough && params.index_tile == 0) {
+      // Whole index rows do not fit for enough queries: split the index instead. Keep at least
+      // half the budget for distance tiles so that index tiles stay long.
+      tq = enough;
+      while (tq > 1 && tq * lists_per_query > budget / 2) {
+        tq /= 2;
+      }
+      const std::size_t lists = tq * lists_per_query;
+      expects<out_of_memory>(lists < budget, "knn_graph: memory budget of ", budget,
+                             " bytes cannot hold the top-", k, " lists of one query (", lists,
+                             " bytes); raise knn_params::memory_budget");
+      ti = std::clamp<std::int64_t>((budget - lists) / (tq * value_bytes), 1, n_i);
+    }
+    expects<out_of_memory>(tq >= 1, "knn_graph: memory budget of ", budget,
+                           " bytes is too small for one query against ", ti,
+                           " index rows; raise knn_params::memory_budget");
+    if (params.progress) {
+      const std::int64_t step = (n_q + policy::progress_steps - 1) / policy::progress_steps;
+      tq = std::min(tq, std::max(step, policy::progress_min_rows));
+    }
+  }
+  return {std::min(tq, std::max<std::int64_t>(n_q, 1)), ti};
+}
+
+/// Pairs the fused CUDA algorithm queues for direct evaluation per launch of `rows` query rows
+/// before it splits the launch (pairs the accuracy guard did not trust; see knn_deferred).
+constexpr std::int64_t knn_deferred_capacity(std::int64_t rows)
+{
+  return std::max<std::int64_t>(std::int64_t(1) << 16, 2 * rows);
+}
+
+/// Device bytes of the queue of deferred pairs for one launch of `rows` query rows: the pairs
+/// (16 bytes), their values and columns once grouped, and two counters per row.
+template <class V>
+std::size_t knn_deferred_bytes(std::int64_t rows)
+{
+  return std::size_t(knn_deferred_capacity(rows)) * (16 + sizeof(V) + 8) +
+         std::size_t(rows + 1) * 16;
+}
+
+/// Device bytes the fused CUDA algorithm needs: the operands (when copied from the host), the CSC
+/// of the index, per-row statistics, the queue of deferred pairs and the n_q x k outputs.
+template <class V, class I>
+std::size_t knn_fused_bytes(csr_view<V, I> queries, csr_view<V, I> index, std::int64_t k)
+{
+  const auto csr_bytes = [](csr_view<V, I> m) {
+    return std::size_t(m.nnz) * (sizeof(V) + sizeof(I)) + std::size_t(m.rows + 1) * 8;
+  };
+  return 3 * csr_bytes(index) + 2 * csr_bytes(queries) +
+         std::size_t(index.rows + queries.rows) * 64 + knn_deferred_bytes<V>(queries.rows) +
+         std::size_t(queries.rows * k) * (sizeof(V) + 8);
+}
+
+}  // namespace spira::detail

@@ -1,8 +1,0 @@
-// Built-in metrics on the GPU for ValueT = double, IndexT = int64_t.
-#include "pairwise_distance.cuh"
-
-namespace spira {
-template void pairwise_distance(const cuda_resources&, csr_view<double, std::int64_t>,
-                                csr_view<double, std::int64_t>, dense_view<double>,
-                                const distance_params&);
-}  // namespace spira

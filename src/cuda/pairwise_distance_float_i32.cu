@@ -1,8 +1,0 @@
-// Built-in metrics on the GPU for ValueT = float, IndexT = int32_t.
-#include "pairwise_distance.cuh"
-
-namespace spira {
-template void pairwise_distance(const cuda_resources&, csr_view<float, std::int32_t>,
-                                csr_view<float, std::int32_t>, dense_view<float>,
-                                const distance_params&);
-}  // namespace spira

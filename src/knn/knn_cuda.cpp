@@ -1,0 +1,57 @@
+// The k-NN graph of the built-in metrics on the GPU (CUDA builds; a host-only build has the
+// not_compiled entry in src/core/no_cuda.cpp): the arguments and values are checked once, then the
+// one k-NN driver (spira/detail/knn_driver.hpp) runs with the CUDA pieces
+// (spira/detail/knn_cuda_ops.hpp), the metric's fused kernel and its distance tiles.
+#include <spira/detail/knn_cuda_ops.hpp>
+#include <spira/detail/knn_driver.hpp>
+#include <spira/detail/type_lists.hpp>
+#include <spira/knn.hpp>
+
+#include "knn_cuda.hpp"
+#include "knn_values.hpp"
+
+#include <optional>
+
+namespace spira {
+
+template <class V, class I>
+knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
+                     std::type_identity_t<std::optional<csr_view<V, I>>> queries,
+                     const knn_params& params)
+{
+  const csr_view<V, I> q = detail::check_knn_args(index, queries, params, true);
+  detail::check_minkowski_p(params.metric, params.p, "knn_graph");
+  detail::expects(supports_strategy(params.metric, params.strategy), "knn_graph: strategy ",
+                  to_string(params.strategy), " cannot evaluate metric ", to_string(params.metric),
+                  " (see spira::supports_strategy)");
+  detail::knn_validate(res, index, queries);
+  if (index.space == memory_space::host) {
+    detail::check_nonnegative_input(index, queries, params);
+  } else if (requires_nonnegative(params.metric)) {
+    const char* m = to_string(params.metric);
+    if (queries) {
+      detail::check_nonnegative(res, *queries, "knn_graph", "the query matrix", m);
+    }
+    detail::check_nonnegative(res, index, "knn_graph", "the index", m);
+  }
+  const std::size_t budget = detail::knn_cuda_budget(res, params);
+  const bool use_fused = detail::knn_use_fused(q, index, params, budget);
+  const distance_params dp{.metric = params.metric, .p = params.p, .strategy = params.strategy};
+  return detail::knn_cuda(
+      res, index, queries, params, is_similarity(params.metric), budget, use_fused,
+      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
+        detail::pairwise_distance_checked(res, qv, iv, out, dp);
+      },
+      [&](csr_view<V, I> qv, csr_view<V, I> iv, std::int64_t k, bool exclude_self, V* self_values,
+          dense_view<V> dv, dense_view<std::int64_t> di) {
+        detail::knn_fused_metric(res, qv, iv, params, k, exclude_self, self_values, dv, di);
+      });
+}
+
+#define SPIRA_KNN_INSTANTIATE(V, I)                                    \
+  template knn_result knn_graph(const cuda_resources&, csr_view<V, I>, \
+                                std::optional<csr_view<V, I>>, const knn_params&);
+SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
+#undef SPIRA_KNN_INSTANTIATE
+
+}  // namespace spira

@@ -1,0 +1,216 @@
+// knn_graph on the GPU with operands in device memory: the graph comes back in device memory and
+// is the graph of the same operands in host memory (against the float64 dense oracle), with both
+// algorithms (fused, and tiles small enough that the running merge on the device runs many times),
+// for a self query with each point first, with exclude_self, with separate queries and with k = n;
+// and the errors of device operands (mixed spaces, non-canonical rows, negative values). The tests
+// skip with their reason without a GPU.
+#include <spira/spira.hpp>
+
+#include "support/backend.hpp"
+#include "support/knn_check.hpp"
+#include "support/oracle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace spira {
+namespace {
+
+#define SPIRA_SKIP_WITHOUT_GPU() SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources)
+
+/// A host copy of a device graph.
+knn_result to_host(const knn_result& g)
+{
+  const host_resources host{};
+  knn_result out{dense_matrix<std::int64_t>(host, g.indices.rows(), g.indices.cols()),
+                 dense_matrix<float>(host, g.distances.rows(), g.distances.cols())};
+  const std::size_t n = std::size_t(g.indices.rows() * g.indices.cols());
+  copy(out.indices.data(), memory_space::host, g.indices.data(), g.indices.space(), n,
+       cuda_resources{});
+  copy(out.distances.data(), memory_space::host, g.distances.data(), g.distances.space(), n,
+       cuda_resources{});
+  return out;
+}
+
+/// The first `rows` rows of a graph.
+knn_result head(const knn_result& g, std::int64_t rows)
+{
+  const std::int64_t k = g.indices.cols();
+  knn_result out{dense_matrix<std::int64_t>(host_resources{}, rows, k),
+                 dense_matrix<float>(host_resources{}, rows, k)};
+  std::copy_n(g.indices.data(), rows * k, out.indices.data());
+  std::copy_n(g.distances.data(), rows * k, out.distances.data());
+  return out;
+}
+
+enum class mode { self_first, exclude_self, separate_queries };
+
+const char* name(mode m)
+{
+  return m == mode::self_first     ? "self first"
+         : m == mode::exclude_self ? "exclude_self"
+                                   : "queries";
+}
+
+TEST(KnnDevice, DeviceOperandsGiveTheGraphInDeviceMemory)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  const cuda_resources res{};
+  test::random_options o;
+  o.rows = 1500;
+  o.cols = 400;
+  o.mean_degree = 12;
+  o.small_integers = true;  // equal values, so that ties occur
+  const auto index = test::random_csr<float, std::int32_t>(o);
+  test::random_options oq = o;
+  oq.rows = 64;
+  oq.seed = 5;
+  const auto queries = test::random_csr<float, std::int32_t>(oq);
+  const auto index_dev = to_device(res, index.view());
+  const auto queries_dev = to_device(res, queries.view());
+  const auto di = test::densify(index);
+  auto head_rows = test::densify(index);
+  head_rows.rows = 64;
+  head_rows.value.resize(64);
+  head_rows.stored.resize(64);
+  const auto dq = test::densify(queries);
+  for (metric m : {metric::euclidean, metric::cosine, metric::jensenshannon, metric::inner_product,
+                   metric::manhattan, metric::correlation}) {
+    for (const bool tiled : {false, true}) {
+      for (const mode md : {mode::self_first, mode::exclude_self, mode::separate_queries}) {
+        const std::string label =
+            std::string(to_string(m)) + (tiled ? " tiled " : " automatic ") + name(md);
+        SCOPED_TRACE(label);
+        knn_params p{.k = 15, .metric = m, .exclude_self = md == mode::exclude_self};
+        if (tiled) {
+          p.query_tile = 200;
+          p.index_tile = 300;
+        }
+        const bool separate = md == mode::separate_queries;
+        const knn_result g_dev =
+            separate ? knn_graph<float, std::int32_t>(res, index_dev.view(), queries_dev.view(), p)
+                     : knn_graph<float, std::int32_t>(res, index_dev.view(), std::nullopt, p);
+        ASSERT_EQ(g_dev.indices.space(), memory_space::device);
+        ASSERT_EQ(g_dev.distances.space(), memory_space::device);
+        const knn_result g = to_host(g_dev);
+        const auto exact = test::oracle::pairwise(m, separate ? dq : head_rows, di);
+        if (separate) {
+          test::expect_knn_matches(g, exact, is_similarity(m), false, 2e-5, label.c_str());
+        } else {
+          test::expect_knn_matches(head(g, 64), exact, is_similarity(m), md == mode::exclude_self,
+                                   2e-5, label.c_str());
+        }
+        // The same operands in host memory: the same graph, in host memory.
+        const knn_result g_host =
+            separate ? knn_graph<float, std::int32_t>(res, index.view(), queries.view(), p)
+                     : knn_graph<float, std::int32_t>(res, index.view(), std::nullopt, p);
+        ASSERT_EQ(g_host.indices.space(), memory_space::host);
+        for (std::int64_t e = 0; e < g.indices.rows() * g.indices.cols(); ++e) {
+          ASSERT_NEAR(g.distances.data()[e], g_host.distances.data()[e],
+                      1e-6 * std::max(1.0f, std::abs(g_host.distances.data()[e])))
+              << "entry " << e;
+        }
+      }
+    }
+  }
+}
+
+/// Exact copies of each row: without exclude_self each point comes first among its copies (they
+/// tie at its distance), on device operands, with both algorithms; k = n lists every row.
+TEST(KnnDevice, EachPointFirstAmongItsCopiesAndKEqualToN)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  const cuda_resources res{};
+  test::random_options o;
+  o.rows = 60;
+  o.cols = 50;
+  o.mean_degree = 8;
+  o.empty_row_fraction = 0;
+  const auto base = test::random_csr<double, std::int64_t>(o);
+  // Rows 0..59 and their copies 60..119.
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int64_t> cols;
+  std::vector<double> vals;
+  for (int copy_no = 0; copy_no < 2; ++copy_no) {
+    for (std::int64_t i = 0; i < base.rows(); ++i) {
+      for (offset_t e = base.row_ptr()[i]; e < base.row_ptr()[i + 1]; ++e) {
+        cols.push_back(base.col_idx()[e]);
+        vals.push_back(base.values()[e]);
+      }
+      ptr.push_back(offset_t(cols.size()));
+    }
+  }
+  const auto twice = make_csr<double, std::int64_t>(host_resources{}, 2 * base.rows(), base.cols(),
+                                                    ptr, cols, vals, csr_check::canonical);
+  const auto dev = to_device(res, twice.view());
+  const std::int64_t n = twice.rows();
+  for (metric m : {metric::euclidean, metric::cosine, metric::manhattan}) {
+    for (const bool tiled : {false, true}) {
+      for (const std::int64_t k : {std::int64_t{2}, n}) {
+        SCOPED_TRACE(std::string(to_string(m)) + (tiled ? " tiled" : " automatic") +
+                     " k = " + std::to_string(k));
+        knn_params p{.k = k, .metric = m};
+        if (tiled) {
+          p.query_tile = 25;
+          p.index_tile = 35;
+        }
+        const knn_result g =
+            to_host(knn_graph<double, std::int64_t>(res, dev.view(), std::nullopt, p));
+        for (std::int64_t i = 0; i < n; ++i) {
+          const std::int64_t copy_of = i < n / 2 ? i + n / 2 : i - n / 2;
+          // Empty-row cosine distances are not 0 to themselves; every row here has entries.
+          ASSERT_EQ(g.indices.view()(i, 0), i) << "row " << i;
+          ASSERT_EQ(g.indices.view()(i, 1), copy_of) << "row " << i;
+          if (k == n) {
+            std::vector<std::int64_t> all(g.indices.view().row(i), g.indices.view().row(i) + n);
+            std::sort(all.begin(), all.end());
+            for (std::int64_t j = 0; j < n; ++j) {
+              ASSERT_EQ(all[j], j) << "row " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(KnnDevice, ErrorsOfDeviceOperands)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  const cuda_resources res{};
+  test::random_options o;
+  o.rows = 30;
+  o.cols = 20;
+  o.signed_values = true;
+  const auto index = test::random_csr<float, std::int32_t>(o);
+  const auto dev = to_device(res, index.view());
+  const knn_params p{.k = 3, .metric = metric::jensenshannon};
+  const auto message_of = [](const auto& call) -> std::string {
+    try {
+      call();
+    } catch (const invalid_argument& e) {
+      return e.what();
+    }
+    return "(no invalid_argument thrown)";
+  };
+  // Both operands in one space.
+  const std::string mixed = message_of(
+      [&] { (void)knn_graph<float, std::int32_t>(res, dev.view(), index.view(), {.k = 3}); });
+  EXPECT_NE(mixed.find("same space"), std::string::npos) << mixed;
+  // A negative value is reported at the user's row, as on the host.
+  const std::string negative =
+      message_of([&] { (void)knn_graph<float, std::int32_t>(res, dev.view(), std::nullopt, p); });
+  EXPECT_NE(negative.find("the index has -"), std::string::npos) << negative;
+  EXPECT_NE(negative.find("at row "), std::string::npos) << negative;
+  // Device operands on the host backend are refused.
+  const std::string host = message_of([&] {
+    (void)knn_graph<float, std::int32_t>(host_resources{}, dev.view(), std::nullopt, {.k = 3});
+  });
+  EXPECT_NE(host.find("host memory for the host backend"), std::string::npos) << host;
+}
+
+}  // namespace
+}  // namespace spira

@@ -1,0 +1,308 @@
+// The fused CUDA k-NN (top-k kept by the distance kernel, spira/cuda/knn.cuh) through
+// spira::knn_graph: against the float64 dense oracle, against the tiled algorithm, on inputs that
+// make every distance a candidate (many buffer flushes), with ties, duplicates and exclude_self,
+// and its argument errors. The CUDA tests skip with their reason without a GPU.
+#include <spira/spira.hpp>
+
+#include "support/backend.hpp"
+#include "support/knn_check.hpp"
+#include "support/oracle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+namespace spira {
+namespace {
+
+#define SPIRA_SKIP_WITHOUT_GPU() SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources)
+
+template <class V, class I>
+void check_metric(metric m, std::int64_t k, bool self, const char* label)
+{
+  test::random_options o;
+  o.rows = 4000;  // more index rows than one accumulator tile (3,072 double sums)
+  o.cols = 300;
+  o.mean_degree = 10;
+  o.seed = 7 + std::uint32_t(m);
+  const csr_matrix<V, I> index = test::random_csr<V, I>(o);
+  test::random_options oq = o;
+  oq.rows = 48;
+  oq.seed = 99;
+  const csr_matrix<V, I> queries = test::random_csr<V, I>(oq);
+  knn_params p{.k = k, .metric = m, .exclude_self = self};
+  p.algo = knn_algo::fused;
+  p.strategy = pairwise_strategy::intersection;
+  const knn_result g = self ? knn_graph<V, I>(cuda_resources{}, index.view(), std::nullopt, p)
+                            : knn_graph<V, I>(cuda_resources{}, index.view(), queries.view(), p);
+  const auto di = test::densify(index);
+  auto dq = self ? di : test::densify(queries);
+  if (self) {  // the first 64 query rows are checked against the oracle
+    dq.rows = 64;
+    dq.value.resize(64);
+    dq.stored.resize(64);
+  }
+  const auto exact = test::oracle::pairwise(m, dq, di);
+  knn_result head{dense_matrix<std::int64_t>(host_resources{}, std::int64_t(exact.size()), k),
+                  dense_matrix<float>(host_resources{}, std::int64_t(exact.size()), k)};
+  for (std::int64_t r = 0; r < std::int64_t(exact.size()); ++r) {
+    std::copy_n(g.indices.view().row(r), k, head.indices.view().row(r));
+    std::copy_n(g.distances.view().row(r), k, head.distances.view().row(r));
+  }
+  // The distances come back as float32 whatever V is.
+  test::expect_knn_matches(head, exact, is_similarity(m), self, 2e-5, label);
+}
+
+TEST(KnnFused, EveryIntersectionMetricMatchesOracle)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  const metric metrics[] = {
+      metric::cosine,      metric::euclidean,     metric::sqeuclidean, metric::manhattan,
+      metric::chebyshev,   metric::minkowski,     metric::canberra,    metric::braycurtis,
+      metric::hamming,     metric::jaccard,       metric::dice,        metric::russellrao,
+      metric::correlation, metric::jensenshannon, metric::hellinger,   metric::inner_product};
+  for (metric m : metrics) {
+    SCOPED_TRACE(to_string(m));
+    check_metric<float, std::int32_t>(m, 15, false, "queries, k = 15");
+  }
+}
+
+TEST(KnnFused, SelfGraphWithExcludeSelfAndLargeK)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  for (std::int64_t k : {1, 100, 1024}) {
+    SCOPED_TRACE(k);
+    check_metric<float, std::int32_t>(metric::cosine, k, true, "self, cosine");
+    check_metric<float, std::int32_t>(metric::manhattan, k, true, "self, manhattan");
+  }
+  check_metric<float, std::int32_t>(metric::inner_product, 100, true, "self, inner_product");
+}
+
+TEST(KnnFused, DoubleAndInt64)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  check_metric<double, std::int64_t>(metric::euclidean, 15, false, "double/int64 euclidean");
+  check_metric<double, std::int64_t>(metric::chebyshev, 15, true, "double/int64 chebyshev");
+  check_metric<double, std::int32_t>(metric::jensenshannon, 31, false, "double/int32 js");
+  check_metric<float, std::int64_t>(metric::cosine, 33, true, "float/int64 cosine");
+}
+
+TEST(KnnFused, EqualsTiledIntersection)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  test::random_options o;
+  o.rows = 5000;
+  o.cols = 2000;
+  o.mean_degree = 20;
+  const auto index = test::random_csr<float, std::int32_t>(o);
+  for (metric m : {metric::cosine, metric::manhattan, metric::chebyshev, metric::inner_product}) {
+    for (std::int64_t k : {15, 1000}) {
+      SCOPED_TRACE(std::string(to_string(m)) + " k = " + std::to_string(k));
+      knn_params p{.k = k, .metric = m, .exclude_self = true};
+      p.strategy = pairwise_strategy::intersection;
+      p.algo = knn_algo::fused;
+      const auto fused = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+      p.algo = knn_algo::tiled;
+      p.query_tile = 700;  // several query tiles
+      const auto tiled =
+          knn_graph<float, std::int32_t>(cuda_resources{}, index.view(), std::nullopt, p);
+      // Both compute every distance with the same code; float atomic sums may round the last
+      // bit differently, so near-ties (within 1e-6) may come in either order.
+      const float tol = 1e-6f;
+      for (std::int64_t r = 0; r < o.rows; ++r) {
+        const float* fd = fused.distances.view().row(r);
+        const float* td = tiled.distances.view().row(r);
+        for (std::int64_t c = 0; c < k; ++c) {
+          ASSERT_NEAR(fd[c], td[c], tol * std::max(1.0f, std::abs(td[c])))
+              << "row " << r << " pos " << c;
+          if (fused.indices.view()(r, c) == tiled.indices.view()(r, c)) {
+            continue;
+          }
+          const bool near_tie = (c > 0 && std::abs(td[c - 1] - td[c]) <= tol) ||
+                                (c + 1 < k && std::abs(td[c + 1] - td[c]) <= tol);
+          ASSERT_TRUE(near_tie) << "row " << r << " pos " << c << ": " << fused.indices.view()(r, c)
+                                << " vs " << tiled.indices.view()(r, c) << " at " << td[c];
+        }
+      }
+    }
+  }
+}
+
+/// One query and n index rows whose distances improve with the index: every distance is a
+/// candidate when it is computed, so the kernel's buffer fills and flushes all the time.
+TEST(KnnFused, EveryDistanceACandidate)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  const std::int64_t n = 10000;
+  std::vector<offset_t> ptr(n + 1);
+  std::vector<std::int32_t> col(n, 0);
+  std::vector<float> val(n);
+  for (std::int64_t j = 0; j < n; ++j) {
+    ptr[j + 1] = j + 1;
+    val[j] = float(j + 1);
+  }
+  const auto index =
+      make_csr<float, std::int32_t>(host_resources{}, n, 4, ptr, col, val, csr_check::canonical);
+  const std::vector<offset_t> qptr{0, 1};
+  const auto query =
+      make_csr<float, std::int32_t>(host_resources{}, 1, 4, qptr, std::vector<std::int32_t>{0},
+                                    std::vector<float>{1.0f}, csr_check::canonical);
+  knn_params p{.k = 1000, .metric = metric::inner_product};
+  p.algo = knn_algo::fused;
+  p.strategy = pairwise_strategy::intersection;
+  const auto g = knn_graph<float, std::int32_t>(cuda_resources{}, index.view(), query.view(), p);
+  for (std::int64_t c = 0; c < p.k; ++c) {
+    ASSERT_EQ(g.indices.view()(0, c), n - 1 - c) << c;
+    ASSERT_EQ(g.distances.view()(0, c), float(n - c)) << c;
+  }
+  // Equal distances everywhere (manhattan from an empty query to rows of equal sums): the
+  // smaller index wins, so the first k rows come in order.
+  std::fill(val.begin(), val.end(), 2.0f);
+  const auto flat =
+      make_csr<float, std::int32_t>(host_resources{}, n, 4, ptr, col, val, csr_check::canonical);
+  const std::vector<offset_t> eptr{0, 0};
+  const auto empty =
+      make_csr<float, std::int32_t>(host_resources{}, 1, 4, eptr, std::vector<std::int32_t>{},
+                                    std::vector<float>{}, csr_check::canonical);
+  p.metric = metric::manhattan;
+  const auto t = knn_graph<float, std::int32_t>(cuda_resources{}, flat.view(), empty.view(), p);
+  for (std::int64_t c = 0; c < p.k; ++c) {
+    ASSERT_EQ(t.indices.view()(0, c), c);
+    ASSERT_EQ(t.distances.view()(0, c), 2.0f);
+  }
+}
+
+TEST(KnnFused, ExcludeSelfKeepsDuplicates)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  // Rows 2i and 2i + 1 are equal: each is the other's nearest neighbour at distance 0.
+  test::random_options o;
+  o.rows = 500;
+  o.cols = 80;
+  o.empty_row_fraction = 0;
+  const auto base = test::random_csr<float, std::int32_t>(o);
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int32_t> col;
+  std::vector<float> val;
+  for (std::int64_t i = 0; i < base.rows(); ++i) {
+    for (int copy = 0; copy < 2; ++copy) {
+      for (offset_t e = base.row_ptr()[i]; e < base.row_ptr()[i + 1]; ++e) {
+        col.push_back(base.col_idx()[e]);
+        val.push_back(base.values()[e]);
+      }
+      ptr.push_back(offset_t(col.size()));
+    }
+  }
+  const auto index = make_csr<float, std::int32_t>(host_resources{}, 2 * base.rows(), o.cols, ptr,
+                                                   col, val, csr_check::canonical);
+  knn_params p{.k = 3, .metric = metric::euclidean, .exclude_self = true};
+  p.algo = knn_algo::fused;
+  p.strategy = pairwise_strategy::intersection;
+  const auto g = knn_graph<float, std::int32_t>(cuda_resources{}, index.view(), std::nullopt, p);
+  for (std::int64_t r = 0; r < index.rows(); ++r) {
+    ASSERT_EQ(g.indices.view()(r, 0), r ^ 1) << "row " << r;
+    ASSERT_NEAR(g.distances.view()(r, 0), 0.0f, 1e-5f) << "row " << r;
+  }
+}
+
+/// Two runs of the same k-NN problem on CUDA: distances equal up to the last bits of the atomically
+/// summed terms (the order of the shared-memory atomics varies between launches, docs/knn.md),
+/// indices equal except where two neighbours lie within that rounding of each other.
+void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
+{
+  ASSERT_EQ(a.indices.rows(), b.indices.rows());
+  ASSERT_EQ(a.indices.cols(), b.indices.cols());
+  const std::int64_t k = a.indices.cols();
+  for (std::int64_t r = 0; r < a.indices.rows(); ++r) {
+    for (std::int64_t c = 0; c < k; ++c) {
+      const float d = a.distances.view()(r, c);
+      const float tol = 1e-6f * (1.0f + std::abs(d));
+      ASSERT_NEAR(d, b.distances.view()(r, c), tol) << "row " << r << " position " << c;
+      if (a.indices.view()(r, c) != b.indices.view()(r, c)) {
+        const auto near = [&](std::int64_t c2) {
+          return c2 >= 0 && c2 < k && std::abs(a.distances.view()(r, c2) - d) <= tol;
+        };
+        ASSERT_TRUE(c + 1 == k || near(c - 1) || near(c + 1))
+            << "row " << r << " position " << c << ": " << a.indices.view()(r, c) << " vs "
+            << b.indices.view()(r, c) << " without a near tie";
+      }
+    }
+  }
+}
+
+/// With a progress callback the rows run in several launches; the result is the same.
+TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  test::random_options o;
+  o.rows = 10000;  // above two chunks of 16 blocks per SM on any current GPU
+  o.cols = 500;
+  o.mean_degree = 6;
+  const auto index = test::random_csr<float, std::int32_t>(o);
+  knn_params p{.k = 10, .metric = metric::cosine, .exclude_self = true};
+  p.algo = knn_algo::fused;
+  p.strategy = pairwise_strategy::intersection;
+  const auto whole = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+  std::vector<std::int64_t> done;
+  p.progress = [&](std::int64_t finished, std::int64_t total) {
+    EXPECT_EQ(total, o.rows);
+    done.push_back(finished);
+  };
+  const auto chunked = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+  ASSERT_GE(done.size(), 2u);
+  EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
+      << "progress must increase strictly";
+  EXPECT_EQ(done.back(), o.rows);
+  expect_same_graph_up_to_rounding(whole, chunked);
+
+  // Fewer query rows than one chunk: one launch, one report.
+  test::random_options qo = o;
+  qo.rows = 37;
+  qo.seed = o.seed + 1;
+  const auto queries = test::random_csr<float, std::int32_t>(qo);
+  p.exclude_self = false;
+  done.clear();
+  p.progress = [&](std::int64_t finished, std::int64_t total) {
+    EXPECT_EQ(total, qo.rows);
+    done.push_back(finished);
+  };
+  const auto few = knn_graph(cuda_resources{}, index.view(), queries.view(), p);
+  EXPECT_EQ(done, std::vector<std::int64_t>{qo.rows});
+  p.progress = nullptr;
+  const auto few_whole = knn_graph(cuda_resources{}, index.view(), queries.view(), p);
+  expect_same_graph_up_to_rounding(few, few_whole);
+}
+
+TEST(KnnFused, ArgumentErrors)
+{
+  const auto on_gpu = [](csr_view<float, std::int32_t> m, const knn_params& p) {
+    return knn_graph<float, std::int32_t>(cuda_resources{}, m, std::nullopt, p);
+  };
+  test::random_options o;
+  const auto index = test::random_csr<float, std::int32_t>(o);
+  knn_params p{.k = 5, .metric = metric::cosine};
+  p.algo = knn_algo::fused;
+  const auto on_host = [](csr_view<float, std::int32_t> m, const knn_params& p) {
+    return knn_graph<float, std::int32_t>(host_resources{}, m, std::nullopt, p);
+  };
+  EXPECT_THROW((void)on_host(index.view(), p), invalid_argument);
+  SPIRA_SKIP_WITHOUT_GPU();
+  p.strategy = pairwise_strategy::hybrid;
+  EXPECT_THROW((void)on_gpu(index.view(), p), invalid_argument);
+  test::random_options big = o;
+  big.rows = 2000;
+  const auto large = test::random_csr<float, std::int32_t>(big);
+  knn_params q{.k = 1025, .metric = metric::cosine};
+  q.algo = knn_algo::fused;
+  EXPECT_THROW((void)on_gpu(large.view(), q), invalid_argument);
+  q.algo = knn_algo::automatic;  // falls back to tiles for k > 1,024
+  const auto g = knn_graph<float, std::int32_t>(cuda_resources{}, large.view(), std::nullopt, q);
+  EXPECT_EQ(g.indices.cols(), 1025);
+}
+
+}  // namespace
+}  // namespace spira
