@@ -17,8 +17,8 @@ namespace {
 constexpr std::size_t default_cuda_block_bytes = std::size_t{1} << 30;
 
 /// With a progress callback, host pairwise distances run in about this many blocks of rows of A
-/// (the k-NN graph's knn_progress_steps), so that Ctrl-C is seen within a few percent of the
-/// call...
+/// (the k-NN graph's knn_policy::progress_steps), so that Ctrl-C is seen within a few percent
+/// of the call...
 constexpr std::int64_t pairwise_progress_steps = 20;
 /// ...but never fewer rows per block than this: each block transposes B again (O(nnz(B))).
 constexpr std::int64_t pairwise_progress_min_rows = 256;
