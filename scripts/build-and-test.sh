@@ -32,7 +32,7 @@ cmake --install "$build" >/dev/null
 
 echo "== host-only build (no CUDA)"
 cmake -S "$root" -B "$build-host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=OFF \
-      -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_BUILD_FUZZERS=OFF \
+      -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_BUILD_FUZZERS=OFF -DSPIRA_BUILD_CLI=OFF \
       -DCMAKE_INSTALL_PREFIX="$build-host/install" >/dev/null
 cmake --build "$build-host" -j "$jobs" --target spira test_core_memory
 "$build-host/tests/core/test_core_memory" --gtest_brief=1
