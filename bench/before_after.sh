@@ -81,7 +81,7 @@ for suite in $suites; do
       both_stdin select_k select_k_bench "$(printf '%s\n' "1000 10000 16 auto uniform" \
         "1000 10000 256 auto uniform" "100 1000000 64 auto uniform" "10000 2048 32 auto uniform" \
         "1 100000000 1024 auto uniform" "4096 30000 15 radix uniform" \
-        "4096 30000 15 binary_search uniform")" ;;
+        "4096 2048 15 binary_search uniform")" ;;
   esac
 done
 

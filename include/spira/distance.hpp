@@ -122,6 +122,13 @@ inline void check_minkowski_p(metric m, double p, const char* op)
   expects(m != metric::minkowski || valid_minkowski_p(p), op,
           ": minkowski needs a finite p >= 1, got p = ", p);
 }
+/// Throws spira::invalid_argument "OP: strategy S cannot evaluate metric M" where
+/// supports_strategy(m, s) is false.
+inline void check_strategy_supported(metric m, pairwise_strategy s, const char* op)
+{
+  expects(supports_strategy(m, s), op, ": strategy ", to_string(s), " cannot evaluate metric ",
+          to_string(m), " (see spira::supports_strategy)");
+}
 }  // namespace detail
 
 /// out(i, j) = distance(row i of A, row j of B) for the built-in metric `params.metric`.

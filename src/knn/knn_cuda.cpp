@@ -21,9 +21,7 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
 {
   const csr_view<V, I> q = detail::check_knn_args(index, queries, params, true);
   detail::check_minkowski_p(params.metric, params.p, "knn_graph");
-  detail::expects(supports_strategy(params.metric, params.strategy), "knn_graph: strategy ",
-                  to_string(params.strategy), " cannot evaluate metric ", to_string(params.metric),
-                  " (see spira::supports_strategy)");
+  detail::check_strategy_supported(params.metric, params.strategy, "knn_graph");
   detail::knn_validate(res, index, queries);
   if (index.space == memory_space::host) {
     detail::check_nonnegative_input(index, queries, params);

@@ -20,9 +20,7 @@ void check_metric_args(const cuda_resources& res, csr_view<V, I> a, csr_view<V, 
 {
   const metric m = params.metric;
   detail::check_minkowski_p(m, params.p, op);
-  detail::expects(supports_strategy(m, params.strategy), op, ": strategy ",
-                  to_string(params.strategy), " cannot evaluate metric ", to_string(m),
-                  " (see spira::supports_strategy)");
+  detail::check_strategy_supported(m, params.strategy, op);
   if (requires_nonnegative(m)) {
     detail::require_device_space(a.space, op, "A");
     detail::require_device_space(b.space, op, "B");
