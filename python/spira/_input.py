@@ -14,7 +14,16 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["as_csr", "common_types", "check_n_neighbors", "check_memory_budget", "check_metric"]
+from ._gpu import device_csr
+
+__all__ = [
+    "as_csr",
+    "read_operands",
+    "common_types",
+    "check_n_neighbors",
+    "check_memory_budget",
+    "check_metric",
+]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -104,13 +113,34 @@ def as_csr(X, name="X", finite=True):
     return (int(rows), int(cols), indptr, indices, data)
 
 
-def _cast(m, index_dtype, value_dtype):
+def _widened(m, index64, value64):
+    """``m`` with 64-bit indices / values where asked (works on NumPy, CuPy and torch arrays)."""
     rows, cols, indptr, indices, data = m
-    if indices.dtype != index_dtype:
-        indices = indices.astype(index_dtype)
-    if data.dtype != value_dtype:
-        data = data.astype(value_dtype)
+    if index64 and indices.itemsize == 4:
+        indices = indices.astype(np.int64) if hasattr(indices, "astype") else indices.long()
+    if value64 and data.itemsize == 4:
+        data = data.astype(np.float64) if hasattr(data, "astype") else data.double()
     return (rows, cols, indptr, indices, data)
+
+
+def read_operands(X, Y, framework):
+    """``(x, y, device)``: canonical CSR arrays of ``X`` and ``Y`` (None when absent) with common
+    types, and the CUDA device holding them (-1: host memory; ``framework`` from
+    ``_device.placement``)."""
+    if framework is None:
+        x = as_csr(X, "X")
+        if Y is None:
+            return x, None, -1
+        x, y = common_types(x, as_csr(Y, "Y"))
+        return x, y, -1
+    x, device = device_csr(X, "X", framework)
+    if Y is None:
+        return x, None, device
+    y, device_y = device_csr(Y, "Y", framework)
+    if device_y != device:
+        raise ValueError(f"X is on CUDA device {device} but Y on device {device_y}")
+    x, y = common_types(x, y)
+    return x, y, device
 
 
 def common_types(x, y):
@@ -120,9 +150,9 @@ def common_types(x, y):
         raise ValueError(
             f"X has {x[1]} features (columns) but Y has {y[1]}; they must have the same number"
         )
-    value = np.result_type(x[4].dtype, y[4].dtype)
-    index = np.result_type(x[3].dtype, y[3].dtype)
-    return _cast(x, index, value), _cast(y, index, value)
+    index64 = 8 in (x[3].itemsize, y[3].itemsize)
+    value64 = 8 in (x[4].itemsize, y[4].itemsize)
+    return _widened(x, index64, value64), _widened(y, index64, value64)
 
 
 def check_n_neighbors(n_neighbors, available, exclude_self):

@@ -6,8 +6,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
-from ._device import resolve_device
-from ._input import as_csr, check_memory_budget, check_metric, check_n_neighbors, common_types
+from ._device import placement
+from ._gpu import framework_of, from_core, synchronize
+from ._input import check_memory_budget, check_metric, check_n_neighbors, read_operands
 from ._progress import check_progress, reporter
 
 __all__ = ["kneighbors", "kneighbors_graph"]
@@ -34,6 +35,8 @@ def kneighbors(
     X : {sparse matrix, sparse array, array-like} of shape (n_samples, n_features)
         The index: the points among which neighbours are searched. SciPy sparse input of any
         format (CSR is used as it is), int32 or int64 indices; dense input is converted to CSR.
+        With the CUDA backend also CuPy arrays, ``cupyx.scipy.sparse`` matrices and torch
+        tensors (dense or sparse CSR/COO) in GPU memory: computed on their GPU, results there.
     Y : {sparse matrix, sparse array, array-like} of shape (n_queries, n_features), default=None
         The queries. Default: the rows of ``X`` themselves.
     n_neighbors : int
@@ -63,6 +66,8 @@ def kneighbors(
     Returns
     -------
     distances : ndarray of shape (n_queries, n_neighbors), dtype float32
+        (A CuPy array or torch tensor on the input's GPU when the input is in CUDA memory: see
+        "GPU arrays" in docs/python.md.)
         The distances (similarities for ``inner_product``), in the metric's own units
         (``euclidean`` is not squared). Computed in the input's float type, rounded to float32.
     indices : ndarray of shape (n_queries, n_neighbors), dtype int64
@@ -94,7 +99,7 @@ def kneighbors(
     ((100, 5), dtype('int64'))
     """
     metric, p = check_metric(metric, p)
-    cuda = resolve_device(device)
+    cuda, framework = placement(device, X=X, Y=Y)
     budget = check_memory_budget(memory_budget)
     progress = check_progress(progress)
     exclude_self = bool(exclude_self)
@@ -102,14 +107,16 @@ def kneighbors(
         raise ValueError(
             "exclude_self applies when X is queried against itself; it cannot be combined with Y"
         )
-    x = as_csr(X, "X")
-    y = None
-    if Y is not None:
-        x, y = common_types(x, as_csr(Y, "Y"))
+    x, y, on = read_operands(X, Y, framework)
     k = check_n_neighbors(n_neighbors, x[0] - (1 if exclude_self else 0), exclude_self)
     n_queries = (x if y is None else y)[0]
+    if framework is not None:
+        synchronize(framework, on)
     with reporter(progress, "spira.kneighbors", n_queries) as report:
-        return _core.kneighbors(x, y, k, metric, p, exclude_self, cuda, budget, report)
+        distances, indices = _core.kneighbors(x, y, k, metric, p, exclude_self, cuda, budget, report)
+    if framework is not None:
+        return from_core(distances, framework), from_core(indices, framework)
+    return distances, indices
 
 
 def kneighbors_graph(
@@ -145,7 +152,9 @@ def kneighbors_graph(
     -------
     graph : scipy.sparse.csr_matrix of shape (n_samples, n_samples), dtype float64
         ``n_neighbors`` entries per row, listed nearest first (not by column), int64 indices:
-        the same layout, dtype and order as scikit-learn's ``kneighbors_graph``.
+        the same layout, dtype and order as scikit-learn's ``kneighbors_graph``. For input in
+        GPU memory: a ``cupyx.scipy.sparse.csr_matrix`` (CuPy input; int32 indices, as cupyx
+        stores them) or a torch sparse CSR tensor (torch input) on that GPU, same layout.
 
     Examples
     --------
@@ -170,6 +179,9 @@ def kneighbors_graph(
         progress=progress,
     )
     n, k = indices.shape
+    framework = framework_of(indices)
+    if framework is not None:
+        return _device_graph(distances, indices, mode, framework)
     if mode == "connectivity":
         data = np.ones(n * k, dtype=np.float64)
     else:
@@ -178,3 +190,36 @@ def kneighbors_graph(
     # Built as scikit-learn builds it: a csr_array (which keeps the int64 indices) turned into a
     # csr_matrix.
     return sp.csr_matrix(sp.csr_array((data, indices.ravel(), indptr), shape=(n, n)))
+
+
+def _device_graph(distances, indices, mode, framework):
+    """kneighbors_graph's layout for results on a GPU: a ``cupyx.scipy.sparse.csr_matrix``
+    (int32 indices, as cupyx stores them) or a torch sparse CSR tensor, float64 values."""
+    n, k = indices.shape
+    if framework == "torch":
+        import torch
+
+        dev = indices.device
+        data = (
+            torch.ones(n * k, dtype=torch.float64, device=dev)
+            if mode == "connectivity"
+            else distances.to(torch.float64).reshape(-1)
+        )
+        indptr = torch.arange(0, n * k + 1, k, dtype=torch.int64, device=dev)
+        return torch.sparse_csr_tensor(indptr, indices.reshape(-1), data, size=(n, n))
+    import cupy
+    import cupyx.scipy.sparse as cusp
+
+    if n * k >= 2**31:
+        raise ValueError(
+            f"the graph has {n * k} entries, more than a cupyx.scipy.sparse matrix (int32 "
+            "indices) can hold; use spira.kneighbors for its (distances, indices) arrays"
+        )
+    with cupy.cuda.Device(indices.device.id):
+        data = (
+            cupy.ones(n * k, dtype=cupy.float64)
+            if mode == "connectivity"
+            else distances.astype(cupy.float64).ravel()
+        )
+        indptr = cupy.arange(0, n * k + 1, k, dtype=cupy.int32)
+        return cusp.csr_matrix((data, indices.ravel().astype(cupy.int32), indptr), shape=(n, n))

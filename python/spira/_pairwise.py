@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._device import resolve_device
-from ._input import as_csr, check_memory_budget, check_metric, common_types
+from ._device import placement
+from ._gpu import empty, synchronize
+from ._input import check_memory_budget, check_metric, read_operands
 from ._progress import check_progress, reporter
 
 __all__ = ["pairwise_distances"]
@@ -20,7 +21,9 @@ def pairwise_distances(
     Parameters
     ----------
     X : {sparse matrix, sparse array, array-like} of shape (n_samples_X, n_features)
-        SciPy sparse input of any format, int32 or int64 indices, or a dense 2-D array.
+        SciPy sparse input of any format, int32 or int64 indices, or a dense 2-D array; with
+        the CUDA backend also CuPy / ``cupyx.scipy.sparse`` / torch input in GPU memory, whose
+        distances are computed on its GPU and returned there (memory_budget does not apply).
     Y : {sparse matrix, sparse array, array-like} of shape (n_samples_Y, n_features), default=None
         Default: ``X``.
     metric : str, default="euclidean"
@@ -60,14 +63,17 @@ def pairwise_distances(
            [1., 0.]])
     """
     metric, p = check_metric(metric, p)
-    cuda = resolve_device(device)
+    cuda, framework = placement(device, X=X, Y=Y)
     budget = check_memory_budget(memory_budget)
     progress = check_progress(progress)
-    x = as_csr(X, "X")
-    y = x
-    if Y is not None:
-        x, y = common_types(x, as_csr(Y, "Y"))
-    out = np.empty((x[0], y[0]), dtype=x[4].dtype)
+    x, y, on = read_operands(X, Y, framework)
+    y = x if y is None else y
+    dtype = "float64" if x[4].itemsize == 8 else "float32"
+    if framework is None:
+        out = np.empty((x[0], y[0]), dtype=dtype)
+    else:
+        out = empty((x[0], y[0]), dtype, framework, on)
+        synchronize(framework, on)
     with reporter(progress, "spira.pairwise_distances", x[0]) as report:
         _core.pairwise_distances(x, y, out, metric, p, cuda, budget, report)
     return out

@@ -6,7 +6,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
-from ._device import resolve_device
+from ._device import placement
+from ._gpu import device_csr, device_dense, empty, synchronize
 from ._input import _value_dtype, as_csr
 
 __all__ = ["select_k"]
@@ -30,6 +31,8 @@ def select_k(A, k, *, largest=True, sorted=True, device="auto"):
     sorted : bool, default=True
         Each row best first (by value, then the smaller index); else by increasing index.
     device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute. Input in GPU memory (a CuPy array, a ``cupyx.scipy.sparse`` matrix, a
+        torch tensor) is selected on its GPU and the results stay there, in its framework.
 
     Returns
     -------
@@ -50,11 +53,13 @@ def select_k(A, k, *, largest=True, sorted=True, device="auto"):
     >>> values.tolist(), indices.tolist()
     ([[5.0, 4.0]], [[4, 2]])
     """
-    cuda = resolve_device(device)
+    cuda, framework = placement(device, A=A)
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an integer, got {type(k).__name__}")
     k = int(k)
     largest, sorted = bool(largest), bool(sorted)
+    if framework is not None:
+        return _select_k_device(A, k, largest, sorted, framework)
     if sp.issparse(A):
         m = as_csr(A, "A", finite=False)
         if k < 1:
@@ -83,6 +88,52 @@ def select_k(A, k, *, largest=True, sorted=True, device="auto"):
     indices = np.empty((a.shape[0], k), dtype=np.int64)
     if a.shape[0] > 0:
         _core.select_k_dense(a, k, largest, sorted, values, indices, cuda)
+    if one_row:
+        return values[0], indices[0]
+    return values, indices
+
+
+def _is_sparse_device(A, framework):
+    if framework == "torch":
+        import torch
+
+        return A.layout != torch.strided
+    if framework == "cupy":
+        import cupyx.scipy.sparse as cusp
+
+        return cusp.issparse(A)
+    return False
+
+
+def _select_k_device(A, k, largest, sorted, framework):
+    """select_k of a CuPy / cupyx / torch input on its GPU; results there, in its framework."""
+    if _is_sparse_device(A, framework):
+        m, on = device_csr(A, "A", framework, finite=False)
+        if k < 1:
+            raise ValueError(f"k = {k} must be at least 1")
+        dtype = "float64" if m[4].itemsize == 8 else "float32"
+        values = empty((m[0], k), dtype, framework, on)
+        # Indices come back in A's index type, then widen to int64.
+        indices = empty((m[0], k), "int64" if m[3].itemsize == 8 else "int32", framework, on)
+        synchronize(framework, on)
+        _core.select_k_rows(m, k, largest, sorted, values, indices, True)
+        if m[3].itemsize != 8:
+            indices = indices.astype("int64") if framework != "torch" else indices.long()
+        return values, indices
+    a, on = device_dense(A, "A", framework)
+    one_row = a.ndim == 1
+    if one_row:
+        a = a.reshape(1, -1)
+    if a.ndim != 2:
+        raise ValueError(f"Expected a 1-D or 2-D array for A, got shape {tuple(a.shape)}")
+    if not 1 <= k <= a.shape[1]:
+        raise ValueError(f"k = {k} must be in [1, {a.shape[1]}] (the columns of A)")
+    dtype = "float64" if a.itemsize == 8 else "float32"
+    values = empty((a.shape[0], k), dtype, framework, on)
+    indices = empty((a.shape[0], k), "int64", framework, on)
+    if a.shape[0] > 0:
+        synchronize(framework, on)
+        _core.select_k_dense(a, k, largest, sorted, values, indices, True)
     if one_row:
         return values[0], indices[0]
     return values, indices

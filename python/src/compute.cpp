@@ -5,6 +5,10 @@
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
 
+#if defined(SPIRA_HAS_CUDA)
+#include <spira/detail/knn_cuda_ops.hpp>  // detail::device_row_slice
+#endif
+
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -23,17 +27,40 @@ constexpr std::int64_t pairwise_progress_steps = 20;
 /// ...but never fewer rows per block than this: each block transposes B again (O(nnz(B))).
 constexpr std::int64_t pairwise_progress_min_rows = 256;
 
+/// Rows of A per block of a pairwise call with a progress callback.
+std::int64_t progress_block_rows(std::int64_t rows)
+{
+  return std::max((rows + pairwise_progress_steps - 1) / pairwise_progress_steps,
+                  pairwise_progress_min_rows);
+}
+
 template <class V, class I>
 csr_view<V, I> view_of(const csr_input& m)
 {
-  const std::int64_t nnz = m.indptr[m.rows];
   return {m.rows,
           m.cols,
-          nnz,
+          m.nnz,
           m.indptr,
           static_cast<const I*>(m.indices),
           static_cast<const V*>(m.data),
-          memory_space::host};
+          m.on_device() ? memory_space::device : memory_space::host};
+}
+
+/// The resources of the CUDA device that holds `m`.
+cuda_resources device_of(const csr_input& m)
+{
+  return cuda_resources{.device = m.device};
+}
+
+/// Checks `m` as canonical CSR where it is (name: the argument's name in Python).
+template <class V, class I>
+void validate_input(const csr_input& m, csr_view<V, I> v, const char* name)
+{
+  if (m.on_device()) {
+    validate(device_of(m), v, csr_check::canonical, name);
+  } else {
+    validate(host_resources{}, v, csr_check::canonical, name);
+  }
 }
 
 /// Calls fn(type_identity<V>, type_identity<I>) for the value and index type of `m`.
@@ -47,10 +74,42 @@ decltype(auto) with_types(const csr_input& m, Fn&& fn)
   return m.value64 ? by_index(std::type_identity<double>{}) : by_index(std::type_identity<float>{});
 }
 
+/// Device operands and a device out: one call, or blocks of rows of A with `progress` (the
+/// distances are written where they belong; nothing goes through the host).
+template <class V, class I>
+void pairwise_on_device(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_params& params,
+                        const cuda_resources& res, const progress_fn& progress)
+{
+  const auto out_rows = [&](std::int64_t r0, std::int64_t r1) {
+    return dense_view<V>{r1 - r0, b.rows, b.rows, out + r0 * b.rows, memory_space::device};
+  };
+  if (!progress) {
+    pairwise_distance(res, a, b, out_rows(0, a.rows), params);
+    synchronize(res);
+    return;
+  }
+#if defined(SPIRA_HAS_CUDA)
+  const std::int64_t step = progress_block_rows(a.rows);
+  for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
+    const std::int64_t r1 = std::min(a.rows, r0 + step);
+    buffer<offset_t> ptr;
+    pairwise_distance(res, detail::device_row_slice(res, a, r0, r1, ptr), b, out_rows(r0, r1),
+                      params);
+    synchronize(res);
+    progress(r1, a.rows);
+  }
+#endif
+}
+
 template <class V, class I>
 void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_params& params,
-                    bool cuda, std::size_t memory_budget, const progress_fn& progress)
+                    bool cuda, const cuda_resources& res_of, std::size_t memory_budget,
+                    const progress_fn& progress)
 {
+  if (a.space == memory_space::device) {
+    pairwise_on_device(a, b, out, params, res_of, progress);
+    return;
+  }
   const host_resources host{};
   if (!cuda && !progress) {
     pairwise_distance(host, a, b, dense_view<V>{a.rows, b.rows, b.rows, out}, params);
@@ -58,9 +117,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
   }
   if (!cuda) {
     // Blocks of rows of A, each written straight into its rows of out.
-    const std::int64_t step =
-        std::max((a.rows + pairwise_progress_steps - 1) / pairwise_progress_steps,
-                 pairwise_progress_min_rows);
+    const std::int64_t step = progress_block_rows(a.rows);
     std::vector<offset_t> ptr;
     for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
       const std::int64_t r1 = std::min(a.rows, r0 + step);
@@ -81,7 +138,11 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
   detail::expects<out_of_memory>(budget >= row_bytes,
                                  "pairwise_distances: memory_budget = ", budget,
                                  " bytes cannot hold one row of distances (", row_bytes, " bytes)");
-  const auto step = static_cast<std::int64_t>(budget / row_bytes);
+  auto step = static_cast<std::int64_t>(budget / row_bytes);
+  if (progress) {
+    // As on the host: several blocks, so that Ctrl-C is seen during the call.
+    step = std::min(step, progress_block_rows(a.rows));
+  }
   const auto b_dev = to_device(res, b);
   std::vector<offset_t> ptr;
   for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
@@ -103,15 +164,21 @@ knn_result kneighbors(const csr_input& index, const std::optional<csr_input>& qu
                       const knn_params& params, bool cuda)
 {
   return with_types(index, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
-    const host_resources host{};
     const csr_view<V, I> iv = view_of<V, I>(index);
-    validate(host, iv, csr_check::canonical, "X");
+    validate_input(index, iv, "X");
     std::optional<csr_view<V, I>> qv;
     if (queries) {
       qv = view_of<V, I>(*queries);
-      validate(host, *qv, csr_check::canonical, "Y");
+      validate_input(*queries, *qv, "Y");
     }
-    return cuda ? knn_graph(cuda_resources{}, iv, qv, params) : knn_graph(host, iv, qv, params);
+    if (index.on_device()) {
+      const cuda_resources res = device_of(index);
+      knn_result r = knn_graph(res, iv, qv, params);
+      synchronize(res);
+      return r;
+    }
+    return cuda ? knn_graph(cuda_resources{}, iv, qv, params)
+                : knn_graph(host_resources{}, iv, qv, params);
   });
 }
 
@@ -120,25 +187,32 @@ void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
                         const progress_fn& progress)
 {
   with_types(a, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
-    const host_resources host{};
     const csr_view<V, I> av = view_of<V, I>(a);
     const csr_view<V, I> bv = view_of<V, I>(b);
-    validate(host, av, csr_check::canonical, "X");
-    validate(host, bv, csr_check::canonical, "Y");
-    pairwise_typed(av, bv, static_cast<V*>(out), params, cuda, memory_budget, progress);
+    validate_input(a, av, "X");
+    validate_input(b, bv, "Y");
+    pairwise_typed(av, bv, static_cast<V*>(out), params, cuda, device_of(a), memory_budget,
+                   progress);
   });
 }
 
 void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_t cols,
                     std::int64_t k, bool largest, bool sorted, void* out_values,
-                    std::int64_t* out_indices, bool cuda)
+                    std::int64_t* out_indices, bool cuda, int device)
 {
   const auto run = [&]<class T>(std::type_identity<T>) {
     const select_order order = largest ? select_order::largest : select_order::smallest;
     const select_params params{.sorted = sorted};
-    const dense_view<const T> x{rows, cols, cols, static_cast<const T*>(in)};
-    const dense_view<T> v{rows, k, k, static_cast<T*>(out_values)};
-    const dense_view<std::int64_t> i{rows, k, k, out_indices};
+    const memory_space space = device >= 0 ? memory_space::device : memory_space::host;
+    const dense_view<const T> x{rows, cols, cols, static_cast<const T*>(in), space};
+    const dense_view<T> v{rows, k, k, static_cast<T*>(out_values), space};
+    const dense_view<std::int64_t> i{rows, k, k, out_indices, space};
+    if (device >= 0) {
+      const cuda_resources res{.device = device};
+      select_k<T, std::int64_t>(res, x, k, order, v, i, params);
+      synchronize(res);
+      return;
+    }
     if (!cuda) {
       select_k<T, std::int64_t>(host_resources{}, x, k, order, v, i, params);
       return;
@@ -162,19 +236,28 @@ void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_
 }
 
 void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted, void* out_values,
-                   std::int64_t* out_indices, bool cuda)
+                   void* out_indices, bool cuda)
 {
   with_types(m, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
     const host_resources host{};
     const csr_view<V, I> mv = view_of<V, I>(m);
-    validate(host, mv, csr_check::canonical, "A");
+    validate_input(m, mv, "A");
     const select_order order = largest ? select_order::largest : select_order::smallest;
     const select_params params{.sorted = sorted};
+    if (m.on_device()) {
+      const cuda_resources res = device_of(m);
+      select_k(res, mv, k, order,
+               dense_view<V>{m.rows, k, k, static_cast<V*>(out_values), memory_space::device},
+               dense_view<I>{m.rows, k, k, static_cast<I*>(out_indices), memory_space::device},
+               params);
+      synchronize(res);
+      return;
+    }
     const auto n = static_cast<std::size_t>(m.rows * k);
     std::vector<I> narrow(std::is_same_v<I, std::int64_t> ? 0 : n);
     I* idx = nullptr;
     if constexpr (std::is_same_v<I, std::int64_t>) {
-      idx = out_indices;
+      idx = static_cast<std::int64_t*>(out_indices);
     } else {
       idx = narrow.data();
     }
@@ -192,7 +275,7 @@ void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted
       copy(i.data, memory_space::host, id.data(), memory_space::device, n, res);
     }
     if constexpr (!std::is_same_v<I, std::int64_t>) {
-      std::copy(narrow.begin(), narrow.end(), out_indices);
+      std::copy(narrow.begin(), narrow.end(), static_cast<std::int64_t*>(out_indices));
     }
   });
 }

@@ -7,6 +7,9 @@
 // The library calls the callback between tiles, from the thread that made the call (never from an
 // OpenMP worker). The callback takes the GIL back for a moment, runs the Python signal handlers
 // (PyErr_CheckSignals: Ctrl-C raises KeyboardInterrupt in the main thread) and calls `progress`.
+// A call from another thread without `progress` gets no callback: Python runs signal handlers in
+// the main thread only, so there is nothing to check, and the library keeps its own tiles (a
+// callback makes it report about 20 times per call, in smaller tiles).
 // When either raises, the Python exception is kept and the computation is stopped by throwing
 // `interrupted`, which unwinds the library's tiles (all of them owned by RAII objects, so nothing
 // leaks); run() then raises the kept exception in Python.
@@ -30,12 +33,22 @@ struct interrupted : std::exception {
 class interruptible_call {
  public:
   /// progress: None, or a Python callable(done, total) called after each tile with the GIL held.
-  explicit interruptible_call(nanobind::object progress) : progress_(std::move(progress)) {}
+  explicit interruptible_call(nanobind::object progress) : progress_(std::move(progress))
+  {
+    const bool reports = progress_.is_valid() && !progress_.is_none();
+    const auto main_thread = nanobind::module_::import_("threading").attr("main_thread")();
+    needed_ = reports || nanobind::cast<unsigned long>(main_thread.attr("ident")) ==
+                             PyThread_get_thread_ident();
+  }
 
-  /// The callback for knn_params::progress and the bindings' own loops: (rows done, total rows).
-  /// Called without the GIL; throws `interrupted` when a signal handler or `progress` raised.
+  /// The callback for knn_params::progress and the bindings' own loops: (rows done, total rows),
+  /// or an empty function when nothing needs it (see above). Called without the GIL; throws
+  /// `interrupted` when a signal handler or `progress` raised.
   [[nodiscard]] std::function<void(std::int64_t, std::int64_t)> callback()
   {
+    if (!needed_) {
+      return {};
+    }
     return [this](std::int64_t done, std::int64_t total) { check(done, total); };
   }
 
@@ -78,6 +91,7 @@ class interruptible_call {
   }
 
   nanobind::object progress_;
+  bool needed_ = true;
   std::optional<nanobind::python_error> error_;
 };
 

@@ -35,10 +35,28 @@ namespace spira::python {
 
 namespace {
 
-using any_vector = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+/// Arrays in host memory or in the memory of a CUDA device (NumPy, CuPy, torch, any DLPack
+/// producer), read only.
+using any_vector = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig>;
+using any_matrix = nb::ndarray<nb::ndim<2>, nb::c_contig>;
+using index_matrix = nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig>;
+
+/// The CUDA device holding `a`, or -1 for host memory; other memory is refused.
+template <class Array>
+int device_of_array(const Array& a, const char* name)
+{
+  if (a.device_type() == nb::device::cpu::value) {
+    return -1;
+  }
+  detail::expects(a.device_type() == nb::device::cuda::value, name,
+                  ": the array is neither in host memory nor in CUDA device memory");
+  return static_cast<int>(a.device_id());
+}
 
 /// (rows, cols, indptr, indices, data) from the Python layer as a csr_input; the tuple keeps the
-/// arrays alive for the call. Checks what the library cannot: dtypes and array lengths.
+/// arrays alive for the call. Checks what the library cannot: dtypes, array lengths and that all
+/// three arrays are in the same memory (the row pointers' end is checked by the library's
+/// validation).
 csr_input csr_of(const nb::tuple& t, const char* name)
 {
   if (t.size() != 5) {
@@ -52,12 +70,17 @@ csr_input csr_of(const nb::tuple& t, const char* name)
   const auto data = nb::cast<any_vector>(t[4]);
   detail::expects(m.rows >= 0 && m.cols >= 0, name, ": negative shape (", m.rows, ", ", m.cols,
                   ")");
+  m.device = device_of_array(indptr, name);
+  detail::expects(
+      device_of_array(indices, name) == m.device && device_of_array(data, name) == m.device, name,
+      ": the row pointers, column indices and values must be in the same memory");
   detail::expects(indptr.dtype() == nb::dtype<std::int64_t>(), name,
                   ": the row pointers must be int64");
   detail::expects(indptr.shape(0) == static_cast<std::size_t>(m.rows) + 1, name, ": ",
                   indptr.shape(0), " row pointers for ", m.rows, " rows");
   m.indptr = static_cast<const std::int64_t*>(indptr.data());
-  const std::int64_t nnz = m.indptr[m.rows];
+  m.nnz = m.on_device() ? static_cast<std::int64_t>(indices.shape(0)) : m.indptr[m.rows];
+  const std::int64_t nnz = m.nnz;
   detail::expects(nnz >= 0 && indices.shape(0) == static_cast<std::size_t>(nnz) &&
                       data.shape(0) == static_cast<std::size_t>(nnz),
                   name, ": the row pointers end at ", nnz, " but there are ", indices.shape(0),
@@ -85,19 +108,31 @@ void check_same_types(const csr_input& x, const csr_input& y)
                   "X and Y must have the same value and index types");
   detail::expects<dimension_mismatch>(x.cols == y.cols, "X has ", x.cols, " columns but Y has ",
                                       y.cols);
+  detail::expects(x.device == y.device, "X and Y must be in the same memory (",
+                  x.on_device() ? "CUDA device " + std::to_string(x.device) : "host", " and ",
+                  y.on_device() ? "CUDA device " + std::to_string(y.device) : "host", ")");
 }
 
 using knn_distances = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using knn_indices = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
-/// The result's two arrays as NumPy arrays sharing one owner: the result, freed when the last of
-/// them is collected.
-nb::tuple knn_arrays(std::unique_ptr<knn_result> result)
+/// The result's two arrays sharing one owner, the result, freed when the last of them is
+/// collected: NumPy arrays for a result in host memory; for one on CUDA device `device`, arrays
+/// the Python layer hands to its framework through DLPack (CuPy or torch), without a copy.
+nb::tuple knn_arrays(std::unique_ptr<knn_result> result, int device = -1)
 {
   knn_result* r = result.release();
   nb::capsule owner(r, [](void* p) noexcept { delete static_cast<knn_result*>(p); });
   const std::size_t shape[2] = {static_cast<std::size_t>(r->indices.rows()),
                                 static_cast<std::size_t>(r->indices.cols())};
+  if (device >= 0) {
+    const auto on = nb::device::cuda::value;
+    auto distances = nb::ndarray<float, nb::ndim<2>, nb::c_contig>(
+        r->distances.data(), 2, shape, owner, nullptr, nb::dtype<float>(), on, device);
+    auto indices = nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig>(
+        r->indices.data(), 2, shape, owner, nullptr, nb::dtype<std::int64_t>(), on, device);
+    return nb::make_tuple(distances, indices);
+  }
   auto distances = nb::ndarray<nb::numpy, float, nb::ndim<2>>(r->distances.data(), 2, shape, owner);
   auto indices =
       nb::ndarray<nb::numpy, std::int64_t, nb::ndim<2>>(r->indices.data(), 2, shape, owner);
@@ -146,17 +181,17 @@ nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int
   params.progress = call.callback();
   auto result = std::make_unique<knn_result>();
   call.run([&] { *result = kneighbors(index, queries, params, cuda); });
-  return knn_arrays(std::move(result));
+  return knn_arrays(std::move(result), index.device);
 }
 
-void pairwise_py(const nb::tuple& x, const nb::tuple& y,
-                 nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu> out,
+void pairwise_py(const nb::tuple& x, const nb::tuple& y, any_matrix out,
                  const std::string& metric_name, double p, bool cuda, std::size_t memory_budget,
                  nb::object progress)
 {
   const csr_input a = csr_of(x, "X");
   const csr_input b = csr_of(y, "Y");
   check_same_types(a, b);
+  detail::expects(device_of_array(out, "out") == a.device, "out must be in the memory of X");
   detail::expects(out.shape(0) == static_cast<std::size_t>(a.rows) &&
                       out.shape(1) == static_cast<std::size_t>(b.rows),
                   "out: expected shape (", a.rows, ", ", b.rows, ")");
@@ -168,13 +203,14 @@ void pairwise_py(const nb::tuple& x, const nb::tuple& y,
   call.run([&] { pairwise_distances(a, b, out.data(), params, cuda, memory_budget, report); });
 }
 
-using any_matrix = nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-
-void select_k_dense_py(
-    nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu> in, std::int64_t k,
-    bool largest, bool sorted, any_matrix out_values,
-    nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_indices, bool cuda)
+void select_k_dense_py(nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig> in, std::int64_t k,
+                       bool largest, bool sorted, any_matrix out_values, index_matrix out_indices,
+                       bool cuda)
 {
+  const int device = device_of_array(in, "A");
+  detail::expects(device_of_array(out_values, "out_values") == device &&
+                      device_of_array(out_indices, "out_indices") == device,
+                  "out_values and out_indices must be in the memory of A");
   const bool value64 = in.dtype() == nb::dtype<double>();
   detail::expects(value64 || in.dtype() == nb::dtype<float>(),
                   "A: the values must be float32 or float64");
@@ -187,16 +223,22 @@ void select_k_dense_py(
                   "out_values and out_indices: expected shape (", rows, ", ", k, ")");
   nb::gil_scoped_release release;
   select_k_dense(in.data(), value64, rows, cols, k, largest, sorted, out_values.data(),
-                 out_indices.data(), cuda);
+                 out_indices.data(), cuda, device);
 }
 
-void select_k_rows_py(
-    const nb::tuple& a, std::int64_t k, bool largest, bool sorted, any_matrix out_values,
-    nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_indices, bool cuda)
+void select_k_rows_py(const nb::tuple& a, std::int64_t k, bool largest, bool sorted,
+                      any_matrix out_values, any_matrix out_indices, bool cuda)
 {
   const csr_input m = csr_of(a, "A");
+  detail::expects(device_of_array(out_values, "out_values") == m.device &&
+                      device_of_array(out_indices, "out_indices") == m.device,
+                  "out_values and out_indices must be in the memory of A");
   detail::expects(out_values.dtype() == (m.value64 ? nb::dtype<double>() : nb::dtype<float>()),
                   "out_values: the dtype must be A's");
+  const bool index64 = !m.on_device() || m.index64;
+  detail::expects(
+      out_indices.dtype() == (index64 ? nb::dtype<std::int64_t>() : nb::dtype<std::int32_t>()),
+      "out_indices: the dtype must be int64 (host) or A's index type (device)");
   detail::expects(static_cast<std::int64_t>(out_values.shape(0)) == m.rows &&
                       static_cast<std::int64_t>(out_indices.shape(0)) == m.rows &&
                       static_cast<std::int64_t>(out_values.shape(1)) == k &&

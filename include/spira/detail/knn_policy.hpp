@@ -50,10 +50,14 @@ struct knn_tiling {
 
 /// Tiles such that the distance tile (queries x index values of `value_bytes`), its top-k and the
 /// running top-k lists fit `budget`. Prefers whole index rows per query tile; splits the index when
-/// k or the index is too large for that. Overrides in params win.
+/// k or the index is too large for that. Overrides in params win. `caller_budget` (default:
+/// `budget`) is the budget the caller gave, which the messages name when the tiles get a share of
+/// it.
 inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int64_t n_i,
-                                 std::int64_t k, std::size_t value_bytes, const knn_params& params)
+                                 std::int64_t k, std::size_t value_bytes, const knn_params& params,
+                                 std::size_t caller_budget = 0)
 {
+  const std::size_t named = caller_budget > 0 ? caller_budget : budget;
   using policy = knn_policy;
   const std::size_t pair = value_bytes + sizeof(std::int64_t);
   std::int64_t ti = params.index_tile > 0 ? std::min(params.index_tile, n_i) : n_i;
@@ -71,12 +75,12 @@ inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int6
         tq /= 2;
       }
       const std::size_t lists = tq * lists_per_query;
-      expects<out_of_memory>(lists < budget, "knn_graph: memory budget of ", budget,
+      expects<out_of_memory>(lists < budget, "knn_graph: memory budget of ", named,
                              " bytes cannot hold the top-", k, " lists of one query (", lists,
                              " bytes); raise knn_params::memory_budget");
       ti = std::clamp<std::int64_t>((budget - lists) / (tq * value_bytes), 1, n_i);
     }
-    expects<out_of_memory>(tq >= 1, "knn_graph: memory budget of ", budget,
+    expects<out_of_memory>(tq >= 1, "knn_graph: memory budget of ", named,
                            " bytes is too small for one query against ", ti,
                            " index rows; raise knn_params::memory_budget");
     if (params.progress) {
