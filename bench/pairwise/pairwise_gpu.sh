@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # The GPU pairwise benchmark in one device command: configure and build bench_pairwise_gpu (and,
 # unless --no-test, test_pairwise), run a short CUDA test of the engine, then
-# bench/pairwise_gpu.py over every dataset of DATA and the synthetic Table 2 shapes (every strategy,
-# cuSPARSE SpGEMM through its C API, spira's host engine on all cores), all within --deadline
-# seconds from the start. The benchmark gets what the build and the test leave.
+# bench/pairwise/pairwise_gpu.py over every dataset of DATA and the synthetic Table 2 shapes (every
+# strategy, cuSPARSE SpGEMM through its C API, spira's host engine on all cores), all within
+# --deadline seconds from the start. The benchmark gets what the build and the test leave.
 # Results and logs go to $OUT (default /tmp/pairwise-gpu): pairwise_gpu.jsonl, bench.err,
-# build.log, test.log. Render them with bench/pairwise_gpu_table.py (docs/bench-pairwise-gpu.md).
-# GoogleTest and zlib headers come from .carry/ as in scripts/gpu-check.sh; the data from --data
-# (default: .carry/data, else ../shared/data). On the device machine: run with carry [".carry"].
+# build.log, test.log. Render them with bench/pairwise/pairwise_gpu_table.py
+# (docs/bench-pairwise-gpu.md). GoogleTest and zlib headers come from .carry/ as in
+# scripts/gpu-check.sh; the data from --data (default: .carry/data, else ../shared/data). On the
+# device machine: run with carry [".carry"].
 #
-# usage: bench/pairwise_gpu.sh [--deadline SECONDS] [--quick] [--data DIR] [--build DIR]
-#                              [--no-test] [--dry-run] [-- bench/pairwise_gpu.py options]
+# usage: bench/pairwise/pairwise_gpu.sh [--deadline SECONDS] [--quick] [--data DIR]
+#                                       [--build DIR] [--no-test] [--dry-run]
+#                                       [-- bench/pairwise/pairwise_gpu.py options]
 #   --deadline  seconds for everything (default 470: the device command limit is 600)
-#   --quick     bench/pairwise_gpu.py --quick (fewer calls and query rows, no phase-3 metrics)
+#   --quick     bench/pairwise/pairwise_gpu.py --quick (fewer calls and query rows, no phase-3
+#               metrics)
 #   --dry-run   build, then print the case list and its sizes instead of running it
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/pairwise
+root=$(cd "$here/../.." && pwd)
 out=${OUT:-/tmp/pairwise-gpu}
 build=/tmp/b-pairwise-gpu
 deadline=470
@@ -65,13 +69,13 @@ if [ "$test" = 1 ]; then
   echo "== test done at $(( $(date +%s) - t0 )) s (rc=$rc)"
 fi
 if [ "$dry" = 1 ]; then
-  python3 "$root/bench/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" --data "$data" \
+  python3 "$here/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" --data "$data" \
     --deadline "$(( $(left) - 10 ))" --dry-run "${driver[@]}"
   exit $?
 fi
 b=$(( $(left) - 10 ))
 echo "== bench: ${b} s, data $data"
-PYTHONUNBUFFERED=1 python3 "$root/bench/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" \
+PYTHONUNBUFFERED=1 python3 "$here/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" \
   --data "$data" --deadline "$b" --out "$out/pairwise_gpu.jsonl" "${driver[@]}" 2> "$out/bench.err"
 code=$?
 echo "== bench: exit $code at $(( $(date +%s) - t0 )) s, $(grep -c . "$out/pairwise_gpu.jsonl") records"

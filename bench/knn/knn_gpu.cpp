@@ -11,8 +11,8 @@
 //                  [--save-matrix PATH.npz] [--save-graph PREFIX]
 //   --file          any format spira::io::read_matrix reads (.mtx, .mtx.gz, edge lists, .npz, ...)
 //   --transpose     use the transpose (pbmc3k ships genes x cells; the samples are the cells)
-//   --synthetic     a Table 2 shape of bench/synthetic.hpp (seed 42); --synthetic-rows keeps its
-//                   first N rows (the columns and the degree law of the full set stay)
+//   --synthetic     a Table 2 shape of bench/common/synthetic.hpp (seed 42); --synthetic-rows keeps
+//                   its first N rows (the columns and the degree law of the full set stay)
 //   --threads       host backend threads (0 = all cores)
 //   --memory-budget, --query-tile, --index-tile: the knn_params overrides (0 = the library's
 //   choice)
@@ -20,8 +20,8 @@
 //                   indptr and shape of an .npz, so that peers time exactly the same data
 //   --save-graph    PREFIX-METRIC.npz with spira's indices and distances (for recall checks)
 // Prints one JSON object per metric on stdout; a failure is reported in "error", not hidden.
-#include "json_escape.hpp"
-#include "synthetic.hpp"
+#include "common/json_escape.hpp"
+#include "common/synthetic.hpp"
 
 #include <spira/io.hpp>
 #include <spira/spira.hpp>

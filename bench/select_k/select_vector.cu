@@ -1,8 +1,8 @@
 // Top-k of one long vector: times spira::select_k (delegate, radix, auto) and a full CUB radix sort
 // (cub::DeviceRadixSort::SortPairsDescending of the values with int32 positions) on the CUDA
 // backend for the cases given on stdin, and prints one JSON object per line.
-// bench/select_vector.py and bench/select_vector_tune.py drive it (torch.topk runs there, in the
-// same session).
+// bench/select_k/select_vector.py and bench/select_k/select_vector_tune.py drive it (torch.topk
+// runs there, in the same session).
 //
 // stdin, one case per line:
 //   select <n> <k> <algo: auto|delegate|radix> <dist> [subrange]
@@ -10,7 +10,7 @@
 //       subrange > 0 forces the delegate sub-range length (Rule 4's tuning sweep)
 //   sort <n> <dist>      full CUB radix sort of (value, position) pairs, descending
 //   copy                 device-to-device copy bandwidth
-#include "cuda_timing.cuh"
+#include "common/cuda_timing.cuh"
 
 #include "selection/dispatch.hpp"
 

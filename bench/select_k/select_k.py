@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""select_k benchmark driver: spira::select_k (bench/select_k.cu) and torch.topk side by side, in
-one run on one GPU, with the device-to-device copy bandwidth measured in the same run.
+"""select_k benchmark driver: spira::select_k (bench/select_k/select_k.cu) and torch.topk side by
+side, in one run on one GPU, with the device-to-device copy bandwidth measured in the same run.
 
-    python3 bench/select_k.py --bench BUILD/select_k_bench --out bench/results [--quick]
+    python3 bench/select_k/select_k.py --bench BUILD/select_k_bench --out bench/results [--quick]
 
-Writes <out>/select_k-<YYYY-MM-DD>.json; bench/select_k_table.py turns it into the table of
+Writes <out>/select_k-<YYYY-MM-DD>.json; bench/select_k/select_k_table.py turns it into the table of
 docs/bench-select.md. The memory floor of a case is (input read once + output written once) /
 measured copy bandwidth (bytes read + written per second).
 
@@ -16,9 +16,9 @@ CSR rows of the datasets' distance graphs ("csr_graphs" in the results): for eve
 of rows of A that share a stored column (the stored pattern of A A^T, diagonal included), one CSR
 row per row of A, float32 values, int32 columns, ragged row degrees; where it would exceed
 --graph-max-entries (2^27) entries, only the first R rows of A are query rows (R reported as
-"rows", A's count as "a_rows"). bench/select_k_graphs.py builds them with scipy on the CPU (run as
-`python3 -s`; cached in --graphs-dir). Cases: k = 15 and 100, smallest, spira's CSR overload (algo
-auto, unsorted, rows x k values and int32 column indices) against torch.topk(x, k, dim=1,
+"rows", A's count as "a_rows"). bench/select_k/select_k_graphs.py builds them with scipy on the CPU
+(run as `python3 -s`; cached in --graphs-dir). Cases: k = 15 and 100, smallest, spira's CSR overload
+(algo auto, unsorted, rows x k values and int32 column indices) against torch.topk(x, k, dim=1,
 largest=False, sorted=False) on the same rows laid out as a dense rows x max(max_degree, k) matrix
 padded with +inf (padded shape reported; torch's time excludes building it, reported apart as
 "torch_pad_ms"; not run when the padded matrix would exceed 8 GiB, with the reason). Floor:
@@ -37,9 +37,11 @@ import subprocess
 import sys
 import tempfile
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # gpu_info.py
+
 from gpu_info import torch_device_and_version
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPH_KS = (15, 100)
 TORCH_PAD_LIMIT = 8 << 30  # bytes of the padded float32 matrix torch.topk gets
 CHECK_CHUNK_BYTES = 2 << 30  # GPU memory of one row chunk of the check
@@ -134,10 +136,11 @@ def default_data_dir():
 
 
 def make_graphs(args, errors):
-    """Builds (or reuses) the distance graphs with bench/select_k_graphs.py; returns its manifest,
-    or None. Run as `python3 -s` (a user-site numpy 2 breaks a system scipy); when numpy and scipy
-    do not import there (exit status 3), this interpreter without -s, then /usr/bin/python3 -s."""
-    script = os.path.join(ROOT, "bench", "select_k_graphs.py")
+    """Builds (or reuses) the distance graphs with bench/select_k/select_k_graphs.py; returns its
+    manifest, or None. Run as `python3 -s` (a user-site numpy 2 breaks a system scipy); when numpy
+    and scipy do not import there (exit status 3), this interpreter without -s, then
+    /usr/bin/python3 -s."""
+    script = os.path.join(ROOT, "bench", "select_k", "select_k_graphs.py")
     opts = ["--data", args.data, "--out", args.graphs_dir, "--max-entries",
             str(args.graph_max_entries), "--workers", str(args.graph_workers)]
     if args.graph_datasets:

@@ -1,6 +1,6 @@
 // select_k benchmark: times spira::select_k on the CUDA backend for the cases given on stdin and
-// prints one JSON object per line. bench/select_k.py drives it, runs torch.topk on the same shapes
-// in the same session, and writes the results file.
+// prints one JSON object per line. bench/select_k/select_k.py drives it, runs torch.topk on the
+// same shapes in the same session, and writes the results file.
 //
 // stdin, one case per line:   <rows> <length> <k> <algo: auto|binary_search|radix> [dist]
 //   dist: uniform (default), normal, narrow (RadiK's adversarial: all keys share their top digits)
@@ -17,8 +17,8 @@
 //
 // select_k_bench --check FILE.npz reads FILE as the csr lines do, prints its shape, degrees and
 // checksums as one JSON object and exits without touching the GPU (exit status 1 on a bad file).
-#include "cuda_timing.cuh"
-#include "json_escape.hpp"
+#include "common/cuda_timing.cuh"
+#include "common/json_escape.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/cuda/error.cuh>
@@ -298,7 +298,7 @@ int main(int argc, char** argv)
   }
   if (argc != 1) {
     std::fprintf(stderr,
-                 "usage: select_k_bench            (cases on stdin, see bench/select_k.cu)\n"
+                 "usage: select_k_bench            (cases on stdin: bench/select_k/select_k.cu)\n"
                  "       select_k_bench --check FILE.npz\n");
     return 2;
   }

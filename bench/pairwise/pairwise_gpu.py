@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """GPU pairwise benchmark driver: runs bench_pairwise_gpu over every dataset and the synthetic
-Table 2 shapes within one time budget and writes the JSON lines bench/pairwise_gpu_table.py reads.
+Table 2 shapes within one time budget and writes the JSON lines bench/pairwise/pairwise_gpu_table.py
+reads.
 
-usage: bench/pairwise_gpu.py --bench BUILD/bench/bench_pairwise_gpu --data DIR --out FILE
-                             [--deadline SECONDS] [--quick] [--synthetic-rows N]
-                             [--only LABEL,..] [--dry-run [--exact]]
+usage: bench/pairwise/pairwise_gpu.py --bench BUILD/bench/bench_pairwise_gpu --data DIR --out FILE
+                                      [--deadline SECONDS] [--quick] [--synthetic-rows N]
+                                      [--only LABEL,..] [--dry-run [--exact]]
 
 Cases, in this order (each case is one process: load once, then every metric x strategy):
   1. every dataset folder of DATA (the known ones with their file and orientation, any other folder
      with its first matrix file), A = B = all rows; metrics cosine, euclidean, manhattan,
      chebyshev, jensenshannon; strategies automatic, intersection, hybrid, dense (dot-product
      metrics), cuSPARSE SpGEMM (dot-product metrics) and spira's host engine;
-  2. the synthetic Table 2 shapes (bench/synthetic.hpp: movielens-large, sec-edgar, scrna,
+  2. the synthetic Table 2 shapes (bench/common/synthetic.hpp: movielens-large, sec-edgar, scrna,
      nytimes-bow) at full size as B, A = their first --synthetic-rows rows (default 1,024; 512
      with --quick); cosine and manhattan, every strategy the budget rules of bench_pairwise_gpu
      allow (its --max-hybrid-work / --max-dense-flops);
@@ -35,7 +36,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Known datasets of ../shared/data: label, file, transpose (rows = samples), weight (time share).
 KNOWN = [
@@ -51,7 +52,7 @@ KNOWN_FOLDERS = {f.split("/")[0] for _, f, _, _ in KNOWN}
 MATRIX_SUFFIXES = (".mtx", ".mtx.gz", ".npz", ".svm", ".svmlight", ".libsvm", ".svm.gz",
                    ".edges", ".el", ".txt.gz")
 
-# bench/synthetic.hpp's Table 2 shapes: rows, cols, density.
+# bench/common/synthetic.hpp's Table 2 shapes: rows, cols, density.
 SYNTHETIC = {
     "sec-edgar": (663000, 858000, 0.000007),
     "nytimes-bow": (300000, 102660, 0.002),

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Full self-k-NN graphs, side by side in one run: spira::knn_graph (bench_knn, in-process timing)
 against scikit-learn's brute-force NearestNeighbors and, on the GPU, cuSPARSE (CuPy A @ B.T) with
-torch.topk. Every dataset of ../shared/data and synthetic Table 2 shapes (bench/synthetic.hpp),
-k = 15, cosine and manhattan by default.
+torch.topk. Every dataset of ../shared/data and synthetic Table 2 shapes
+(bench/common/synthetic.hpp), k = 15, cosine and manhattan by default.
 
 Every tool gets the same float32 CSR: bench_knn writes the matrix it benchmarks to an .npz that the
 peers load. Peers are capped in time: each first runs on the first --probe-rows query rows against
@@ -14,10 +14,10 @@ k, where an index that ties with spira's k-th distance also counts) and "max_dis
 difference between the two sorted distance lists).
 
 usage:
-  GPU:  bench/knn.py --bench BUILD/bench/bench_knn --backend cuda
-  host: bench/knn.py --bench BUILD/bench/bench_knn --backend host --threads 2
+  GPU:  bench/knn/knn.py --bench BUILD/bench/bench_knn --backend cuda
+  host: bench/knn/knn.py --bench BUILD/bench/bench_knn --backend host --threads 2
 Results are appended as JSON lines to --out (default bench/results/knn_{gpu,host}-DATE.jsonl); the
-first line describes the machine. bench/knn_table.py turns them into docs/bench-knn.md.
+first line describes the machine. bench/knn/knn_table.py turns them into docs/bench-knn.md.
 """
 import argparse
 import datetime
@@ -32,9 +32,11 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py
+
 from datasets import DATASETS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Table 2 shapes with the rows kept (the first rows of the full distribution; columns and degree law
 # of the full set). sec-edgar at its full 663K rows; the others capped for the GPU lease.
 SYNTHETIC_GPU = "sec-edgar:663000,nytimes-bow:100000,movielens-large:50000,scrna:20000"

@@ -2,8 +2,9 @@
 """Measures the constant C of Dr. Top-k's Rule 4 on this GPU: the delegate algorithm's time over
 the sub-range length alpha (powers of two, 2^5 ... 2^16) for several (n, k), uniform input.
 
-    python3 bench/select_vector_tune.py --bench BUILD/bench/select_vector_bench --out bench/results
-    python3 bench/select_vector_tune.py --from RESULTS.json --out DIR   (the analysis only)
+    python3 bench/select_k/select_vector_tune.py --bench BUILD/bench/select_vector_bench \\
+        --out bench/results
+    python3 bench/select_k/select_vector_tune.py --from RESULTS.json --out DIR   (the analysis only)
 
 Model (Rule 4): T(alpha) = A + B / alpha + D * alpha, where B / alpha is the per-sub-range work
 (delegates written, first top-k) and D * alpha the candidate work (qualifying sub-ranges read again,
@@ -22,6 +23,9 @@ import math
 import os
 import subprocess
 import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # gpu_info.py
 
 from gpu_info import torch_device_and_version
 

@@ -5,11 +5,12 @@
 # Logs go to $OUT when it is set.
 # GoogleTest and zlib headers come from .carry/ as in scripts/gpu-check.sh.
 #
-# usage: bench/pairwise_gpu_check.sh [--no-bench] [--no-tests] [--data DIR] [--deadline SECONDS]
-#                                   [--sanitize-share PERCENT]
+# usage: bench/pairwise/pairwise_gpu_check.sh [--no-bench] [--no-tests] [--data DIR]
+#                                             [--deadline SECONDS] [--sanitize-share PERCENT]
 #   --no-tests  build and benchmark only (a second call on a machine that already passed them)
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/pairwise
+root=$(cd "$here/../.." && pwd)
 out=${OUT:-/tmp/pairwise-gpu-check}
 mkdir -p "$out"
 build=/tmp/b-pairwise
@@ -73,7 +74,7 @@ for tool in memcheck racecheck; do
   done
 done
 if [ "$bench" = 1 ] && [ -d "$data" ]; then
-  PYTHONUNBUFFERED=1 python3 "$root/bench/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" \
+  PYTHONUNBUFFERED=1 python3 "$here/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" \
     --data "$data" --deadline $(( $(left) - 5 )) --quick --out "$out/pairwise_gpu.jsonl" \
     2> "$out/bench.err"
   echo "== bench: exit $? at $(( $(date +%s) - t0 )) s"

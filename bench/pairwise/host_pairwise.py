@@ -5,7 +5,8 @@ threads and the same float32 data. A = the first min(n, --max-rows) rows of each
 rows (the same slice for every tool). Writes bench/results/host_pairwise-DATE.json and regenerates
 docs/bench-host-pairwise.md from it.
 
-usage: bench/host_pairwise.py --bench BUILD/bench/bench_host_pairwise [--threads T] [--max-rows R]
+usage: bench/pairwise/host_pairwise.py --bench BUILD/bench/bench_host_pairwise [--threads T]
+           [--max-rows R]
 """
 import argparse
 import datetime
@@ -20,9 +21,11 @@ import time
 import numpy as np
 from sklearn.metrics import pairwise_distances
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py
+
 from datasets import load_csr
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "..", "shared", "data")
 DATASETS = [  # name, file, transpose (rows = samples)
     ("uci-bow-kos", "uci-bow-kos/docword.kos.mtx.gz", False),
@@ -96,8 +99,8 @@ def main():
     out_json = os.path.join(args.out, f"host_pairwise-{today}.json")
     with open(out_json, "w") as f:
         json.dump(result, f, indent=1)
-    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "tables.py"), "host_pairwise", out_json],
-                   check=True)
+    table = os.path.join(ROOT, "bench", "pairwise", "host_pairwise_table.py")
+    subprocess.run([sys.executable, table, out_json], check=True)
     print(f"wrote {out_json}")
 
 

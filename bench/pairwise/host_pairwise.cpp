@@ -1,6 +1,6 @@
 // Host pairwise-distance benchmark: spira's host engine against SuiteSparse:GraphBLAS (cosine as a
 // plus_times mxm followed by the norm expansion into a dense matrix), both on the same threads.
-// scikit-learn is timed by the Python driver (bench/host_pairwise.py) on the same input.
+// scikit-learn is timed by the Python driver (bench/pairwise/host_pairwise.py) on the same input.
 //
 // usage: bench_host_pairwise FILE --metric cosine|manhattan [--rows R] [--threads T]
 //                            [--repeats N] [--transpose] [--sample-out PREFIX]

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Distance graphs of the shared datasets, as ragged CSR rows for the select_k benchmark.
 
-Definition (bench/select_k.py and the table of docs/bench-select.md quote it): for every dataset of
-../shared/data that loads as a sparse row matrix A (rows = samples; pbmc3k transposed to cells x
-genes; the email-Enron edge list as its adjacency rows), the distance graph G holds the cosine
-distance 1 - <a_i, a_j> / (|a_i| |a_j|) for every pair of rows that share at least one stored
+Definition (bench/select_k/select_k.py and the table of docs/bench-select.md quote it): for every
+dataset of ../shared/data that loads as a sparse row matrix A (rows = samples; pbmc3k transposed to
+cells x genes; the email-Enron edge list as its adjacency rows), the distance graph G holds the
+cosine distance 1 - <a_i, a_j> / (|a_i| |a_j|) for every pair of rows that share at least one stored
 column: the stored pattern of A A^T, diagonal included, one CSR row per row of A, float32 values,
 int32 column indices, ragged (power-law) row degrees. The pattern is that of the product of the
 patterns, so a pair whose dot product cancels to zero keeps its entry (distance 1). Where the whole
@@ -16,7 +16,8 @@ Built with scipy's sparse products on the CPU, row blocks spread over --workers 
 graph is written as an uncompressed scipy .npz (readable by spira::read_npz and numpy.load) into
 --out, with a manifest graphs.json; a later run with the same sources and parameters reuses them.
 
-    python3 -s bench/select_k_graphs.py --data ../shared/data --out /tmp/graphs [--datasets a,b]
+    python3 -s bench/select_k/select_k_graphs.py --data ../shared/data --out /tmp/graphs \\
+        [--datasets a,b]
 
 Exit status: 0 when every graph was written (failures of single datasets are listed in the
 manifest's "errors"), 3 when numpy or scipy cannot be imported, 2 for bad arguments.
@@ -28,6 +29,9 @@ import os
 import sys
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py
+
 try:
     import numpy as np
     import scipy.sparse as sp
@@ -37,7 +41,6 @@ except Exception as e:  # the caller retries with another interpreter
     sys.stderr.write("select_k_graphs: cannot import numpy/scipy: %s\n" % e)
     sys.exit(3)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFINITION = (
     "cosine distance between every pair of rows of the dataset that share a stored column (the "
     "stored pattern of A A^T, diagonal included), one CSR row per row of A, float32 values, int32 "

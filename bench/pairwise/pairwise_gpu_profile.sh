@@ -3,9 +3,9 @@
 # the shared-memory atomics the intersection kernels compile to (cuobjdump) and per-kernel
 # durations of small and large calls (ncu). Logs go to $OUT (default /tmp/pairwise-profile).
 #
-# usage: bench/pairwise_gpu_profile.sh [DATA_DIR]
+# usage: bench/pairwise/pairwise_gpu_profile.sh [DATA_DIR]
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/pairwise-profile}
 data=${1:-$root/.carry/data}
 build=/tmp/b-pairwise-profile

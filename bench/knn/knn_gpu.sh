@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # One GPU-lease command for the k-NN graph: configure and build only test_knn and bench_knn, run
-# test_knn, compute-sanitizer memcheck on a reduced CUDA filter, then the benchmark (bench/knn.py:
-# spira vs cuSPARSE + torch.topk vs scikit-learn on all cores), all within --deadline seconds.
-# Logs and results go to $OUT when it is set (at most 6 files).
+# test_knn, compute-sanitizer memcheck on a reduced CUDA filter, then the benchmark
+# (bench/knn/knn.py: spira vs cuSPARSE + torch.topk vs scikit-learn on all cores), all within
+# --deadline seconds. Logs and results go to $OUT when it is set (at most 6 files).
 # GoogleTest and zlib headers come from .carry/ as in scripts/gpu-check.sh; the data from --data
 # (default: .carry/data, else ../shared/data).
 #
-# usage: bench/knn_gpu.sh [--deadline SECONDS] [--data DIR] [--tests GTEST_FILTER|none]
-#                         [--memcheck GTEST_FILTER|none] [--no-bench] [-- bench/knn.py options]
+# usage: bench/knn/knn_gpu.sh [--deadline SECONDS] [--data DIR] [--tests GTEST_FILTER|none]
+#                             [--memcheck GTEST_FILTER|none] [--no-bench]
+#                             [-- bench/knn/knn.py options]
 #   --tests     the test_knn filter (default: every test, both backends)
 #   --memcheck  the filter run under compute-sanitizer memcheck (default: a few CUDA tests)
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/knn
+root=$(cd "$here/../.." && pwd)
 out=${OUT:-/tmp/knn-gpu}
 mkdir -p "$out"
 build=/tmp/b-knn-gpu
@@ -64,7 +66,7 @@ fi
 if [ "$bench" = 1 ] && [ -d "$data" ]; then
   b=$(( $(left) - 5 ))
   echo "== bench: ${b} s"
-  PYTHONUNBUFFERED=1 python3 "$root/bench/knn.py" --bench "$build/bench/bench_knn" --backend cuda \
+  PYTHONUNBUFFERED=1 python3 "$here/knn.py" --bench "$build/bench/bench_knn" --backend cuda \
     --data "$data" --threads "$(nproc)" --deadline "$b" --max-seconds 6 --spira-timeout 60 \
     --peer-limit 20 --out "$out/knn_gpu.jsonl" "$@" > /dev/null 2> "$out/bench.err"
   echo "== bench: exit $? at $(( $(date +%s) - t0 )) s, $(grep -c . "$out/knn_gpu.jsonl") records"

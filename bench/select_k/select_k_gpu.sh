@@ -2,10 +2,10 @@
 # select_k on a GPU machine, in one command: configure a minimal build (selection tests and
 # benchmark only), run the selection tests, compute-sanitizer memcheck and racecheck on a reduced
 # CUDA test set, then the benchmark against torch.topk: dense rows, and the CSR rows of the shared
-# datasets' distance graphs (built on the CPU by bench/select_k_graphs.py, about a minute with 16
-# cores; bench/select_k.py documents them). Logs go to $OUT (or /tmp/select_k_out).
+# datasets' distance graphs (built on the CPU by bench/select_k/select_k_graphs.py, about a minute
+# with 16 cores; bench/select_k/select_k.py documents them). Logs go to $OUT (or /tmp/select_k_out).
 #
-# Usage: bench/select_k_gpu.sh [SOURCE_DIR]   (default: this repository)
+# Usage: bench/select_k/select_k_gpu.sh [SOURCE_DIR]   (default: this repository)
 #   SELECT_K_STEPS: any of "tests sanitize bench" (default: all three)
 #   SELECT_K_PREBUILT: a folder holding test_selection_select_k and select_k_bench built elsewhere
 #                      for sm_90 (skips the build)
@@ -13,7 +13,8 @@
 #   SELECT_K_NO_GRAPHS: set to skip the distance-graph cases
 #   Data: $root/.carry/data when present, else $root/../shared/data.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/select_k
+root=$(cd "$here/../.." && pwd)
 src=$(realpath "${1:-$root}")
 out=${OUT:-/tmp/select_k_out}
 steps=${SELECT_K_STEPS:-"tests sanitize bench"}
@@ -59,7 +60,7 @@ fi
 if [[ $steps == *bench* ]]; then
   # dense cases ~160 s at most; graphs: building <= 120 s (select_k.py's own limit), timing and
   # checking about a minute
-  PYTHONUNBUFFERED=1 timeout 360 python3 "$root/bench/select_k.py" --bench "$bench_bin" --out "$out" \
+  PYTHONUNBUFFERED=1 timeout 360 python3 "$here/select_k.py" --bench "$bench_bin" --out "$out" \
     --graphs-dir /tmp/select_k_graphs ${SELECT_K_QUICK:+--quick} ${SELECT_K_NO_GRAPHS:+--no-graphs} \
     > "$out/bench.log" 2>&1 || status=1
   cat "$out/bench.log" | tail -150

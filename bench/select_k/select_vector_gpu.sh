@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Top-k of long vectors on a GPU machine, in one command: the select_vector tests, compute-sanitizer
 # memcheck and racecheck on the small delegate tests, Rule 4's tuning sweep
-# (bench/select_vector_tune.py) and the benchmark against torch.topk and a CUB sort
-# (bench/select_vector.py). Logs and result files go to $OUT (or /tmp/select_vector_out).
+# (bench/select_k/select_vector_tune.py) and the benchmark against torch.topk and a CUB sort
+# (bench/select_k/select_vector.py). Logs and result files go to $OUT (or /tmp/select_vector_out).
 #
-# Usage: bench/select_vector_gpu.sh [SOURCE_DIR]   (default: this repository)
+# Usage: bench/select_k/select_vector_gpu.sh [SOURCE_DIR]   (default: this repository)
 #   SELECT_VECTOR_STEPS: any of "tests sanitize tune bench" (default: all four)
 #   SELECT_VECTOR_PREBUILT: a folder holding test_selection_select_vector and select_vector_bench
 #                           built elsewhere for sm_90 (skips the build)
 #   SELECT_VECTOR_QUICK=1: the reduced tuning sweep and benchmark grid
 #   SELECT_VECTOR_TEST_FILTER: a gtest filter for the test step (default: all tests)
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/select_k
+root=$(cd "$here/../.." && pwd)
 src=$(realpath "${1:-$root}")
 out=${OUT:-/tmp/select_vector_out}
 steps=${SELECT_VECTOR_STEPS:-"tests sanitize tune bench"}
@@ -55,11 +56,11 @@ if [[ $steps == *sanitize* ]]; then
   tail -3 "$out/racecheck.log"
 fi
 if [[ $steps == *tune* ]]; then
-  PYTHONUNBUFFERED=1 timeout 200 python3 "$root/bench/select_vector_tune.py" --bench "$bench_bin" --out "$out" ${SELECT_VECTOR_QUICK:+--quick} > "$out/tune.log" 2>&1 || status=1
+  PYTHONUNBUFFERED=1 timeout 200 python3 "$here/select_vector_tune.py" --bench "$bench_bin" --out "$out" ${SELECT_VECTOR_QUICK:+--quick} > "$out/tune.log" 2>&1 || status=1
   tail -30 "$out/tune.log"
 fi
 if [[ $steps == *bench* ]]; then
-  PYTHONUNBUFFERED=1 timeout 300 python3 "$root/bench/select_vector.py" --bench "$bench_bin" --out "$out" ${SELECT_VECTOR_QUICK:+--quick} > "$out/bench.log" 2>&1 || status=1
+  PYTHONUNBUFFERED=1 timeout 300 python3 "$here/select_vector.py" --bench "$bench_bin" --out "$out" ${SELECT_VECTOR_QUICK:+--quick} > "$out/bench.log" 2>&1 || status=1
   tail -200 "$out/bench.log"
 fi
 echo "select_vector_gpu: status $status"

@@ -13,19 +13,19 @@ For each shared dataset (../shared/data, absent ones skipped) and metric (k = 15
                 max(ceil(rows / 20), 256) rows; host only (on CUDA a tile override selects the
                 tiled algorithm, the binding's call stays fused)
   sklearn       NearestNeighbors(algorithm="brute", n_jobs=threads).kneighbors(X), capped like
-                bench/knn.py: projected from the first --probe-rows rows past --peer-limit seconds
+                bench/knn/knn.py: projected from the first --probe-rows rows past --peer-limit s
   pynndescent   NNDescent(X, n_neighbors=k, metric=m).neighbor_graph (approximate: its recall is
                 reported), after a warm-up that compiles its numba code
 The spira variants run interleaved (C++, C++ tiles, public, core, C++, ...) so that a busy machine slows
-them alike. Recall and distance agreement of each peer are against spira's graph (bench/knn.py's
+them alike. Recall and distance agreement of each peer are against spira's graph (bench/knn/knn.py's
 compare: an index tying with spira's k-th distance counts).
 
 usage:
-  host (2 cores):  OMP_WAIT_POLICY=passive bench/python_knn.py --bench BUILD/bench/bench_knn \\
-                     --device cpu --threads 2
-  GPU machine:     bench/python_knn.py --bench BUILD/bench/bench_knn --device cuda
+  host (2 cores):  OMP_WAIT_POLICY=passive bench/python/python_knn.py \\
+                     --bench BUILD/bench/bench_knn --device cpu --threads 2
+  GPU machine:     bench/python/python_knn.py --bench BUILD/bench/bench_knn --device cuda
                    (scikit-learn and pynndescent on all cores)
-Writes bench/results/python_knn-{host,gpu}-DATE.json; bench/python_knn_table.py turns it into
+Writes bench/results/python_knn-{host,gpu}-DATE.json; bench/python/python_knn_table.py turns it into
 docs/bench-python.md and docs/bench-python.png.
 """
 import argparse
@@ -42,10 +42,12 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py
+sys.path.insert(0, os.path.join(ROOT, "bench", "knn"))  # knn.py: capped peers, recall
+
 from datasets import DATASETS, load_csr
 from knn import compare, peer_record, run_capped, timed_runs
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse_args():
@@ -55,7 +57,8 @@ def parse_args():
                    help="threads of every tool (0: all cores); set before the libraries load")
     p.add_argument("--bench", help="bench_knn (spira's C++ k-NN benchmark) for spira_cpp")
     p.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
-    p.add_argument("--datasets", help="comma-separated labels (default: all of bench/datasets.py)")
+    p.add_argument("--datasets",
+                   help="comma-separated labels (default: all of bench/common/datasets.py)")
     p.add_argument("--metrics", default="cosine,manhattan")
     p.add_argument("--k", type=int, default=15)
     p.add_argument("--repeats", type=int, default=3, help="timed calls of each spira variant")

@@ -1,8 +1,9 @@
 // GPU pairwise-distance benchmark: every CUDA strategy of spira's engine on one dataset, the
-// cuSPARSE baseline (SpGEMM through its C API, bench/pairwise_gpu_cusparse.cuh) for the
+// cuSPARSE baseline (SpGEMM through its C API, bench/pairwise/pairwise_gpu_cusparse.cuh) for the
 // dot-product metrics, and spira's host engine (OpenMP, all cores unless --host-threads), timed in
 // the same run. GPU calls are timed with CUDA events, host calls with a steady clock; each output
-// is checked against the first strategy's on the first rows. Driver: bench/pairwise_gpu.py.
+// is checked against the first strategy's on the first rows. Driver:
+// bench/pairwise/pairwise_gpu.py.
 //
 // usage: bench_pairwise_gpu (--file PATH [--transpose] | --synthetic NAME [--synthetic-rows N])
 //                           [--query-rows R] [--metrics m1,m2,..] [--strategies s1,s2,..]
@@ -12,7 +13,8 @@
 //                           [--deadline-at UNIX_SECONDS] [--dry-run]
 //   --file         any format spira::io::read_matrix reads (.mtx, .mtx.gz, .npz, edge lists, ...)
 //   --transpose    use the transpose (e.g. pbmc3k ships genes x cells)
-//   --synthetic    a Table 2 shape of bench/synthetic.hpp; --synthetic-rows limits its rows (B)
+//   --synthetic    a Table 2 shape of bench/common/synthetic.hpp; --synthetic-rows limits
+//                  its rows (B)
 //   --query-rows   A = the first R rows of the matrix, B = all rows (default: A = B = all rows)
 //   --strategies   spira strategies, "cusparse" and/or "host" (default: all of them, that order)
 //   --repeats      timed calls after one untimed warm-up (default 5), fewer when they would take
@@ -32,9 +34,9 @@
 //                  reported with "skipped": "deadline"
 //   --dry-run      no GPU: print the dataset's statistics and the planned cases with their sizes
 // Prints one JSON object per (metric, strategy) on stdout (JSON: a missing number is null).
-#include "json_escape.hpp"
+#include "common/json_escape.hpp"
+#include "common/synthetic.hpp"
 #include "pairwise_gpu_cusparse.cuh"
-#include "synthetic.hpp"
 
 #include <spira/cuda/error.cuh>
 #include <spira/io.hpp>

@@ -2,7 +2,7 @@
 """Exact k-NN graph: single-process spira.kneighbors against spira.dask.kneighbors on a
 LocalCluster of 1, 2, 4, ... worker processes (one thread each, OMP_NUM_THREADS=1 in every worker),
 optionally one GPU worker. Writes bench/results/dask_knn-DATE.json and regenerates
-docs/bench-dask.md from it (bench/dask_knn_table.py).
+docs/bench-dask.md from it (bench/dask/dask_knn_table.py).
 
 The data is a synthetic sparse matrix (float32 CSR, uniform random columns and values) made of
 --blocks row blocks, each generated from its own seed: the workers generate their blocks
@@ -12,8 +12,8 @@ its results on the client: spira.kneighbors(X) against dask.compute(*spira.dask.
 Every distributed result is compared with the single-process one (indices equal, distances equal
 as bytes on the host; on a GPU, the largest difference).
 
-usage: bench/dask_knn.py [--rows 40000] [--cols 20000] [--density 0.002] [--blocks 16]
-                         [--workers 1,2,4,8,16] [--gpu] [--machine "NAME"] [--repeats 3]
+usage: bench/dask/dask_knn.py [--rows 40000] [--cols 20000] [--density 0.002] [--blocks 16]
+                              [--workers 1,2,4,8,16] [--gpu] [--machine "NAME"] [--repeats 3]
 """
 
 import argparse
@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def make_block(b, rows, cols, density, seed):
@@ -210,12 +210,14 @@ def write(args, runs, nnz, load):
                   params=dict(rows=args.rows, cols=args.cols, density=args.density,
                               nnz=nnz, blocks=args.blocks, k=args.k, metric=args.metric,
                               seed=args.seed, repeats=args.repeats),
-                  command=shlex.join(["bench/dask_knn.py"] + sys.argv[1:]), runs=runs)
+                  command=shlex.join([os.path.relpath(os.path.abspath(__file__), ROOT)]
+                                     + sys.argv[1:]),
+                  runs=runs)
     out_json = os.path.join(args.out, f"dask_knn-{today}.json")
     with open(out_json, "w") as f:
         json.dump(result, f, indent=1)
-    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "dask_knn_table.py"), out_json],
-                   check=True)
+    table = os.path.join(ROOT, "bench", "dask", "dask_knn_table.py")
+    subprocess.run([sys.executable, table, out_json], check=True)
     print(f"wrote {out_json}")
 
 

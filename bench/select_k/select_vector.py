@@ -3,11 +3,12 @@
 torch.topk side by side, in one run on one GPU, with the device-to-device copy bandwidth measured in
 the same run.
 
-    python3 bench/select_vector.py --bench BUILD/bench/select_vector_bench --out bench/results [--quick]
+    python3 bench/select_k/select_vector.py --bench BUILD/bench/select_vector_bench \\
+        --out bench/results [--quick]
 
-Writes <out>/select_vector-<YYYY-MM-DD>.json; bench/select_vector_table.py turns it into the
-tables of docs/bench-select.md. The memory floor of a case is one read of the input (n float32 values)
-over the measured copy bandwidth (bytes read + written per second), as in the issue.
+Writes <out>/select_vector-<YYYY-MM-DD>.json; bench/select_k/select_vector_table.py turns it into
+the tables of docs/bench-select.md. The memory floor of a case is one read of the input (n float32
+values) over the measured copy bandwidth (bytes read + written per second), as in the issue.
 """
 import argparse
 import datetime
@@ -15,6 +16,9 @@ import json
 import os
 import subprocess
 import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # gpu_info.py
 
 from gpu_info import torch_device_and_version
 
@@ -38,7 +42,7 @@ def torch_input(n, dist, copies):
     for _ in range(copies):
         if dist == "normal":
             xs.append(torch.randn(n, device="cuda", generator=g))
-        elif dist == "adversarial":  # as bench/select_vector.cu's fill_kernel
+        elif dist == "adversarial":  # as bench/select_k/select_vector.cu's fill_kernel
             low = torch.randint(0, 1 << 15, (n,), device="cuda", generator=g, dtype=torch.int32)
             x = (low + 0x3F800000).view(torch.float32)
             sprinkle = torch.rand(n, device="cuda", generator=g)
