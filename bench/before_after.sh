@@ -77,7 +77,7 @@ for suite in $suites; do
           --label "$(dirname "$f")"
       done ;;
     select_k)
-      # rows length k algo dist (bench/select_k.cu)
+      # rows length k algo dist (bench/select_k/select_k.cu)
       both_stdin select_k select_k_bench "$(printf '%s\n' "1000 10000 16 auto uniform" \
         "1000 10000 256 auto uniform" "100 1000000 64 auto uniform" "10000 2048 32 auto uniform" \
         "1 100000000 1024 auto uniform" "4096 30000 15 radix uniform" \

@@ -39,7 +39,7 @@ void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sin
 inline constexpr int delegate_beta = 2;
 
 /// The constant C of Rule 4 (the cost of a sub-range's delegates over the cost of one candidate
-/// element), measured on an H200 with bench/select_vector_tune.py
+/// element), measured on an H200 with bench/select_k/select_vector_tune.py
 /// (bench/results/select_vector-tune-2026-11-21-v3.json, after the branch-free tile kernel: best
 /// interval 512 .. 1722, the rule then within 6.5% of the fastest measured sub-range length,
 /// geometric mean over 20 cases; 609 .. 1722 and 3.2% before).

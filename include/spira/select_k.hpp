@@ -131,8 +131,9 @@ inline constexpr std::int64_t select_delegate_min_length_per_k = 128;
 
 /// The algorithm select_algo::automatic runs on the CUDA backend for `rows` rows of at most
 /// `length` elements and a given k and value type. Thresholds: see docs/selection.md ("auto"),
-/// which names the benchmarks (bench/select_k.py, bench/select_vector.py) they come from. Ragged
-/// (CSR) rows never run delegate: where this function answers delegate for them, radix runs.
+/// which names the benchmarks (bench/select_k/select_k.py, bench/select_k/select_vector.py) they
+/// come from. Ragged (CSR) rows never run delegate: where this function answers delegate for them,
+/// radix runs.
 [[nodiscard]] select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int64_t k,
                                              select_dtype dtype) noexcept;
 

@@ -16,8 +16,9 @@ select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int6
                                select_dtype dtype) noexcept
 {
   // Measured basis: docs/selection.md ("auto"). binary_search whenever the row fits one warp's
-  // registers (bench/select_k.py, group crossover). Longer rows: delegate for a few very long rows
-  // with k small against the row (bench/select_vector.py, radix against delegate), else radix.
+  // registers (bench/select_k/select_k.py, group crossover). Longer rows: delegate for a few very
+  // long rows with k small against the row (bench/select_k/select_vector.py, radix against
+  // delegate), else radix.
   (void)dtype;
   if (length <= select_binary_search_max_length) {
     return select_algo::binary_search;
@@ -34,7 +35,7 @@ std::int64_t selection::delegate_subrange_for(std::int64_t n, std::int64_t k) no
   // Rule 4 of Dr. Top-k: the time is T(a) = c0 + c_d * n / a + c_c * k * a (sub-ranges of a
   // elements: per sub-range, its delegates to find, write and select; per candidate element of a
   // qualifying sub-range, a read and a compaction), convex in a, smallest at a = sqrt(C * n / k)
-  // with C = c_d / c_c. C is measured on the H200 by bench/select_vector_tune.py
+  // with C = c_d / c_c. C is measured on the H200 by bench/select_k/select_vector_tune.py
   // (bench/results/select_vector-tune-*.json, docs/selection.md "delegate"). Capped so that the
   // delegate vector keeps at least 4k entries (beta n / a >= 4 k): with fewer, nearly every
   // sub-range qualifies and the row is read twice.

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""Full self-k-NN graphs, side by side in one run: spira::knn_graph (bench_knn, in-process timing)
+against scikit-learn's brute-force NearestNeighbors and, on the GPU, cuSPARSE (CuPy A @ B.T) with
+torch.topk. Every dataset of ../shared/data and synthetic Table 2 shapes
+(bench/common/synthetic.hpp), k = 15, cosine and manhattan by default.
+
+Every tool gets the same float32 CSR: bench_knn writes the matrix it benchmarks to an .npz that the
+peers load. Peers are capped in time: each first runs on the first --probe-rows query rows against
+the whole index; when that projects (linearly in the query rows) above --peer-limit seconds, the
+projection is reported with "extrapolated": true and the rows actually run in "measured_rows"
+instead of the full run. Failures of any tool are results ("error"), never dropped. Each peer's
+neighbours are compared with spira's on the rows it computed: "recall_vs_spira" (shared indices /
+k, where an index that ties with spira's k-th distance also counts) and "max_dist_diff" (largest
+difference between the two sorted distance lists).
+
+usage:
+  GPU:  bench/knn/knn.py --bench BUILD/bench/bench_knn --backend cuda
+  host: bench/knn/knn.py --bench BUILD/bench/bench_knn --backend host --threads 2
+Results are appended as JSON lines to --out (default bench/results/knn_{gpu,host}-DATE.jsonl); the
+first line describes the machine. bench/knn/knn_table.py turns them into docs/bench-knn.md.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py
+
+from datasets import DATASETS
+
+# Table 2 shapes with the rows kept (the first rows of the full distribution; columns and degree law
+# of the full set). sec-edgar at its full 663K rows; the others capped for the GPU lease.
+SYNTHETIC_GPU = "sec-edgar:663000,nytimes-bow:100000,movielens-large:50000,scrna:20000"
+SYNTHETIC_HOST = "sec-edgar:50000,nytimes-bow:10000"
+
+
+class Deadline:
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+
+    def left(self):
+        return self.end - time.monotonic()
+
+
+def emit(out, rec):
+    line = json.dumps(rec)
+    print(line, flush=True)
+    out.write(line + "\n")
+    out.flush()
+
+
+def load_npz(path):
+    z = np.load(path)
+    shape = tuple(int(s) for s in z["shape"])
+    return sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
+
+
+def compare(ref_idx, ref_dist, idx, dist):
+    """Agreement with spira's graph on the same rows: the recall of spira's neighbours, where a
+    different index also counts when its distance ties with spira's k-th (within float rounding:
+    any of the tied rows is a correct k-th neighbour), and the largest difference between the two
+    sorted distance lists."""
+    ref_dist = ref_dist.astype(np.float64)
+    dist = dist.astype(np.float64)
+    k = ref_idx.shape[1]
+    found = 0
+    for a, da, b, db in zip(ref_idx, ref_dist, idx, dist):
+        tol = 1e-5 * (1.0 + abs(da[-1]))
+        shared = np.isin(b, a)
+        ties = ~shared & (np.abs(db - da[-1]) <= tol)
+        found += min(k, int(shared.sum() + ties.sum()))
+    recall = found / float(ref_idx.shape[0] * k)
+    return recall, float(np.max(np.abs(ref_dist - dist))) if ref_dist.size else 0.0
+
+
+def timed_runs(fn, limit, repeats):
+    """Calls fn() at least once, then again while the total stays under limit / 2 (at most repeats
+    times); returns (median seconds, all seconds, last result)."""
+    times, result = [], None
+    while True:
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+        if len(times) >= repeats or sum(times) + times[-1] > limit / 2:
+            break
+    return float(np.median(times)), times, result
+
+
+def peer_record(tool, label, x, k, metric, threads):
+    return dict(tool=tool, dataset=label, rows=x.shape[0], cols=x.shape[1], nnz=int(x.nnz), k=k,
+                metric=metric, threads=threads, median_ms=None, times_ms=[], measured_rows=None,
+                extrapolated=False, recall_vs_spira=None, max_dist_diff=None, error=None)
+
+
+def run_capped(rec, n, probe_rows, limit, repeats, run_rows, ref):
+    """Probe on the first probe_rows rows, then the full run if it projects under the limit.
+    run_rows(r) returns (indices, distances) of the first r query rows."""
+    probe = min(n, probe_rows)
+    t_probe, _, (idx, dist) = timed_runs(lambda: run_rows(probe), 0, 1)
+    rows = probe
+    if probe == n:
+        med, times, (idx, dist) = timed_runs(lambda: run_rows(n), limit, repeats)
+        rec.update(median_ms=1e3 * med, times_ms=[1e3 * t for t in times])
+    elif t_probe * n / probe <= limit:
+        med, times, (idx, dist) = timed_runs(lambda: run_rows(n), limit, repeats)
+        rows = n
+        rec.update(median_ms=1e3 * med, times_ms=[1e3 * t for t in times])
+    else:
+        rec.update(median_ms=1e3 * t_probe * n / probe, times_ms=[1e3 * t_probe],
+                   extrapolated=True)
+    rec["measured_rows"] = rows
+    if ref is not None:
+        rec["recall_vs_spira"], rec["max_dist_diff"] = compare(ref[0][:rows], ref[1][:rows],
+                                                              idx[:rows], dist[:rows])
+
+
+def sklearn_peer(rec, x, k, metric, threads, args, ref):
+    from sklearn.neighbors import NearestNeighbors
+    nn = NearestNeighbors(n_neighbors=k, algorithm="brute", metric=metric, n_jobs=threads).fit(x)
+
+    def run_rows(r):
+        dist, idx = nn.kneighbors(x[:r])
+        return idx, dist
+
+    run_capped(rec, x.shape[0], args.probe_rows, args.peer_limit, args.repeats, run_rows, ref)
+
+
+def cusparse_peer(rec, x, k, args, ref):
+    """cosine: C = X @ X.T by cuSPARSE SpGEMM (CuPy) in row blocks, densified, 1 - C / (|x| |y|),
+    then torch.topk (smallest, sorted); timed from the CSR on the device to the graph on the host."""
+    import cupy as cp
+    import cupyx.scipy.sparse as csp
+    import torch
+
+    xg = csp.csr_matrix(x)
+    cp.cuda.Device().synchronize()
+    n = x.shape[0]
+    # Row blocks: the SpGEMM output and its dense copy, about 12 bytes per pair, within 24 GB; halved
+    # while cuSPARSE runs out of resources or memory (the first failure is kept in the record).
+    state = dict(block=max(1, min(n, int(24e9 // (12 * max(n, 1))))))
+
+    def out_of_resources(e):
+        return (isinstance(e, cp.cuda.memory.OutOfMemoryError) or "INSUFFICIENT_RESOURCES" in str(e)
+                or "ALLOC_FAILED" in str(e))
+
+    def run_rows(r):
+        xt = xg.T.tocsr()
+        norms = cp.sqrt(cp.asarray(xg.multiply(xg).sum(axis=1)).ravel())
+        inv = cp.where(norms > 0, 1.0 / cp.maximum(norms, 1e-30), 0.0).astype(cp.float32)
+        empty = norms == 0
+        has_empty = bool(empty.any())
+        vals, inds = [], []
+        r0 = 0
+        while r0 < r:
+            r1 = min(r, r0 + state["block"])
+            try:
+                c = (xg[r0:r1] @ xt).toarray()
+            except Exception as e:  # noqa: BLE001 - only resource failures are retried
+                if state["block"] <= 64 or not out_of_resources(e):
+                    raise
+                rec.setdefault("first_error", f"{type(e).__name__}: {e}"[:300] +
+                               f" (block of {state['block']} rows)")
+                state["block"] //= 2
+                cp.get_default_memory_pool().free_all_blocks()
+                continue
+            d = 1.0 - c * inv[r0:r1, None] * inv[None, :]
+            if has_empty:  # cosine with an all-zero row: 0 against another one, else 1 (as spira)
+                d[empty[r0:r1], :] = 1.0
+                d[:, empty] = 1.0
+                d[cp.ix_(cp.nonzero(empty[r0:r1])[0], cp.nonzero(empty)[0])] = 0.0
+            td = torch.from_dlpack(d)
+            v, i = torch.topk(td, k, dim=1, largest=False, sorted=True)
+            vals.append(v)
+            inds.append(i)
+            del c, d, td
+            r0 = r1
+        v = torch.cat(vals).cpu().numpy()
+        i = torch.cat(inds).cpu().numpy()
+        return i, v
+
+    run_rows(min(n, 256))  # warm-up: handles, kernels, memory pool
+    run_rows(min(n, args.probe_rows))  # untimed: settles the block size on the probe's rows
+    run_capped(rec, n, args.probe_rows, args.peer_limit, args.repeats, run_rows, ref)
+    rec["block_rows"] = state["block"]
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def machine_record(args):
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    rec = dict(tool="machine", date=datetime.date.today().isoformat(), backend=args.backend,
+               cpu=cpu, cores=os.cpu_count(), platform=platform.platform(),
+               python=platform.python_version(), numpy=np.__version__, k=args.k,
+               repeats=args.repeats, peer_limit_s=args.peer_limit, probe_rows=args.probe_rows,
+               threads=args.threads, load_average=os.getloadavg()[0],
+               omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"))
+    try:  # the code measured: the commit, "+ uncommitted changes" when the tree differs from it
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        rec["spira_revision"] = rev + (" + uncommitted changes" if dirty else "")
+    except Exception as e:  # noqa: BLE001 - not a git checkout
+        rec["spira_revision"] = f"unknown: {type(e).__name__}"
+    for mod in ("scipy", "sklearn", "cupy", "torch"):
+        try:
+            rec[mod] = __import__(mod).__version__
+        except Exception as e:  # noqa: BLE001 - an absent peer is reported, not fatal
+            rec[mod] = f"unavailable: {type(e).__name__}: {e}"
+    if args.backend == "cuda":
+        try:
+            rec["gpu"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                capture_output=True, text=True, check=True).stdout.strip()
+        except Exception as e:  # noqa: BLE001
+            rec["gpu"] = f"unknown: {e}"
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", required=True, help="the bench_knn executable")
+    ap.add_argument("--backend", choices=["cuda", "host"], required=True)
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="host: spira's threads; every backend: scikit-learn's n_jobs")
+    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--datasets", default=",".join(d[0] for d in DATASETS),
+                    help="labels of DATASETS, run in this order")
+    ap.add_argument("--synthetic", default=None, help="NAME:ROWS,... ('' for none)")
+    ap.add_argument("--k", type=int, default=15)
+    ap.add_argument("--metrics", default="cosine,manhattan")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--max-seconds", type=float, default=10, help="spira: timed calls per case")
+    ap.add_argument("--spira-timeout", type=float, default=180, help="one bench_knn process")
+    ap.add_argument("--peer-limit", type=float, default=20, help="seconds per peer case")
+    ap.add_argument("--probe-rows", type=int, default=2048)
+    ap.add_argument("--peers", default="sklearn,cusparse")
+    ap.add_argument("--deadline", type=float, default=1e9, help="seconds for the whole run")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    deadline = Deadline(args.deadline)
+    if args.synthetic is None:
+        args.synthetic = SYNTHETIC_GPU if args.backend == "cuda" else SYNTHETIC_HOST
+    metrics = [m for m in args.metrics.split(",") if m]
+    peers = [p for p in args.peers.split(",") if p]
+    if args.backend != "cuda":
+        peers = [p for p in peers if p != "cusparse"]
+    today = datetime.date.today().isoformat()
+    out_path = args.out or os.path.join(
+        ROOT, "bench", "results", f"knn_{'gpu' if args.backend == 'cuda' else 'host'}-{today}.jsonl")
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+
+    known = {label: (rel, tr) for label, rel, tr in DATASETS}
+    wanted = [d for d in args.datasets.split(",") if d]
+    for d in wanted:
+        if d not in known:
+            ap.error(f"unknown dataset {d!r} (known: {', '.join(known)})")
+    cases = [(d, ["--file", os.path.join(args.data, known[d][0])] + (["--transpose"] if known[d][1] else []))
+             for d in wanted]
+    for item in [s for s in args.synthetic.split(",") if s]:
+        name, rows = item.split(":")
+        label = f"synthetic-{name}" + ("" if rows == "0" else f"-{int(rows) // 1000}k")
+        cases.append((label, ["--synthetic", name, "--synthetic-rows", rows]))
+
+    with open(out_path, "w") as out, tempfile.TemporaryDirectory() as tmp:
+        emit(out, machine_record(args))
+        for label, source in cases:
+            if source[0] == "--file" and not os.path.exists(source[1]):
+                emit(out, dict(tool="spira", dataset=label, error=f"data file absent: {source[1]}"))
+                continue
+            if deadline.left() < 5:
+                emit(out, dict(tool="spira", dataset=label, skipped="the run's deadline passed"))
+                continue
+            matrix = os.path.join(tmp, "x.npz")
+            graph = os.path.join(tmp, "g")
+            cmd = [args.bench, *source, "--backend", args.backend, "--threads",
+                   str(args.threads if args.backend == "host" else 0), "--k", str(args.k),
+                   "--metrics", ",".join(metrics), "--repeats", str(args.repeats), "--max-seconds",
+                   str(args.max_seconds), "--label", label, "--save-matrix", matrix,
+                   "--save-graph", graph]
+            print("==", " ".join(cmd), file=sys.stderr, flush=True)
+            spira_ok = {}
+            try:
+                res = subprocess.run(cmd, capture_output=True, text=True,
+                                     timeout=min(args.spira_timeout, max(deadline.left(), 5)))
+                lines = [l for l in res.stdout.splitlines() if l.startswith("{")]
+                for l in lines:
+                    rec = json.loads(l)
+                    emit(out, rec)
+                    spira_ok[rec["metric"]] = rec["error"] is None
+                if res.returncode != 0 or not lines:
+                    emit(out, dict(tool="spira", dataset=label,
+                                   error=f"bench_knn exit {res.returncode}: {res.stderr.strip()[-500:]}"))
+            except subprocess.TimeoutExpired as e:
+                partial = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+                for l in partial.splitlines():
+                    if l.startswith("{"):
+                        rec = json.loads(l)
+                        emit(out, rec)
+                        spira_ok[rec["metric"]] = rec["error"] is None
+                done = ", ".join(spira_ok) or "no metric"
+                emit(out, dict(tool="spira", dataset=label,
+                               error=f"bench_knn did not finish within {e.timeout:.0f} s "
+                                     f"(finished: {done})"))
+            if not os.path.exists(matrix):
+                continue
+            x = load_npz(matrix)
+            for metric in metrics:
+                ref = None
+                gpath = f"{graph}-{metric}.npz"
+                if spira_ok.get(metric) and os.path.exists(gpath):
+                    g = np.load(gpath)
+                    ref = (g["indices"], g["distances"])
+                for peer in peers:
+                    tool = "sklearn" if peer == "sklearn" else "cusparse+torch"
+                    rec = peer_record(tool, label, x, args.k, metric,
+                                      args.threads if peer == "sklearn" else 0)
+                    if peer == "cusparse" and metric != "cosine":
+                        rec["error"] = (f"no cuSPARSE path: {metric} is not a dot product "
+                                        "(cuSPARSE SpGEMM computes plus-times only)")
+                        rec["unsupported"] = True
+                        emit(out, rec)
+                        continue
+                    if deadline.left() < 2 * args.peer_limit:
+                        rec["skipped"] = "the run's deadline was near"
+                        emit(out, rec)
+                        continue
+                    try:
+                        if peer == "sklearn":
+                            sklearn_peer(rec, x, args.k, metric, args.threads, args, ref)
+                        else:
+                            cusparse_peer(rec, x, args.k, args, ref)
+                    except Exception as e:  # noqa: BLE001 - a peer's failure is a result
+                        rec["error"] = f"{type(e).__name__}: {e}"[:500]
+                        try:
+                            import cupy as cp
+                            cp.get_default_memory_pool().free_all_blocks()
+                        except Exception:  # noqa: BLE001
+                            pass
+                    emit(out, rec)
+            for f in os.listdir(tmp):
+                os.remove(os.path.join(tmp, f))
+    print(f"wrote {out_path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One GPU-lease command for the k-NN graph: configure and build only test_knn and bench_knn, run
+# test_knn, compute-sanitizer memcheck on a reduced CUDA filter, then the benchmark
+# (bench/knn/knn.py: spira vs cuSPARSE + torch.topk vs scikit-learn on all cores), all within
+# --deadline seconds. Logs and results go to $OUT when it is set (at most 6 files).
+# GoogleTest and zlib headers come from .carry/ as in scripts/gpu-check.sh; the data from --data
+# (default: .carry/data, else ../shared/data).
+#
+# usage: bench/knn/knn_gpu.sh [--deadline SECONDS] [--data DIR] [--tests GTEST_FILTER|none]
+#                             [--memcheck GTEST_FILTER|none] [--no-bench]
+#                             [-- bench/knn/knn.py options]
+#   --tests     the test_knn filter (default: every test, both backends)
+#   --memcheck  the filter run under compute-sanitizer memcheck (default: a few CUDA tests)
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/knn
+root=$(cd "$here/../.." && pwd)
+out=${OUT:-/tmp/knn-gpu}
+mkdir -p "$out"
+build=/tmp/b-knn-gpu
+deadline=330
+bench=1
+tests='*'
+memcheck='knn/cuda.inner_product*:knn/cuda.bad_arguments:knn/cuda.memory_budget*'
+data="$root/.carry/data"
+[ -d "$data" ] || data="$root/../shared/data"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --deadline) deadline="$2"; shift ;;
+    --data) data="$2"; shift ;;
+    --tests) tests="$2"; shift ;;
+    --memcheck) memcheck="$2"; shift ;;
+    --no-bench) bench=0 ;;
+    --) shift; break ;;
+    *) echo "unknown argument $1 (see the header comment)" >&2; exit 2 ;;
+  esac
+  shift
+done
+t0=$(date +%s)
+left() { echo $(( deadline - ($(date +%s) - t0) )); }
+args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=ON
+      -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_BENCHMARKS=ON -DSPIRA_BUILD_FUZZERS=OFF
+      -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_DATA_DIR="$data")
+[ -f "$root/.carry/googletest/CMakeLists.txt" ] && args+=(-DSPIRA_GTEST_SOURCE_DIR="$root/.carry/googletest")
+if [ ! -f /usr/include/zlib.h ] && [ -f "$root/.carry/zlib/zlib.h" ]; then
+  args+=(-DZLIB_INCLUDE_DIR="$root/.carry/zlib" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1)
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+cmake "${args[@]}" > "$out/build.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" --target test_knn bench_knn >> "$out/build.log" 2>&1 ||
+  { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
+echo "== built in $(( $(date +%s) - t0 )) s"
+rc=0
+if [ "$tests" != none ]; then
+  timeout $(( $(left) / 2 )) "$build/tests/knn/test_knn" --gtest_filter="$tests" \
+    > "$out/test_knn.log" 2>&1 || rc=1
+  grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) |tests? ran" "$out/test_knn.log" | head -40
+  echo "== tests ($tests) done at $(( $(date +%s) - t0 )) s (rc=$rc)"
+fi
+if [ "$memcheck" != none ]; then
+  timeout $(( $(left) / 3 )) compute-sanitizer --tool memcheck --error-exitcode 97 --print-limit 20 \
+    --report-api-errors no "$build/tests/knn/test_knn" --gtest_filter="$memcheck" --gtest_brief=1 \
+    > "$out/memcheck.log" 2>&1
+  code=$?
+  echo "== memcheck ($memcheck): exit $code $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+fi
+if [ "$bench" = 1 ] && [ -d "$data" ]; then
+  b=$(( $(left) - 5 ))
+  echo "== bench: ${b} s"
+  PYTHONUNBUFFERED=1 python3 "$here/knn.py" --bench "$build/bench/bench_knn" --backend cuda \
+    --data "$data" --threads "$(nproc)" --deadline "$b" --max-seconds 6 --spira-timeout 60 \
+    --peer-limit 20 --out "$out/knn_gpu.jsonl" "$@" > /dev/null 2> "$out/bench.err"
+  echo "== bench: exit $? at $(( $(date +%s) - t0 )) s, $(grep -c . "$out/knn_gpu.jsonl") records"
+fi
+echo "== done at $(( $(date +%s) - t0 )) s"
+exit $rc
