@@ -190,7 +190,8 @@ def measure(args, tmp):
         with cluster:
             times, identical, diff = distributed_times(args, cluster, "cuda", want_gpu)
         runs.append(dict(kind="dask", device="cuda", workers=1, times=times,
-                         identical=identical, max_abs_diff=diff))
+                         identical=identical, max_abs_diff=diff,
+                         cluster=type(cluster).__name__))
         print(json.dumps(runs[-1]), flush=True)
     return runs, s1["nnz"]
 
