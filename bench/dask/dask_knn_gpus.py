@@ -103,7 +103,7 @@ def breakdown(task_stream, wall):
     return dict(compute_s=compute, transfer_s=transfer, wall_s=wall)
 
 
-def distributed(args, rows, gpus, want):
+def run_distributed(args, rows, gpus, want):
     import dask
     import dask.array as da
     import numpy as np
@@ -190,7 +190,7 @@ def main():
             for g in [int(x) for x in args.gpus.split(",") if x]:
                 if g > len(gpu_names):
                     continue
-                case["distributed"].append(distributed(args, rows, g, want))
+                case["distributed"].append(run_distributed(args, rows, g, want))
                 with open(out_json, "w") as f:  # what is done so far survives a time limit
                     json.dump(dict(result, cases=result["cases"] + [case]), f, indent=1)
             result["cases"].append(case)
