@@ -154,6 +154,13 @@ SPIRA_HD key_range<typename key_traits<T>::key_type> number_key_range(bool large
   return {minus_inf, plus_inf};
 }
 
+/// The total order of a row's elements: (key ka, position pa) ranks before (kb, pb).
+template <class Key>
+SPIRA_HD constexpr bool ranks_before(Key ka, std::int64_t pa, Key kb, std::int64_t pb)
+{
+  return ka < kb || (ka == kb && pa < pb);
+}
+
 /// The rows to select from: dense (row_ptr == nullptr: row r is values[r * ld .. r * ld + cols))
 /// or ragged CSR (row r is values[row_ptr[r] .. row_ptr[r + 1]), reported indices from col_idx).
 template <class T, class IndexT>

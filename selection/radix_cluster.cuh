@@ -277,12 +277,7 @@ __global__ void __launch_bounds__(Threads, radix_cluster_policy::min_blocks(Thre
     }
     wide_count inclusive = mine;
     if (warp_id < bin_warps) {
-      for (int d = 1; d < warp::size; d *= 2) {
-        const wide_count o = __shfl_up_sync(warp::full_mask, inclusive, d);
-        if (lane >= d) {
-          inclusive += o;
-        }
-      }
+      inclusive = warp::inclusive_sum(inclusive);
       if (lane == warp::size - 1) {
         scan_total[warp_id] = inclusive;
       }

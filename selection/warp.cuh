@@ -1,7 +1,10 @@
 // spira selection: small warp-level helpers shared by the selection kernels.
 #pragma once
 
+#include <spira/select_k.hpp>
+
 #include <cstdint>
+#include <type_traits>
 
 namespace spira::selection::warp {
 
@@ -46,6 +49,18 @@ __device__ __forceinline__ U reduce_max(U v)
       v = o > v ? o : v;
     }
     return v;
+  }
+}
+
+/// A shuffle for any value type of select_k (binary16 travels as its bits).
+template <class T>
+__device__ __forceinline__ T shfl_xor_value(T v, int mask)
+{
+  if constexpr (std::is_same_v<T, half>) {
+    const unsigned b = __shfl_xor_sync(full_mask, static_cast<unsigned>(v.bits), mask);
+    return half::from_bits(static_cast<std::uint16_t>(b));
+  } else {
+    return __shfl_xor_sync(full_mask, v, mask);
   }
 }
 

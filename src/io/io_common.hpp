@@ -6,6 +6,7 @@
 #include <spira/error.hpp>
 #include <spira/io.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -338,6 +339,22 @@ struct npy_block {
   npy_header header;
   std::string_view data;  ///< exactly product(shape) * itemsize bytes
 };
+
+/// A shape as numpy prints it: "(3,)", "(3, 4)", "()".
+std::string shape_string(const std::vector<std::int64_t>& shape);
+
+/// A scalar of type S from the (unaligned) bytes at p, byte-swapped when `swap`.
+template <class S>
+S load_scalar(const char* p, bool swap) noexcept
+{
+  S v;
+  std::memcpy(&v, p, sizeof(S));
+  if (swap) {
+    auto* b = reinterpret_cast<unsigned char*>(&v);
+    std::reverse(b, b + sizeof(S));
+  }
+  return v;
+}
 
 /// Parses an .npy image held in memory; `what` names it in messages (file, or "file[member]").
 npy_block parse_npy(std::string_view bytes, const std::string& what);

@@ -1,7 +1,7 @@
-// NumPy .npy reader and writer.
+// NumPy .npy headers: the parser of a header's dict and dtype, parse_npy (an .npy image checked
+// against its header, shared by the npy and npz readers), and the header the writers emit.
 #include "io_common.hpp"
 
-#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -215,6 +215,8 @@ void parse_descr(npy_header& h, const std::string& what)
   bad();
 }
 
+}  // namespace
+
 std::string shape_string(const std::vector<std::int64_t>& shape)
 {
   std::string s = "(";
@@ -226,45 +228,6 @@ std::string shape_string(const std::vector<std::int64_t>& shape)
   }
   return s + ")";
 }
-
-template <class S>
-S load_scalar(const char* p, bool swap) noexcept
-{
-  S v;
-  std::memcpy(&v, p, sizeof(S));
-  if (swap) {
-    auto* b = reinterpret_cast<unsigned char*>(&v);
-    std::reverse(b, b + sizeof(S));
-  }
-  return v;
-}
-
-template <class T, class S>
-void convert_from(const npy_block& b, T* out, std::int64_t n, const std::string& what)
-{
-  const char* p = b.data.data();
-  const bool swap = b.header.big_endian && sizeof(S) > 1;
-  for (std::int64_t k = 0; k < n; ++k, p += sizeof(S)) {
-    const S v = load_scalar<S>(p, swap);
-    if constexpr (std::is_integral_v<T> && std::is_integral_v<S>) {
-      bool ok = true;
-      if constexpr (std::is_unsigned_v<S>) {
-        ok = static_cast<std::uint64_t>(v) <=
-             static_cast<std::uint64_t>(std::numeric_limits<T>::max());
-      } else {
-        ok = static_cast<std::int64_t>(v) >= std::int64_t{std::numeric_limits<T>::min()} &&
-             static_cast<std::int64_t>(v) <= std::int64_t{std::numeric_limits<T>::max()};
-      }
-      if (!ok) {
-        throw io_error(spira::detail::concat(what, ": element ", k, " = ", +v, " does not fit a ",
-                                             sizeof(T) * 8, "-bit integer"));
-      }
-    }
-    out[k] = static_cast<T>(v);
-  }
-}
-
-}  // namespace
 
 std::int64_t element_count(const std::vector<std::int64_t>& shape, const std::string& what)
 {
@@ -372,101 +335,6 @@ npy_block parse_npy(std::string_view bytes, const std::string& what)
   return b;
 }
 
-template <class T>
-void convert_elements(const npy_block& b, T* out, const std::string& what)
-{
-  const std::int64_t n = element_count(b.header.shape, what);
-  constexpr bool integral = std::is_integral_v<T>;
-  switch (b.header.dtype) {
-    case npy_dtype::b1: {
-      for (std::int64_t k = 0; k < n; ++k) {
-        out[k] = T(b.data[static_cast<std::size_t>(k)] != 0);
-      }
-      return;
-    }
-    case npy_dtype::i1:
-      return convert_from<T, std::int8_t>(b, out, n, what);
-    case npy_dtype::u1:
-      return convert_from<T, std::uint8_t>(b, out, n, what);
-    case npy_dtype::i2:
-      return convert_from<T, std::int16_t>(b, out, n, what);
-    case npy_dtype::u2:
-      return convert_from<T, std::uint16_t>(b, out, n, what);
-    case npy_dtype::i4:
-      return convert_from<T, std::int32_t>(b, out, n, what);
-    case npy_dtype::u4:
-      return convert_from<T, std::uint32_t>(b, out, n, what);
-    case npy_dtype::i8:
-      return convert_from<T, std::int64_t>(b, out, n, what);
-    case npy_dtype::u8:
-      return convert_from<T, std::uint64_t>(b, out, n, what);
-    case npy_dtype::f4:
-    case npy_dtype::f8:
-      if constexpr (integral) {
-        throw io_error(spira::detail::concat(what, ": a floating-point array (", b.header.descr,
-                                             ") cannot be read as ", sizeof(T) * 8,
-                                             "-bit integers"));
-      } else {
-        if (b.header.dtype == npy_dtype::f4) {
-          return convert_from<T, float>(b, out, n, what);
-        }
-        return convert_from<T, double>(b, out, n, what);
-      }
-    case npy_dtype::bytes:
-    case npy_dtype::unicode:
-      break;
-  }
-  throw io_error(spira::detail::concat(what, ": a string array (", b.header.descr,
-                                       ") cannot be read as numbers"));
-}
-
-template <class T>
-dense_matrix<T> block_to_dense(const npy_block& b, const std::string& what)
-{
-  const auto& shape = b.header.shape;
-  if (shape.empty() || shape.size() > 2) {
-    throw io_error(spira::detail::concat(what, ": expected a 1-D or 2-D array, got shape ",
-                                         shape_string(shape)));
-  }
-  const std::int64_t rows = shape[0];
-  const std::int64_t cols = shape.size() == 2 ? shape[1] : 1;
-  dense_matrix<T> m(host_resources{}, rows, cols);
-  if (!b.header.fortran_order || shape.size() == 1 || rows <= 1 || cols <= 1) {
-    convert_elements(b, m.data(), what);
-    return m;
-  }
-  std::vector<T> tmp(static_cast<std::size_t>(rows * cols));
-  convert_elements(b, tmp.data(), what);
-  for (std::int64_t j = 0; j < cols; ++j) {
-    for (std::int64_t i = 0; i < rows; ++i) {
-      m.data()[i * cols + j] = tmp[j * rows + i];
-    }
-  }
-  return m;
-}
-
-std::string block_to_string(const npy_block& b, const std::string& what)
-{
-  if (element_count(b.header.shape, what) != 1 ||
-      (b.header.dtype != npy_dtype::bytes && b.header.dtype != npy_dtype::unicode)) {
-    throw io_error(spira::detail::concat(what, ": expected a single string, got ", b.header.descr,
-                                         " of shape ", shape_string(b.header.shape)));
-  }
-  std::string s;
-  if (b.header.dtype == npy_dtype::bytes) {
-    s = std::string(b.data.substr(0, b.data.find('\0')));
-  } else {
-    for (std::size_t k = 0; k + 4 <= b.data.size(); k += 4) {
-      const auto c = load_scalar<std::uint32_t>(b.data.data() + k, b.header.big_endian);
-      if (c == 0) {
-        break;
-      }
-      s += c < 0x80 ? static_cast<char>(c) : '?';
-    }
-  }
-  return s;
-}
-
 std::size_t dtype_size(npy_dtype d) noexcept
 {
   switch (d) {
@@ -534,169 +402,6 @@ std::string make_npy_header(npy_dtype dtype, const std::vector<std::int64_t>& sh
   return out + dict;
 }
 
-template void convert_elements<float>(const npy_block&, float*, const std::string&);
-template void convert_elements<double>(const npy_block&, double*, const std::string&);
-template void convert_elements<std::int32_t>(const npy_block&, std::int32_t*, const std::string&);
-template void convert_elements<std::int64_t>(const npy_block&, std::int64_t*, const std::string&);
-template dense_matrix<float> block_to_dense<float>(const npy_block&, const std::string&);
-template dense_matrix<double> block_to_dense<double>(const npy_block&, const std::string&);
-template dense_matrix<std::int32_t> block_to_dense<std::int32_t>(const npy_block&,
-                                                                 const std::string&);
-template dense_matrix<std::int64_t> block_to_dense<std::int64_t>(const npy_block&,
-                                                                 const std::string&);
-
 }  // namespace detail
-
-npy_header read_npy_header(const std::filesystem::path& path)
-{
-  const auto file = detail::load_file(path);
-  return detail::parse_npy(file.data, detail::display(path)).header;
-}
-
-template <class T>
-dense_matrix<T> read_npy(const std::filesystem::path& path)
-{
-  const auto file = detail::load_file(path);
-  const std::string what = detail::display(path);
-  return detail::block_to_dense<T>(detail::parse_npy(file.data, what), what);
-}
-
-template <class T>
-std::vector<T> read_npy_vector(const std::filesystem::path& path)
-{
-  const auto file = detail::load_file(path);
-  const std::string what = detail::display(path);
-  const auto block = detail::parse_npy(file.data, what);
-  const auto& shape = block.header.shape;
-  const bool vector_like =
-      shape.size() == 1 || (shape.size() == 2 && (shape[0] == 1 || shape[1] == 1));
-  if (!vector_like) {
-    throw io_error(spira::detail::concat(what, ": expected a 1-D array, got shape ",
-                                         detail::shape_string(shape)));
-  }
-  std::vector<T> v(static_cast<std::size_t>(detail::element_count(shape, what)));
-  detail::convert_elements(block, v.data(), what);
-  return v;
-}
-
-namespace {
-
-template <class T>
-void write_npy_rows(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
-                    const T* data, std::int64_t rows, std::int64_t cols, std::int64_t ld)
-{
-  const std::string header = detail::make_npy_header(detail::npy_dtype_of<T>(), shape);
-  detail::output_file file(path);
-  file.write(header.data(), header.size());
-  if (ld == cols) {
-    file.write(data, static_cast<std::size_t>(rows * cols) * sizeof(T));
-  } else {
-    for (std::int64_t i = 0; i < rows; ++i) {
-      file.write(data + i * ld, static_cast<std::size_t>(cols) * sizeof(T));
-    }
-  }
-  file.commit();
-}
-
-}  // namespace
-
-template <class T>
-void write_npy(const std::filesystem::path& path, dense_view<const T> a)
-{
-  spira::detail::expects(a.space == memory_space::host,
-                         "spira::io::write_npy: the array must be in host memory");
-  spira::detail::expects(a.rows >= 0 && a.cols >= 0 && (a.rows <= 1 || a.ld >= a.cols),
-                         "spira::io::write_npy: bad extents ", a.rows, " x ", a.cols, " (ld ", a.ld,
-                         ")");
-  write_npy_rows(path, {a.rows, a.cols}, a.data, a.rows, a.cols, a.ld);
-}
-
-template <class T>
-void write_npy(const std::filesystem::path& path, std::span<const T> v)
-{
-  const auto n = static_cast<std::int64_t>(v.size());
-  write_npy_rows(path, {n}, v.data(), 1, n, n);
-}
-
-template <class T>
-struct npy_row_writer<T>::state {
-  detail::output_file file;
-  std::int64_t rows;
-  std::int64_t cols;
-  std::int64_t written = 0;
-
-  state(const std::filesystem::path& path, std::int64_t r, std::int64_t c)
-      : file(path), rows(r), cols(c)
-  {
-  }
-};
-
-template <class T>
-npy_row_writer<T>::npy_row_writer(const std::filesystem::path& path, std::int64_t rows,
-                                  std::int64_t cols)
-{
-  spira::detail::expects(rows >= 0 && cols >= 0, "spira::io::npy_row_writer: bad extents ", rows,
-                         " x ", cols);
-  const std::string header = detail::make_npy_header(detail::npy_dtype_of<T>(), {rows, cols});
-  state_ = std::make_unique<state>(path, rows, cols);
-  state_->file.write(header.data(), header.size());
-}
-
-template <class T>
-npy_row_writer<T>::npy_row_writer(npy_row_writer&&) noexcept = default;
-template <class T>
-npy_row_writer<T>& npy_row_writer<T>::operator=(npy_row_writer&&) noexcept = default;
-template <class T>
-npy_row_writer<T>::~npy_row_writer() = default;
-
-template <class T>
-void npy_row_writer<T>::append(dense_view<const T> block)
-{
-  state& s = *state_;
-  spira::detail::expects(
-      block.space == memory_space::host && block.cols == s.cols && block.rows >= 0 &&
-          block.rows <= s.rows - s.written && (block.rows <= 1 || block.ld >= block.cols),
-      "spira::io::npy_row_writer::append: a block of ", block.rows, " x ", block.cols,
-      " does not continue a ", s.rows, " x ", s.cols, " array after ", s.written, " rows");
-  if (block.ld == block.cols || block.rows <= 1) {
-    s.file.write(block.data, static_cast<std::size_t>(block.rows * block.cols) * sizeof(T));
-  } else {
-    for (std::int64_t i = 0; i < block.rows; ++i) {
-      s.file.write(block.data + i * block.ld, static_cast<std::size_t>(block.cols) * sizeof(T));
-    }
-  }
-  s.written += block.rows;
-}
-
-template <class T>
-void npy_row_writer<T>::commit()
-{
-  spira::detail::expects(state_->written == state_->rows,
-                         "spira::io::npy_row_writer::commit: ", state_->written, " of ",
-                         state_->rows, " rows appended");
-  state_->file.commit();
-}
-
-template class npy_row_writer<float>;
-template class npy_row_writer<double>;
-template class npy_row_writer<std::int32_t>;
-template class npy_row_writer<std::int64_t>;
-
-template dense_matrix<float> read_npy<float>(const std::filesystem::path&);
-template dense_matrix<double> read_npy<double>(const std::filesystem::path&);
-template dense_matrix<std::int32_t> read_npy<std::int32_t>(const std::filesystem::path&);
-template dense_matrix<std::int64_t> read_npy<std::int64_t>(const std::filesystem::path&);
-template std::vector<float> read_npy_vector<float>(const std::filesystem::path&);
-template std::vector<double> read_npy_vector<double>(const std::filesystem::path&);
-template std::vector<std::int32_t> read_npy_vector<std::int32_t>(const std::filesystem::path&);
-template std::vector<std::int64_t> read_npy_vector<std::int64_t>(const std::filesystem::path&);
-template void write_npy<float>(const std::filesystem::path&, dense_view<const float>);
-template void write_npy<double>(const std::filesystem::path&, dense_view<const double>);
-template void write_npy<std::int32_t>(const std::filesystem::path&, dense_view<const std::int32_t>);
-template void write_npy<std::int64_t>(const std::filesystem::path&, dense_view<const std::int64_t>);
-template void write_npy<float>(const std::filesystem::path&, std::span<const float>);
-template void write_npy<double>(const std::filesystem::path&, std::span<const double>);
-template void write_npy<std::int32_t>(const std::filesystem::path&, std::span<const std::int32_t>);
-template void write_npy<std::int64_t>(const std::filesystem::path&, std::span<const std::int64_t>);
 
 }  // namespace spira::io

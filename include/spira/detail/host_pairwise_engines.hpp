@@ -1,0 +1,254 @@
+// spira: the three engines of the host pairwise operation (spira::pairwise in spira/ops.hpp):
+// intersection through the CSC of B, union by selection for min / max NAMMs, union by merge for
+// the other NAMMs. Included by spira/ops.hpp.
+#pragma once
+
+#include <spira/accuracy.hpp>
+#include <spira/convert.hpp>
+#include <spira/detail/host_pairwise_common.hpp>
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+#include <spira/semiring.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace spira::detail {
+
+/// Intersection engine (annihilating semirings and NAMMs with a sum-kind ⊕): for every row i of A,
+/// scatter its products with the matching columns of B (the rows of bt = Bᵀ) into a dense
+/// accumulator row of length n, then finalize the row of the output (through the accuracy guard
+/// where D has one). This engine and the two below run on the used columns only
+/// (compressed_columns, from pairwise_dispatch); `dim` is the declared column count, which
+/// finalize reads.
+template <class D, class T, class V, class I, class Norms>
+void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
+                           std::int64_t dim)
+{
+  using traits = distance_traits<D, T>;
+  using acc_t = typename traits::accumulator;
+  using add = typename traits::add_monoid;
+  constexpr int nt = traits::num_terms;
+
+  const csr_matrix<V, I> bt_m = transpose(res, b);
+  const csr_view<V, I> bt = bt_m.view();
+
+  // NAMM corrections: Σ over the row of ⊗(a, 0) (rows of A) and of ⊗(0, b) (rows of B).
+  std::vector<acc_t> ca, cb, bt_zero;
+  if constexpr (!traits::annihilating) {
+    auto corrections = [&](csr_view<V, I> m, bool left) {
+      std::vector<acc_t> c(static_cast<std::size_t>(m.rows));
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
+for (std::int64_t i = 0; i < m.rows; ++i) {
+  acc_t s = identity_terms<add, T, nt>();
+  for (offset_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+    const T x = T(m.values[k]);
+    add_terms<add>(
+        s, as_terms(left ? d.template multiply<T>(x, T(0)) : d.template multiply<T>(T(0), x)));
+  }
+  c[i] = s;
+}
+return c;
+    };
+    ca = corrections(a, true);
+    cb = corrections(b, false);
+    // ⊗(0, b) for every entry of the CSC of B, so the intersection pass evaluates ⊗ once per
+    // product.
+    bt_zero.resize(static_cast<std::size_t>(bt.nnz));
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
+for (std::int64_t q = 0; q < bt.nnz; ++q) {
+  bt_zero[q] = as_terms(d.template multiply<T>(T(0), T(bt.values[q])));
+}
+  }
+
+  const std::int64_t n = b.rows;
+  const acc_t zero = identity_terms<add, T, nt>();
+  SPIRA_OMP(omp parallel num_threads(res.num_threads()))
+  {
+    std::vector<acc_t> acc(static_cast<std::size_t>(n));
+SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  std::fill(acc.begin(), acc.end(), zero);
+  acc_t* const accp = acc.data();
+  const I* const bt_cols = bt.col_idx;
+  const V* const bt_vals = bt.values;
+  for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+    const T x = T(a.values[k]);
+    const std::int64_t c = a.col_idx[k];
+    const offset_t q_end = bt.row_ptr[c + 1];
+    if constexpr (traits::annihilating) {
+      for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
+        add_terms<add>(accp[bt_cols[q]], as_terms(d.template multiply<T>(x, T(bt_vals[q]))));
+      }
+    } else {
+      // ⊗(a,b) - ⊗(a,0) - ⊗(0,b), with ⊗(a,0) hoisted out of the walk over the column.
+      const acc_t pa = as_terms(d.template multiply<T>(x, T(0)));
+      for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
+        acc_t p = as_terms(d.template multiply<T>(x, T(bt_vals[q])));
+        const acc_t& pb = bt_zero[q];
+        for (int t = 0; t < nt; ++t) {
+          p[t] = (p[t] - pa[t]) - pb[t];
+        }
+        add_terms<add>(accp[bt_cols[q]], p);
+      }
+    }
+  }
+  V* row = out.row(i);
+  constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
+  const csr_rows<V, I> rows_a = rows_of(a);
+  const csr_rows<V, I> rows_b = rows_of(b);
+  for (std::int64_t j = 0; j < n; ++j) {
+    acc_t total = acc[j];
+    acc_t magnitude{};
+    if constexpr (!traits::annihilating) {
+      for (int t = 0; t < nt; ++t) {
+        total[t] = (ca[i][t] + cb[j][t]) + acc[j][t];
+        magnitude[t] = std::abs(ca[i][t]) + std::abs(cb[j][t]);
+      }
+    }
+    if constexpr (accuracy_traits<D, T>::guarded) {
+      row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, rows_a, i, rows_b,
+                                        j, bounds));
+    } else {
+      row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
+    }
+  }
+}
+  }
+}
+
+/// Union engine for NAMMs whose ⊕ is a selection (min or max kind) with one accumulator term.
+/// ⊕ over the union of A_i and B_j splits into three selections:
+///   ⊕_{A_i ∩ B_j} ⊗(a, b)   scattered through the CSC of B, as in the intersection engine;
+///   ⊕_{A_i \ B_j} ⊗(a, 0)   the first column of A_i, in best-first order of ⊗(a, 0), that B_j
+///                           lacks; prefix[j] counts how many leading columns of that order B_j
+///                           holds (a j advances at step k only if it held columns 0..k-1);
+///   ⊕_{B_j \ A_i} ⊗(0, b)   the first column of B_j, in best-first order of ⊗(0, b) (sorted once),
+///                           that A_i lacks (a per-thread bitset over the columns marks A_i).
+/// Work: the products that exist, plus rows(A) x rows(B) x (1 + columns skipped in the last step),
+/// instead of O(deg_i + deg_j) per pair for a merge. Memory: O(nnz(B)) for the sorted rows and the
+/// CSC of B, per thread rows(B) accumulators and a.cols / 8 bytes of bitset (a.cols is at most
+/// nnz(A) + nnz(B) here: compressed_columns renumbers wider inputs).
+template <class D, class T, class V, class I, class Norms>
+void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
+                           std::int64_t dim)
+{
+  using traits = distance_traits<D, T>;
+  using add = typename traits::add_monoid;
+  // x strictly better than y for the selection ⊕.
+  auto better = [](T x, T y) { return x != y && add{}(x, y) == x; };
+  auto mul = [&](T p, T q) { return as_terms(d.template multiply<T>(p, q))[0]; };
+  const T identity = add::template identity<T>();
+
+  // Rows of B in best-first order of ⊗(0, b): column and value, O(nnz(B) log) once.
+  std::vector<I> b_cols(static_cast<std::size_t>(b.nnz));
+  std::vector<T> b_vals(static_cast<std::size_t>(b.nnz));
+  SPIRA_OMP(omp parallel num_threads(res.num_threads()))
+  {
+    std::vector<std::pair<T, I>> tmp;
+SPIRA_OMP(omp for schedule(dynamic, 64))
+for (std::int64_t j = 0; j < b.rows; ++j) {
+  tmp.clear();
+  for (offset_t k = b.row_ptr[j]; k < b.row_ptr[j + 1]; ++k) {
+    tmp.emplace_back(mul(T(0), T(b.values[k])), b.col_idx[k]);
+  }
+  std::stable_sort(tmp.begin(), tmp.end(),
+                   [&](const auto& x, const auto& y) { return better(x.first, y.first); });
+  for (std::size_t k = 0; k < tmp.size(); ++k) {
+    b_cols[b.row_ptr[j] + k] = tmp[k].second;
+    b_vals[b.row_ptr[j] + k] = tmp[k].first;
+  }
+}
+  }
+
+  const csr_matrix<V, I> bt_m = transpose(res, b);
+  const csr_view<V, I> bt = bt_m.view();
+  const std::int64_t n = b.rows;
+  SPIRA_OMP(omp parallel num_threads(res.num_threads()))
+  {
+    std::vector<T> acc(static_cast<std::size_t>(n));
+    std::vector<std::int64_t> prefix(static_cast<std::size_t>(n));
+    std::vector<std::pair<T, std::int64_t>> order;  // (⊗(a, 0), entry of A) best first
+    std::vector<std::uint64_t> in_a(static_cast<std::size_t>((a.cols + 63) / 64), 0);
+SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  const offset_t a0 = a.row_ptr[i];
+  const offset_t deg = a.row_ptr[i + 1] - a0;
+  order.clear();
+  for (offset_t k = a0; k < a0 + deg; ++k) {
+    order.emplace_back(mul(T(a.values[k]), T(0)), k);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const auto& x, const auto& y) { return better(x.first, y.first); });
+  std::fill(acc.begin(), acc.end(), identity);
+  std::fill(prefix.begin(), prefix.end(), std::int64_t{0});
+  for (offset_t k = 0; k < deg; ++k) {
+    const offset_t e = order[k].second;
+    const T x = T(a.values[e]);
+    const std::int64_t c = a.col_idx[e];
+    for (offset_t q = bt.row_ptr[c]; q < bt.row_ptr[c + 1]; ++q) {
+      const std::int64_t j = bt.col_idx[q];
+      acc[j] = add{}(acc[j], mul(x, T(bt.values[q])));
+      if (prefix[j] == k) {
+        prefix[j] = k + 1;
+      }
+    }
+  }
+  for (offset_t k = a0; k < a0 + deg; ++k) {
+    in_a[std::size_t(a.col_idx[k]) >> 6] |= std::uint64_t{1} << (a.col_idx[k] & 63);
+  }
+  V* row = out.row(i);
+  for (std::int64_t j = 0; j < n; ++j) {
+    T total = acc[j];
+    if (prefix[j] < deg) {
+      total = add{}(total, order[prefix[j]].first);
+    }
+    for (offset_t q = b.row_ptr[j]; q < b.row_ptr[j + 1]; ++q) {
+      const std::size_t c = std::size_t(b_cols[q]);
+      if (((in_a[c >> 6] >> (c & 63)) & 1u) == 0) {
+        total = add{}(total, b_vals[q]);
+        break;
+      }
+    }
+    row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], dim));
+  }
+  for (offset_t k = a0; k < a0 + deg; ++k) {
+    in_a[std::size_t(a.col_idx[k]) >> 6] = 0;
+  }
+}
+  }
+}
+
+/// Union engine for the other NAMMs (custom-kind ⊕, or several terms with a min/max ⊕): a merge
+/// of the two sorted rows per pair, on tiles of rows of A x rows of B.
+template <class D, class T, class V, class I, class Norms>
+void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                          dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
+                          std::int64_t dim)
+{
+  constexpr std::int64_t ta = host_pairwise_policy::merge_tile_a;
+  constexpr std::int64_t tb = host_pairwise_policy::merge_tile_b;
+  const std::int64_t tiles_a = (a.rows + ta - 1) / ta;
+  const std::int64_t tiles_b = (b.rows + tb - 1) / tb;
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1) collapse(2))
+for (std::int64_t ti = 0; ti < tiles_a; ++ti) {
+  for (std::int64_t tj = 0; tj < tiles_b; ++tj) {
+    const std::int64_t j_end = std::min(b.rows, (tj + 1) * tb);
+    const std::int64_t i_end = std::min(a.rows, (ti + 1) * ta);
+    for (std::int64_t i = ti * ta; i < i_end; ++i) {
+      V* row = out.row(i);
+      for (std::int64_t j = tj * tb; j < j_end; ++j) {
+        const auto acc = union_reduce<D, T>(d, rows_of(a)[i], rows_of(b)[j]);
+        row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], dim));
+      }
+    }
+  }
+}
+}
+
+}  // namespace spira::detail
