@@ -106,7 +106,10 @@ template <class ValueT, class IndexT>
 ///    shared memory by the distance kernel itself (spira/cuda/knn.cuh); memory O(nnz + n_q k);
 ///  * tiled: distance tiles under the memory budget, select_k per tile and a running merge, all
 ///    on the GPU; a host index is copied to the device once (when it fits half the budget), host
-///    query rows once per query tile; device operands are used where they are.
+///    query rows once per query tile; device operands are used where they are. An index tile on
+///    the device is prepared once for the distance engine (row norms, prepared values, the CSC
+///    of the intersection strategy) and kept for every query tile, while the tiles kept take at
+///    most half the budget, beside it (the distances are the same bits either way).
 /// The operands are checked once per call. Without exclude_self a self query computes each
 /// point's distance to itself with the others (no second pass). memory_budget bounds the device
 /// memory of either (default: half the free device memory); the fused algorithm falls back to
