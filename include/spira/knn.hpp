@@ -106,7 +106,10 @@ template <class ValueT, class IndexT>
 ///    shared memory by the distance kernel itself (spira/cuda/knn.cuh); memory O(nnz + n_q k);
 ///  * tiled: distance tiles under the memory budget, select_k per tile and a running merge, all
 ///    on the GPU; a host index is copied to the device once (when it fits half the budget), host
-///    query rows once per query tile; device operands are used where they are.
+///    query rows once per query tile; device operands are used where they are. An index tile on
+///    the device is prepared once for the distance engine (row norms, prepared values, the CSC
+///    of the intersection strategy) and kept for every query tile, while the tiles kept take at
+///    most half the budget, beside it (the distances are the same bits either way).
 /// The operands are checked once per call. Without exclude_self a self query computes each
 /// point's distance to itself with the others (no second pass). memory_budget bounds the device
 /// memory of either (default: half the free device memory); the fused algorithm falls back to
@@ -150,12 +153,15 @@ template <class ValueT, class IndexT>
                                    std::span<const knn_result_view> parts, std::int64_t k,
                                    select_order order);
 
-/// The same contract for parts in host or device memory (all parts in one space). The merge runs
-/// on the host in this version: device parts are copied to the host (on res.stream, blocking),
-/// merged there with the host code above, and the result is copied to device memory allocated from
-/// res; host parts are merged on the host and the result stays in host memory, without touching
-/// the device. The result is in the memory space of the parts. A build without CUDA throws
-/// spira::not_compiled.
+/// The same contract for parts in host or device memory (all parts in one space). Device parts are
+/// checked and merged on the GPU (res.device, res.stream), with the order and the running merge of
+/// the host code above: the result, in device memory allocated from res, is the host merge's bit
+/// for bit, and a bad part is reported with the host's message (the first bad row, found on the
+/// device, is copied back and described on the host). The call returns after the merge completed
+/// (it reads the check's outcome). Device workspace: n_q x k entries besides the result, and the
+/// duplicate check's sort buffers for a chunk of rows (at most about 512 MiB). Host parts are
+/// merged on the host and the result stays in host memory, without touching the device. A build
+/// without CUDA throws spira::not_compiled.
 [[nodiscard]] knn_result merge_knn(const cuda_resources& res,
                                    std::span<const knn_result_view> parts, std::int64_t k,
                                    select_order order);

@@ -37,9 +37,11 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
   const distance_params dp{.metric = params.metric, .p = params.p, .strategy = params.strategy};
   return detail::knn_cuda(
       res, index, queries, params, is_similarity(params.metric), budget, use_fused,
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-        detail::pairwise_distance_checked(res, qv, iv, out, dp);
+      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
+          detail::prepared_distance_operand* prepared) {
+        detail::pairwise_distance_checked(res, qv, iv, out, dp, prepared);
       },
+      [&](csr_view<V, I> iv) { return detail::prepare_distance_operand(res, iv, dp); },
       [&](csr_view<V, I> qv, csr_view<V, I> iv, std::int64_t k, bool exclude_self, V* self_values,
           dense_view<V> dv, dense_view<std::int64_t> di) {
         detail::knn_fused_metric(res, qv, iv, params, k, exclude_self, self_values, dv, di);

@@ -7,6 +7,9 @@
 #include <spira/distance.hpp>
 #include <spira/knn.hpp>
 
+#include <cstddef>
+#include <memory>
+
 namespace spira::detail {
 
 /// Whether knn_graph(cuda_resources) takes the fused algorithm for these operands (only shapes and
@@ -23,11 +26,29 @@ void knn_fused_metric(const cuda_resources& res, csr_view<V, I> queries, csr_vie
                       const knn_params& params, std::int64_t k, bool exclude_self, V* self_values,
                       dense_view<V> out_values, dense_view<std::int64_t> out_indices);
 
+/// An operand B prepared once by the distance engine for calls with many A (the metric's
+/// pairwise_prepared, spira/cuda/detail/pairwise_common.cuh, behind a plain C++ interface): made
+/// by prepare_distance_operand, passed to pairwise_distance_checked with the same B and params.
+class prepared_distance_operand {
+ public:
+  virtual ~prepared_distance_operand() = default;
+  /// Bytes of device memory held (grows when a strategy builds its part on first use).
+  [[nodiscard]] virtual std::size_t device_bytes() const = 0;
+};
+
+/// B (checked, on the device) prepared for the metric of params.
+template <class V, class I>
+std::unique_ptr<prepared_distance_operand> prepare_distance_operand(const cuda_resources& res,
+                                                                    csr_view<V, I> b,
+                                                                    const distance_params& params);
+
 /// pairwise_distance on the GPU for operands already checked (canonical, values in the metric's
-/// domain): the k-NN driver's distance tiles.
+/// domain): the k-NN driver's distance tiles. `prepared_b`: B prepared by prepare_distance_operand
+/// with the same params, or nullptr; the values are the same either way.
 template <class V, class I>
 void pairwise_distance_checked(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                               dense_view<V> out, const distance_params& params);
+                               dense_view<V> out, const distance_params& params,
+                               prepared_distance_operand* prepared_b = nullptr);
 
 /// Throws spira::invalid_argument naming the first negative value of a device CSR (by row and
 /// column) when it has one.

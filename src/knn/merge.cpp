@@ -69,9 +69,10 @@ struct merge_scratch {
   std::vector<std::int64_t> real;  ///< real (non-padding) entries of each part in this row
 };
 
-/// Checks row r of every part; returns an empty string when it is well formed, else the message.
-std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bool largest,
-                      merge_scratch& s)
+/// Checks row r of every part; returns an empty string when it is well formed, else the message,
+/// which names the row `named` (r, or the caller's row number when the parts hold a copy of it).
+std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, std::int64_t named,
+                      bool largest, merge_scratch& s)
 {
   s.seen.clear();
   s.real.assign(parts.size(), 0);
@@ -81,14 +82,14 @@ std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bo
     std::int64_t& n = s.real[p];
     for (std::int64_t j = 0; j < width; ++j) {
       if (ix[j] < -1) {
-        return concat("merge_knn: part ", p, ", row ", r, ", column ", j, ": index ", ix[j],
+        return concat("merge_knn: part ", p, ", row ", named, ", column ", j, ": index ", ix[j],
                       " is invalid (indices are >= 0, or -1 for padding)");
       }
       if (ix[j] == -1) {
         continue;
       }
       if (n != j) {
-        return concat("merge_knn: part ", p, ", row ", r, ": index ", ix[j], " at column ", j,
+        return concat("merge_knn: part ", p, ", row ", named, ": index ", ix[j], " at column ", j,
                       " follows padding (index -1) at column ", n,
                       "; padding must come after the real entries");
       }
@@ -101,10 +102,11 @@ std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bo
     if (s.seen[e].first == s.seen[e - 1].first) {
       const std::size_t p0 = s.seen[e - 1].second;
       const std::size_t p1 = s.seen[e].second;
-      return p0 == p1 ? concat("merge_knn: row ", r, " lists index ", s.seen[e].first,
-                               " twice in part ", p0, "; the index blocks must be disjoint")
-                      : concat("merge_knn: row ", r, " lists index ", s.seen[e].first, " in parts ",
-                               p0, " and ", p1, "; the index blocks must be disjoint");
+      return p0 == p1
+                 ? concat("merge_knn: row ", named, " lists index ", s.seen[e].first,
+                          " twice in part ", p0, "; the index blocks must be disjoint")
+                 : concat("merge_knn: row ", named, " lists index ", s.seen[e].first, " in parts ",
+                          p0, " and ", p1, "; the index blocks must be disjoint");
     }
   }
   for (std::size_t p = 0; p < parts.size(); ++p) {
@@ -112,7 +114,7 @@ std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bo
     const float* d = parts[p].distances.row(r);
     for (std::int64_t j = 1; j < s.real[p]; ++j) {
       if (!knn_better(d[j - 1], ix[j - 1], d[j], ix[j], largest)) {
-        return concat("merge_knn: part ", p, ", row ", r, " is not sorted best first (",
+        return concat("merge_knn: part ", p, ", row ", named, " is not sorted best first (",
                       largest ? "largest" : "smallest", " distance, then smaller index): column ",
                       j - 1, " holds index ", ix[j - 1], " at distance ", d[j - 1], ", column ", j,
                       " index ", ix[j], " at distance ", d[j]);
@@ -123,6 +125,13 @@ std::string check_row(std::span<const knn_result_view> parts, std::int64_t r, bo
 }
 
 }  // namespace
+
+std::string merge_knn_row_error(std::span<const knn_result_view> parts, std::int64_t r,
+                                std::int64_t named, bool largest)
+{
+  merge_scratch s;
+  return check_row(parts, r, named, largest, s);
+}
 
 knn_result merge_knn_host(std::span<const knn_result_view> parts, std::int64_t k, bool largest,
                           int threads)
@@ -147,7 +156,7 @@ knn_result merge_knn_host(std::span<const knn_result_view> parts, std::int64_t k
 #pragma omp for schedule(static)
 #endif
     for (std::int64_t r = 0; r < n_q; ++r) {
-      std::string bad = check_row(parts, r, largest, s);
+      std::string bad = check_row(parts, r, r, largest, s);
       if (!bad.empty()) {
 #if defined(_OPENMP)
 #pragma omp critical(spira_merge_knn_failure)

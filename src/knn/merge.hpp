@@ -1,11 +1,12 @@
 // merge_knn's backend-independent parts, shared by the host entry (merge.cpp) and the CUDA entry
-// (merge_cuda.cpp): the checks of the parts' shapes, and the merge of host-memory parts.
+// (merge_cuda.cpp): the checks of the parts' shapes and rows, and the merge of host-memory parts.
 #pragma once
 
 #include <spira/knn.hpp>
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace spira::detail {
 
@@ -19,5 +20,11 @@ memory_space check_merge_knn_parts(std::span<const knn_result_view> parts, std::
 /// memory.
 knn_result merge_knn_host(std::span<const knn_result_view> parts, std::int64_t k, bool largest,
                           int threads);
+
+/// The message merge_knn_host gives for row r of parts in host memory (index range, padding last,
+/// no index twice, sorted best first), naming the row as `named`; empty when the row is well
+/// formed. The CUDA merge, which finds the first bad row on the device, reports it with this.
+std::string merge_knn_row_error(std::span<const knn_result_view> parts, std::int64_t r,
+                                std::int64_t named, bool largest);
 
 }  // namespace spira::detail

@@ -9,6 +9,8 @@
 #include "../knn/knn_cuda.hpp"
 
 #include <cmath>
+#include <memory>
+#include <type_traits>
 
 namespace spira {
 
@@ -32,23 +34,54 @@ void check_metric_args(const cuda_resources& res, csr_view<V, I> a, csr_view<V, 
 
 namespace detail {
 
+/// prepared_distance_operand of the metric's distance struct D.
+template <class D, class V, class I>
+class prepared_metric final : public prepared_distance_operand {
+ public:
+  prepared_metric(const cuda_resources& res, const D& d, csr_view<V, I> b) : prepared(res, d, b) {}
+  [[nodiscard]] std::size_t device_bytes() const override { return prepared.device_bytes(); }
+  pairwise_prepared<D, V, I> prepared;
+};
+
 /// The built-in metric's distances on the GPU; `check_operands` = false skips the validation of
 /// the operands (the metric's own checks are check_metric_args, made by the callers).
 template <class V, class I>
 void pairwise_distance_run(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                           dense_view<V> out, const distance_params& params, bool check_operands)
+                           dense_view<V> out, const distance_params& params, bool check_operands,
+                           prepared_distance_operand* prepared_b = nullptr)
 {
   visit_metric(params.metric, params.p, [&](const auto& d) {
+    using D = std::decay_t<decltype(d)>;
+    pairwise_prepared<D, V, I>* pb = nullptr;
+    if (prepared_b != nullptr) {
+      auto* m = dynamic_cast<prepared_metric<D, V, I>*>(prepared_b);
+      expects(m != nullptr, "pairwise_distance: B was prepared for another metric than ",
+              to_string(params.metric));
+      pb = &m->prepared;
+    }
     detail::pairwise_cuda(res, a, b, out, d, params.strategy, params.workspace_bytes,
-                          "params.workspace_bytes", check_operands);
+                          "params.workspace_bytes", check_operands, pb);
   });
 }
 
 template <class V, class I>
-void pairwise_distance_checked(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                               dense_view<V> out, const distance_params& params)
+std::unique_ptr<prepared_distance_operand> prepare_distance_operand(const cuda_resources& res,
+                                                                    csr_view<V, I> b,
+                                                                    const distance_params& params)
 {
-  pairwise_distance_run(res, a, b, out, params, false);
+  return visit_metric(params.metric, params.p,
+                      [&](const auto& d) -> std::unique_ptr<prepared_distance_operand> {
+                        using D = std::decay_t<decltype(d)>;
+                        return std::make_unique<prepared_metric<D, V, I>>(res, d, b);
+                      });
+}
+
+template <class V, class I>
+void pairwise_distance_checked(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                               dense_view<V> out, const distance_params& params,
+                               prepared_distance_operand* prepared_b)
+{
+  pairwise_distance_run(res, a, b, out, params, false, prepared_b);
 }
 
 }  // namespace detail

@@ -8,5 +8,8 @@ template void pairwise_distance(const cuda_resources&, csr_view<double, std::int
 template void detail::pairwise_distance_checked(const cuda_resources&,
                                                 csr_view<double, std::int64_t>,
                                                 csr_view<double, std::int64_t>, dense_view<double>,
-                                                const distance_params&);
+                                                const distance_params&,
+                                                detail::prepared_distance_operand*);
+template std::unique_ptr<detail::prepared_distance_operand> detail::prepare_distance_operand(
+    const cuda_resources&, csr_view<double, std::int64_t>, const distance_params&);
 }  // namespace spira

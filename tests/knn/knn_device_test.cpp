@@ -2,8 +2,9 @@
 // is the graph of the same operands in host memory (against the float64 dense oracle), with both
 // algorithms (fused, and tiles small enough that the running merge on the device runs many times),
 // for a self query with each point first, with exclude_self, with separate queries and with k = n;
-// and the errors of device operands (mixed spaces, non-canonical rows, negative values). The tests
-// skip with their reason without a GPU.
+// and the errors of device operands (mixed spaces, non-canonical rows, negative values); index
+// tiles prepared once for every query tile give the graph of tiles prepared per distance tile, bit
+// for bit. The tests skip with their reason without a GPU.
 #include <spira/spira.hpp>
 
 #include "support/backend.hpp"
@@ -13,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -210,6 +213,65 @@ TEST(KnnDevice, ErrorsOfDeviceOperands)
     (void)knn_graph<float, std::int32_t>(host_resources{}, dev.view(), std::nullopt, {.k = 3});
   });
   EXPECT_NE(host.find("host memory for the host backend"), std::string::npos) << host;
+}
+
+/// The tiled algorithm keeps each device index tile prepared for the distance engine (norms, CSC)
+/// across the query tiles, within half the memory budget. A budget of 1 byte leaves no room, so
+/// the tiles are prepared per distance tile as with one query tile: the graphs are the same bits,
+/// for every strategy, on the declared columns and with columns renumbered (declared columns far
+/// beyond the stored ones). Small integer values make every sum exact, so that the order of the
+/// atomic updates cannot change a bit.
+TEST(KnnDevice, IndexTilesPreparedOnceGiveTheSameGraph)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  const cuda_resources res{};
+  test::random_options o;
+  o.rows = 1200;
+  o.cols = 400;
+  o.mean_degree = 10;
+  o.small_integers = true;
+  const auto narrow = test::random_csr<float, std::int32_t>(o);
+  // The same rows with column c moved to 5000 c: 2,000,000 declared columns.
+  std::vector<offset_t> ptr(narrow.row_ptr(), narrow.row_ptr() + narrow.rows() + 1);
+  std::vector<std::int32_t> cols(narrow.col_idx(), narrow.col_idx() + narrow.nnz());
+  for (std::int32_t& c : cols) {
+    c *= 5000;
+  }
+  std::vector<float> vals(narrow.values(), narrow.values() + narrow.nnz());
+  const auto wide = make_csr<float, std::int32_t>(host_resources{}, narrow.rows(), 400 * 5000, ptr,
+                                                  cols, vals, csr_check::canonical);
+  for (const auto* m : {&narrow, &wide}) {
+    const auto index = to_device(res, m->view());
+    for (const metric mt : {metric::euclidean, metric::cosine, metric::inner_product,
+                            metric::manhattan, metric::chebyshev}) {
+      for (const pairwise_strategy s :
+           {pairwise_strategy::automatic, pairwise_strategy::intersection,
+            pairwise_strategy::hybrid, pairwise_strategy::dense}) {
+        if (!supports_strategy(mt, s)) {
+          continue;
+        }
+        const std::string label = std::string(to_string(mt)) + ", " + to_string(s) +
+                                  (m == &wide ? ", renumbered columns" : "");
+        SCOPED_TRACE(label);
+        knn_params p{.k = 12, .metric = mt, .query_tile = 100, .index_tile = 300};
+        p.strategy = s;
+        const knn_result kept =
+            to_host(knn_graph<float, std::int32_t>(res, index.view(), std::nullopt, p));
+        p.memory_budget = 1;  // no room to keep a prepared index tile
+        const knn_result per_pair =
+            to_host(knn_graph<float, std::int32_t>(res, index.view(), std::nullopt, p));
+        const std::int64_t n = kept.indices.rows() * kept.indices.cols();
+        ASSERT_EQ(n, per_pair.indices.rows() * per_pair.indices.cols());
+        for (std::int64_t e = 0; e < n; ++e) {
+          ASSERT_EQ(kept.indices.data()[e], per_pair.indices.data()[e]) << "entry " << e;
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(kept.distances.data()[e]),
+                    std::bit_cast<std::uint32_t>(per_pair.distances.data()[e]))
+              << "entry " << e << ": " << kept.distances.data()[e] << " and "
+              << per_pair.distances.data()[e];
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -19,17 +19,22 @@
 #include "support/oracle.hpp"
 
 #include <spira/convert.hpp>
+#include <spira/detail/knn_driver.hpp>
 #include <spira/knn.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <numeric>
+#include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace spira::test {
@@ -390,6 +395,188 @@ TYPED_TEST(merge_knn_test, bad_arguments_name_the_part_and_the_value)
     p[0].indices.data()[1] = 0;  // a tie with the larger index first is not
     expect_error<invalid_argument>([&] { (void)merge_on(res, p, 2, smallest); },
                                    {"part 0, row 0", "not sorted"});
+  }
+}
+
+/// Random parts of n_q rows and the given widths: in each row every part lists a random number (0
+/// to its width) of distinct indices, disjoint across the parts, sorted best first by the order,
+/// then padding (index -1) whose distance varies (NaN, 0, a number) and must not be read.
+/// Distances come from a few values so that ties are common, -0 and +0, infinities and NaN among
+/// them.
+std::vector<knn_result> random_parts(std::int64_t n_q, const std::vector<std::int64_t>& widths,
+                                     bool largest, std::uint64_t seed)
+{
+  std::mt19937_64 rng(seed);
+  const std::vector<float> values{0.0f, -0.0f, 1.0f, 1.0f, 2.0f, 0.5f, -1.0f, inf, -inf, nan, 3.0f};
+  const std::vector<float> pad_values{nan, 0.0f, 7.0f, -inf};
+  std::int64_t total = 0;
+  for (const std::int64_t w : widths) {
+    total += w;
+  }
+  std::vector<knn_result> parts;
+  for (const std::int64_t w : widths) {
+    parts.push_back({dense_matrix<std::int64_t>(host_resources{}, n_q, w),
+                     dense_matrix<float>(host_resources{}, n_q, w)});
+  }
+  std::vector<std::int64_t> pool(std::size_t(3 * total + 1));
+  for (std::int64_t r = 0; r < n_q; ++r) {
+    std::iota(pool.begin(), pool.end(), std::int64_t{0});
+    std::shuffle(pool.begin(), pool.end(), rng);
+    std::size_t next = 0;  // the pool's next unused index: the parts stay disjoint
+    for (std::size_t p = 0; p < widths.size(); ++p) {
+      const std::int64_t w = widths[p];
+      const std::int64_t real = w == 0 ? 0 : std::int64_t(rng() % std::uint64_t(w + 1));
+      std::vector<std::pair<float, std::int64_t>> row;
+      for (std::int64_t j = 0; j < real; ++j) {
+        row.emplace_back(values[rng() % values.size()], pool[next++]);
+      }
+      std::sort(row.begin(), row.end(), [&](const auto& x, const auto& y) {
+        return detail::knn_better(x.first, x.second, y.first, y.second, largest);
+      });
+      std::int64_t* ix = parts[p].indices.view().row(r);
+      float* d = parts[p].distances.view().row(r);
+      for (std::int64_t j = 0; j < w; ++j) {
+        ix[j] = j < real ? row[std::size_t(j)].second : -1;
+        d[j] = j < real ? row[std::size_t(j)].first : pad_values[rng() % pad_values.size()];
+      }
+    }
+  }
+  return parts;
+}
+
+TEST(merge_knn_cuda, device_parts_merge_bit_for_bit_as_on_the_host)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  const cuda_resources res{};
+  const host_resources host{};
+  // Widths: one part; an empty part between two; many narrow parts; mixed widths; wide parts.
+  const std::vector<std::vector<std::int64_t>> shapes{
+      {5}, {3, 0, 4}, {1, 1, 1, 1, 1, 1, 1}, {8, 2, 6, 1}, {40, 33}};
+  std::uint64_t seed = 11;
+  for (const bool largest : {false, true}) {
+    const select_order order = largest ? select_order::largest : select_order::smallest;
+    for (const auto& widths : shapes) {
+      // More rows than a block of threads, so that several blocks merge.
+      const std::int64_t n_q = 700;
+      const std::vector<knn_result> parts = random_parts(n_q, widths, largest, seed++);
+      std::int64_t total = 0;
+      for (const std::int64_t w : widths) {
+        total += w;
+      }
+      // k below, at and above the candidates a row can have (padding in the result).
+      for (const std::int64_t k : {std::int64_t{1}, std::int64_t{3}, total, total + 5}) {
+        const std::string label = std::string(largest ? "largest" : "smallest") + ", " +
+                                  std::to_string(widths.size()) + " parts of " +
+                                  std::to_string(total) + " columns, k = " + std::to_string(k);
+        const knn_result want = merge_knn(host, std::span<const knn_result>(parts), k, order);
+        expect_same(merge_on(res, parts, k, order), want, label);
+      }
+    }
+  }
+}
+
+TEST(merge_knn_cuda, device_parts_with_a_leading_dimension_and_rows_without_candidates)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  const cuda_resources res{};
+  const host_resources host{};
+  for (const bool largest : {false, true}) {
+    const select_order order = largest ? select_order::largest : select_order::smallest;
+    std::vector<knn_result> parts = random_parts(300, {4, 7, 2}, largest, largest ? 3 : 4);
+    // Rows 10..19 of every part hold padding only: those rows come back all padding.
+    for (knn_result& p : parts) {
+      for (std::int64_t r = 10; r < 20; ++r) {
+        std::fill_n(p.indices.view().row(r), p.indices.cols(), std::int64_t{-1});
+      }
+    }
+    // The parts in device matrices 3 columns wider than they are, read through views with that
+    // leading dimension (the extra columns hold values the merge must not read).
+    std::vector<dense_matrix<std::int64_t>> wide_i;
+    std::vector<dense_matrix<float>> wide_d;
+    std::vector<knn_result_view> views;
+    for (const knn_result& p : parts) {
+      const std::int64_t rows = p.indices.rows();
+      const std::int64_t cols = p.indices.cols();
+      const std::int64_t ld = cols + 3;
+      dense_matrix<std::int64_t> hi(host, rows, ld);
+      dense_matrix<float> hd(host, rows, ld);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        for (std::int64_t j = 0; j < ld; ++j) {
+          hi.view()(r, j) = j < cols ? p.indices.view()(r, j) : std::int64_t{5};
+          hd.view()(r, j) = j < cols ? p.distances.view()(r, j) : -5.0f;
+        }
+      }
+      wide_i.push_back(copy_to(res, memory_space::device, hi));
+      wide_d.push_back(copy_to(res, memory_space::device, hd));
+      views.push_back({{rows, cols, ld, wide_i.back().data(), memory_space::device},
+                       {rows, cols, ld, wide_d.back().data(), memory_space::device}});
+    }
+    for (const std::int64_t k : {std::int64_t{2}, std::int64_t{13}, std::int64_t{20}}) {
+      const knn_result want = merge_knn(host, std::span<const knn_result>(parts), k, order);
+      const knn_result got = merge_knn(res, std::span<const knn_result_view>(views), k, order);
+      ASSERT_EQ(got.indices.space(), memory_space::device);
+      expect_same({host_copy(got.indices), host_copy(got.distances)}, want,
+                  std::string(largest ? "largest" : "smallest") + ", k = " + std::to_string(k));
+      for (std::int64_t r = 10; r < 20; ++r) {
+        EXPECT_EQ(row_indices(want, r), std::vector<std::int64_t>(std::size_t(k), -1));
+      }
+    }
+  }
+}
+
+TEST(merge_knn_cuda, device_check_names_the_first_bad_row_of_a_large_input)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  const cuda_resources res{};
+  const host_resources host{};
+  // Well-formed parts but for a few rows far apart, each bad in another way; the message names
+  // the first of them, as the host's does. Both backends are asked the same.
+  const auto bad_parts = [&](int kind) {
+    std::vector<knn_result> parts = random_parts(5000, {6, 6}, false, 99);
+    // Every row of part 1 gets at least two real entries, sorted, with fresh indices.
+    for (std::int64_t r = 0; r < 5000; ++r) {
+      std::int64_t* ix = parts[1].indices.view().row(r);
+      float* d = parts[1].distances.view().row(r);
+      ix[0] = 1000;
+      ix[1] = 1001;
+      d[0] = 1.0f;
+      d[1] = 2.0f;
+      for (std::int64_t j = 2; j < 6; ++j) {
+        ix[j] = -1;
+      }
+    }
+    const std::int64_t first = 3001;
+    for (const std::int64_t r : {std::int64_t{4990}, first, std::int64_t{3500}}) {
+      std::int64_t* ix = parts[1].indices.view().row(r);
+      float* d = parts[1].distances.view().row(r);
+      if (kind == 0) {
+        ix[1] = parts[0].indices.view()(r, 0) >= 0 ? parts[0].indices.view()(r, 0) : 1000;
+      } else if (kind == 1) {
+        d[1] = 0.5f;  // not sorted
+      } else if (kind == 2) {
+        ix[0] = -7;  // below -1
+      } else {
+        ix[0] = -1;  // padding before a real entry
+      }
+    }
+    return parts;
+  };
+  for (int kind = 0; kind < 4; ++kind) {
+    SCOPED_TRACE("kind " + std::to_string(kind));
+    const std::vector<knn_result> parts = bad_parts(kind);
+    std::string host_message;
+    try {
+      (void)merge_knn(host, std::span<const knn_result>(parts), 4, select_order::smallest);
+    } catch (const invalid_argument& e) {
+      host_message = e.what();
+    }
+    ASSERT_NE(host_message.find("row 3001"), std::string::npos) << host_message;
+    try {
+      (void)merge_on(res, parts, 4, select_order::smallest);
+      ADD_FAILURE() << "no exception on the device; expected " << host_message;
+    } catch (const invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), host_message);
+    }
   }
 }
 

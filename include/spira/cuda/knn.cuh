@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -228,8 +229,13 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
   const bool use_fused = detail::knn_fused_applies<D>(q, index, params, budget) && capable;
   return detail::knn_cuda(
       res, index, queries, params, largest, budget, use_fused,
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-        detail::pairwise_cuda(res, qv, iv, out, d, params.strategy, 0, "workspace_bytes", false);
+      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
+          detail::pairwise_prepared<D, V, I>* prepared) {
+        detail::pairwise_cuda(res, qv, iv, out, d, params.strategy, 0, "workspace_bytes", false,
+                              prepared);
+      },
+      [&](csr_view<V, I> iv) {
+        return std::make_unique<detail::pairwise_prepared<D, V, I>>(res, d, iv);
       },
       [&](csr_view<V, I> qv, csr_view<V, I> iv, std::int64_t k, bool skip_self, V* self_values,
           dense_view<V> dv, dense_view<std::int64_t> di) {

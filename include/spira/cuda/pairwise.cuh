@@ -50,6 +50,11 @@
 //   automatic     choose_strategy() below, from the shapes, the densities and D's traits, and
 //                 for min / max NAMMs from two statistics measured on the device.
 //
+// Many A against one B (the index tiles of the tiled k-NN graph): detail::pairwise_prepared holds
+// what depends on B alone - its norms, prepared values and, for the intersection strategy, its CSC
+// with B's NAMM terms or candidates - built once and passed to every call (pairwise_cuda's
+// prepared_b); the results are those of calls without it, bit for bit.
+//
 // Memory: the output, plus O(nnz(A) + nnz(B) + rows) workspace whatever number of columns A and B
 // declare (when it exceeds nnz(A) + nnz(B), the columns are first renumbered to the ones either
 // operand stores, by a radix sort of the column indices, and finalize still receives the declared
@@ -76,11 +81,15 @@ namespace detail {
 
 /// spira::pairwise on the GPU; `cap_name` is the caller's name of the workspace cap, for messages
 /// ("workspace_bytes", "params.workspace_bytes"). `check_operands` = false skips the validation of
-/// A and B (callers that checked them once for many tiles: the k-NN driver).
+/// A and B (callers that checked them once for many tiles: the k-NN driver). `prepared_b`, when
+/// given, is B prepared once (pairwise_prepared of this b and an equal d) for calls with many A:
+/// the call takes what depends on B alone from it instead of computing it again, with the same
+/// results bit for bit (see pairwise_prepared).
 template <class D, class V, class I>
 void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
                    const D& d, pairwise_strategy strategy, std::size_t workspace_bytes,
-                   const char* cap_name, bool check_operands = true)
+                   const char* cap_name, bool check_operands = true,
+                   detail::pairwise_prepared<D, V, I>* prepared_b = nullptr)
 {
   static_assert(semiring<D, V>,
                 "spira::pairwise: D must model spira::semiring (add_monoid, "
@@ -106,10 +115,12 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
       validate(res, b, csr_check::canonical, "spira::pairwise: B");
     }
   }
+  detail::expects(prepared_b == nullptr || detail::same_matrix(prepared_b->b, b),
+                  "spira::pairwise: the prepared B is not the operand B of this call");
   if (a.rows == 0 || b.rows == 0) {
     return;
   }
-  detail::pairwise_context<D, V, I> ctx(res, d, a, b, out);
+  detail::pairwise_context<D, V, I> ctx(res, d, a, b, out, prepared_b);
   if constexpr (detail::selection_namm_v<D, V>) {
     if (strategy == pairwise_strategy::automatic) {
       // The fix-up's cost depends on the values: measure it on the intersection setup, which the

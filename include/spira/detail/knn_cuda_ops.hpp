@@ -1,8 +1,10 @@
 // spira internals: the CUDA backend's pieces of the one k-NN driver (spira/detail/knn_driver.hpp).
 // Operands in host memory are copied to the device (the index once, when it fits half the budget;
-// each query tile once); operands already in device memory are used where they are. The running
-// lists, the merge and the final graph stay on the device; the result is in the operands' memory
-// space. Plain C++: the kernels are compiled into the library (src/knn/knn_ops_cuda.cu).
+// each query tile once); operands already in device memory are used where they are. An index tile
+// that stays on the device is prepared once for the distance engine (norms, CSC...) and kept for
+// every query tile, within a share of the budget. The running lists, the merge and the final graph
+// stay on the device; the result is in the operands' memory space. Plain C++: the kernels are
+// compiled into the library (src/knn/knn_ops_cuda.cu).
 #pragma once
 
 #include <spira/convert.hpp>
@@ -13,6 +15,7 @@
 #include <spira/select_k.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -82,18 +85,29 @@ void knn_validate(const cuda_resources& res, csr_view<V, I> index,
   }
 }
 
-/// knn_drive's pieces on the GPU. `tile_distances(queries_tile, index_tile, out)` fills a device
-/// distance tile without checking its operands again; `fused(queries, index, k, skip_self,
-/// self_values, out_values, out_indices)` runs the fused algorithm on device operands, or is
-/// never called when `use_fused` is false.
-template <class V, class I, class TileDistances, class Fused>
+/// knn_drive's pieces on the GPU. `prepare_index(index_tile)` returns a std::unique_ptr to what the
+/// distance engine computes of an index tile alone (its norms, prepared values, CSC: e.g.
+/// pairwise_prepared), which has device_bytes(); `tile_distances(queries_tile, index_tile, out,
+/// prepared)` fills a device distance tile without checking its operands again, with `prepared`
+/// the index tile's prepared state or nullptr, and the same values either way; `fused(queries,
+/// index, k, skip_self, self_values, out_values, out_indices)` runs the fused algorithm on device
+/// operands, or is never called when `use_fused` is false.
+///
+/// When the index tiles stay on the device and there are several query tiles, each index tile is
+/// prepared once, by its first distance tile, and kept for the distance tiles of the other query
+/// tiles, while the tiles kept take at most budget / knn_policy::prepared_index_divisor bytes;
+/// the tiles past that are not prepared (each distance tile computes what it needs, as with one
+/// query tile).
+template <class V, class I, class TileDistances, class PrepareIndex, class Fused>
 class knn_cuda_ops {
  public:
   using value_type = V;
+  /// What prepare_index returns: a std::unique_ptr to the prepared state of an index tile.
+  using prepared_ptr = std::invoke_result_t<PrepareIndex&, csr_view<V, I>>;
 
   knn_cuda_ops(const cuda_resources& res, csr_view<V, I> index, csr_view<V, I> queries,
                const knn_params& params, bool largest, std::size_t budget, bool use_fused,
-               TileDistances tile_distances, Fused fused)
+               TileDistances tile_distances, PrepareIndex prepare_index, Fused fused)
       : res_(res),
         index_(index),
         queries_(queries),
@@ -103,6 +117,7 @@ class knn_cuda_ops {
         use_fused_(use_fused),
         on_device_(index.space == memory_space::device),
         tile_distances_(std::move(tile_distances)),
+        prepare_index_(std::move(prepare_index)),
         fused_(std::move(fused))
   {
     if (on_device_) {
@@ -195,6 +210,11 @@ class knn_cuda_ops {
       for (std::int64_t i0 = 0; i0 < index_.rows; i0 += tiling_.index) {
         index_tiles_.push_back(slice(index_dev_, i0, std::min(index_.rows, i0 + tiling_.index)));
       }
+      if (tiling_.queries < queries_.rows) {
+        // Several query tiles use each index tile: prepare each once (prepared_tile).
+        prepared_.resize(index_tiles_.size());
+        prepared_counted_.assign(index_tiles_.size(), 0);
+      }
     }
     return tiling_;
   }
@@ -214,8 +234,10 @@ class knn_cuda_ops {
     const std::int64_t nq = q1 - q0;
     const std::int64_t ni = i1 - i0;
     const csr_view<V, I> it = index_tile(i0);
+    const auto t = static_cast<std::size_t>(i0 / tiling_.index);
     dense_matrix<V> d(res_, nq, ni);
-    tile_distances_(query_tile_.view, it, d.view());
+    tile_distances_(query_tile_.view, it, d.view(), prepared_tile(t, it));
+    count_prepared(t);
     if constexpr (!std::is_same_v<V, float>) {
       round_to_float_in_place(d.data(), nq, ni, d.view().ld, res_);
     }
@@ -294,6 +316,35 @@ class knn_cuda_ops {
     return out;
   }
 
+  /// The prepared state of resident index tile t (tile: its view), made now if it has none and
+  /// the tiles kept are within their share of the budget; nullptr when tiles are not prepared.
+  typename prepared_ptr::element_type* prepared_tile(std::size_t t, csr_view<V, I> tile)
+  {
+    if (t < prepared_.size() && !prepared_[t] && prepare_more_) {
+      prepared_[t] = prepare_index_(tile);
+    }
+    return t < prepared_.size() ? prepared_[t].get() : nullptr;
+  }
+
+  /// Counts the device bytes of tile t's prepared state after a distance tile (they grow when a
+  /// strategy builds its part on first use). Past budget / prepared_index_divisor the state is
+  /// released and no further tile is prepared.
+  void count_prepared(std::size_t t)
+  {
+    if (t >= prepared_.size() || !prepared_[t]) {
+      return;
+    }
+    const std::size_t now = prepared_[t]->device_bytes();
+    prepared_bytes_ = prepared_bytes_ - prepared_counted_[t] + now;
+    prepared_counted_[t] = now;
+    if (prepared_bytes_ > budget_ / knn_policy::prepared_index_divisor) {
+      prepared_bytes_ -= now;
+      prepared_counted_[t] = 0;
+      prepared_[t].reset();  // freed in stream order, after the distance tile that read it
+      prepare_more_ = false;
+    }
+  }
+
   csr_view<V, I> index_tile(std::int64_t i0)
   {
     const std::size_t t = static_cast<std::size_t>(i0 / tiling_.index);
@@ -317,14 +368,19 @@ class knn_cuda_ops {
   bool use_fused_;
   bool on_device_;
   TileDistances tile_distances_;
+  PrepareIndex prepare_index_;
   Fused fused_;
   bool resident_ = false;
   csr_view<V, I> index_dev_{};                  // the index on the device, when it is there
   std::optional<csr_view<V, I>> queries_dev_;   // the queries on the device, when they are there
   std::optional<csr_matrix<V, I>> index_copy_;  // a host index copied whole
   knn_tiling tiling_{1, 1};
-  std::vector<device_rows> index_tiles_;  // every tile (resident), or the one held
-  std::int64_t held_ = -1;                // the first row of the tile held (not resident)
+  std::vector<device_rows> index_tiles_;       // every tile (resident), or the one held
+  std::int64_t held_ = -1;                     // the first row of the tile held (not resident)
+  std::vector<prepared_ptr> prepared_;         // per resident tile, when several query tiles use it
+  std::vector<std::size_t> prepared_counted_;  // the bytes of each counted in prepared_bytes_
+  std::size_t prepared_bytes_ = 0;
+  bool prepare_more_ = true;
   device_rows query_tile_;
   std::vector<offset_t> host_ptr_;
   dense_matrix<V> tile_v_;
@@ -333,17 +389,19 @@ class knn_cuda_ops {
 };
 
 /// The k-NN graph on the GPU (arguments checked, values checked by the caller): the fused
-/// algorithm when `use_fused`, else tiles. The result is in the operands' memory space.
-template <class V, class I, class TileDistances, class Fused>
+/// algorithm when `use_fused`, else tiles (see knn_cuda_ops for the three callables). The result
+/// is in the operands' memory space.
+template <class V, class I, class TileDistances, class PrepareIndex, class Fused>
 knn_result knn_cuda(const cuda_resources& res, csr_view<V, I> index,
                     std::optional<csr_view<V, I>> queries, const knn_params& params, bool largest,
                     std::size_t budget, bool use_fused, TileDistances&& tile_distances,
-                    Fused&& fused)
+                    PrepareIndex&& prepare_index, Fused&& fused)
 {
   const csr_view<V, I> q = queries.value_or(index);
-  knn_cuda_ops<V, I, std::decay_t<TileDistances>, std::decay_t<Fused>> ops(
-      res, index, q, params, largest, budget, use_fused,
-      std::forward<TileDistances>(tile_distances), std::forward<Fused>(fused));
+  knn_cuda_ops<V, I, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>, std::decay_t<Fused>>
+      ops(res, index, q, params, largest, budget, use_fused,
+          std::forward<TileDistances>(tile_distances), std::forward<PrepareIndex>(prepare_index),
+          std::forward<Fused>(fused));
   knn_result g = knn_drive(ops, params, largest, !queries.has_value());
   if (index.space == memory_space::device) {
     return g;

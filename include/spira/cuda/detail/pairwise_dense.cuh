@@ -53,7 +53,7 @@ void finalize_dense_in_place(pairwise_context<D, V, I>& ctx)
   finalize_in_place_kernel<D, V, I>
       <<<elementwise_grid(ctx.a.rows * ctx.b.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
          ctx.res.stream>>>(ctx.d, ctx.out.data, ctx.out.ld, ctx.a.rows, ctx.b.rows, ctx.dim,
-                           ctx.norms_a.data(), ctx.norms_b.data(), ctx.a, ctx.b);
+                           ctx.norms_a.data(), ctx.b_norms(), ctx.a, ctx.b);
   SPIRA_CHECK_LAUNCH();
 }
 

@@ -9,31 +9,89 @@
 #include <spira/cuda/detail/pairwise_intersection_kernels.cuh>
 #include <spira/cuda/detail/pairwise_selection.cuh>
 
+#include <memory>
+#include <optional>
+
 namespace spira::detail {
 
 #if defined(__CUDACC__)
 
 // ---- setup and driver ---------------------------------------------------------------------------
 
-/// What the intersection kernels read besides A and B: the CSC of B, the NAMM corrections and
-/// one-sided terms of B, or the selection candidates, gathered in `args` (out and ld left for the
-/// caller). Built once per (A, B) pair; the buffers live as long as the setup.
+/// col, val = the K selection candidates of every row of m (row_candidates_kernel; Left: m is A).
+template <class D, class V, class I, bool Left>
+void selection_candidates_of(pairwise_context<D, V, I>& ctx, csr_view<V, I> m, buffer<I>& col,
+                             buffer<V>& val)
+{
+  const std::size_t n = std::size_t(std::max<std::int64_t>(m.rows, 1)) * selection_candidates;
+  col = buffer<I>(ctx.res, n, "selection candidates (columns)");
+  val = buffer<V>(ctx.res, n, "selection candidates (values)");
+  row_candidates_kernel<D, V, I, Left>
+      <<<row_grid(m.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0, ctx.res.stream>>>(
+          ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
+  SPIRA_CHECK_LAUNCH();
+}
+
+/// What the intersection kernels read of B alone: its CSC, and its NAMM corrections and one-sided
+/// terms (sum ⊕) or selection candidates (min / max ⊕). Built from ctx.b (B as ⊗ sees it, over the
+/// context's columns) for one call, or once for a prepared B (pairwise_prepared), which keeps it
+/// for every call on B's declared columns.
 template <class D, class V, class I>
-struct intersection_setup {
+struct intersection_b_side {
   static constexpr int N = pairwise_context<D, V, I>::N;
   csr_matrix<V, I> bt;
-  buffer<terms<double, N>> corr_a, corr_b, bt_side;
-  buffer<I> top_a_col, top_b_col;
-  buffer<V> top_a_val, top_b_val;
-  intersection_args<D, V, I> args{};
+  buffer<terms<double, N>> corr_b, bt_side;
+  buffer<I> top_b_col;
+  buffer<V> top_b_val;
 
   // B was validated by the caller: its transpose skips the second validation (a device round
   // trip).
-  explicit intersection_setup(pairwise_context<D, V, I>& ctx)
+  explicit intersection_b_side(pairwise_context<D, V, I>& ctx)
       : bt(transpose_validated(ctx.res, ctx.b))
   {
+    if constexpr (sum_namm_v<D, V>) {
+      corr_b = ctx.template corrections<false>(ctx.b);
+      bt_side = buffer<terms<double, N>>(ctx.res, std::size_t(std::max<std::int64_t>(bt.nnz(), 1)),
+                                         "one-sided terms of B");
+      if (bt.nnz() > 0) {
+        right_sides_kernel<D, V, N>
+            <<<elementwise_grid(bt.nnz(), ctx.sms), cuda_pairwise_policy::row_threads, 0,
+               ctx.res.stream>>>(ctx.d, bt.values(), bt.nnz(), bt_side.data());
+        SPIRA_CHECK_LAUNCH();
+      }
+    }
+    if constexpr (selection_namm_v<D, V>) {
+      selection_candidates_of<D, V, I, false>(ctx, ctx.b, top_b_col, top_b_val);
+    }
+  }
+
+  /// Bytes of device memory held.
+  [[nodiscard]] std::size_t device_bytes() const
+  {
+    return std::size_t(bt.nnz()) * (sizeof(V) + sizeof(I)) +
+           std::size_t(bt.rows() + 1) * sizeof(offset_t) +
+           (corr_b.size() + bt_side.size()) * sizeof(terms<double, N>) +
+           top_b_col.size() * sizeof(I) + top_b_val.size() * sizeof(V);
+  }
+};
+
+/// What the intersection kernels read besides A and B: B's part (intersection_b_side: its own, or
+/// the prepared B's where ctx.b_side_cache points to it, built there on first use) and A's NAMM
+/// corrections or selection candidates, gathered in `args` (out and ld left for the caller). Built
+/// once per (A, B) pair; the buffers live as long as the setup (a prepared B's, as long as it).
+template <class D, class V, class I>
+struct intersection_setup {
+  static constexpr int N = pairwise_context<D, V, I>::N;
+  std::optional<intersection_b_side<D, V, I>> own_b;  ///< B's part when B is not prepared
+  buffer<terms<double, N>> corr_a;
+  buffer<I> top_a_col;
+  buffer<V> top_a_val;
+  intersection_args<D, V, I> args{};
+
+  explicit intersection_setup(pairwise_context<D, V, I>& ctx)
+  {
     using policy = cuda_pairwise_policy;
-    const auto& res = ctx.res;
+    const intersection_b_side<D, V, I>& side = b_side(ctx);
     intersection_args<D, V, I>& p = args;
     p.d = ctx.d;
     p.rows_a = ctx.a.rows;
@@ -43,45 +101,26 @@ struct intersection_setup {
     p.a_ptr = ctx.a.row_ptr;
     p.a_col = ctx.a.col_idx;
     p.a_val = ctx.a.values;
-    p.bt_ptr = bt.row_ptr();
-    p.bt_row = bt.col_idx();
-    p.bt_val = bt.values();
+    p.bt_ptr = side.bt.row_ptr();
+    p.bt_row = side.bt.col_idx();
+    p.bt_val = side.bt.values();
     p.norms_a = ctx.norms_a.data();
-    p.norms_b = ctx.norms_b.data();
+    p.norms_b = ctx.b_norms();
     p.b_ptr = ctx.b.row_ptr;  // B's rows: the selection fix-up and the accuracy guard read them
     p.b_col = ctx.b.col_idx;
     p.b_val = ctx.b.values;
     if constexpr (sum_namm_v<D, V>) {
       corr_a = ctx.template corrections<true>(ctx.a);
-      corr_b = ctx.template corrections<false>(ctx.b);
       p.corr_a = corr_a.data();
-      p.corr_b = corr_b.data();
-      bt_side = buffer<terms<double, N>>(res, std::size_t(std::max<std::int64_t>(bt.nnz(), 1)),
-                                         "one-sided terms of B");
-      if (bt.nnz() > 0) {
-        right_sides_kernel<D, V, N>
-            <<<elementwise_grid(bt.nnz(), ctx.sms), policy::row_threads, 0, res.stream>>>(
-                ctx.d, bt.values(), bt.nnz(), bt_side.data());
-        SPIRA_CHECK_LAUNCH();
-      }
-      p.bt_side = bt_side.data();
+      p.corr_b = side.corr_b.data();
+      p.bt_side = side.bt_side.data();
     }
     if constexpr (selection_namm_v<D, V>) {
-      constexpr int K = selection_candidates;
-      const auto candidates = [&](csr_view<V, I> m, buffer<I>& col, buffer<V>& val, auto kernel) {
-        const std::size_t n = std::size_t(std::max<std::int64_t>(m.rows, 1)) * K;
-        col = buffer<I>(res, n, "selection candidates (columns)");
-        val = buffer<V>(res, n, "selection candidates (values)");
-        kernel<<<row_grid(m.rows, ctx.sms), policy::row_threads, 0, res.stream>>>(
-            ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
-        SPIRA_CHECK_LAUNCH();
-      };
-      candidates(ctx.a, top_a_col, top_a_val, row_candidates_kernel<D, V, I, true>);
-      candidates(ctx.b, top_b_col, top_b_val, row_candidates_kernel<D, V, I, false>);
+      selection_candidates_of<D, V, I, true>(ctx, ctx.a, top_a_col, top_a_val);
       p.top_a_col = top_a_col.data();
       p.top_a_val = top_a_val.data();
-      p.top_b_col = top_b_col.data();
-      p.top_b_val = top_b_val.data();
+      p.top_b_col = side.top_b_col.data();
+      p.top_b_val = side.top_b_val.data();
     }
     using A = intersection_accumulator_t<D, V>;
     p.tile_cols = std::int64_t(policy::intersection_shared_bytes / (sizeof(A) * N));
@@ -91,6 +130,18 @@ struct intersection_setup {
   [[nodiscard]] std::size_t accumulator_bytes() const
   {
     return std::size_t(args.tile_cols) * N * sizeof(intersection_accumulator_t<D, V>);
+  }
+
+ private:
+  const intersection_b_side<D, V, I>& b_side(pairwise_context<D, V, I>& ctx)
+  {
+    if (ctx.b_side_cache == nullptr) {
+      return own_b.emplace(ctx);
+    }
+    if (*ctx.b_side_cache == nullptr) {
+      *ctx.b_side_cache = std::make_unique<intersection_b_side<D, V, I>>(ctx);
+    }
+    return **ctx.b_side_cache;
   }
 };
 
