@@ -67,7 +67,7 @@
 // outputs beyond 2^31 elements are fine.
 #pragma once
 
-#include <spira/cuda/detail/pairwise_common.cuh>
+#include <spira/cuda/detail/pairwise_context.cuh>
 #include <spira/cuda/detail/pairwise_dense.cuh>
 #include <spira/cuda/detail/pairwise_hybrid.cuh>
 #include <spira/cuda/detail/pairwise_intersection.cuh>

@@ -2,7 +2,7 @@
 // of densified tiles (cuBLAS), then the expansion and the accuracy guard in place.
 #pragma once
 
-#include <spira/cuda/detail/pairwise_common.cuh>
+#include <spira/cuda/detail/pairwise_context.cuh>
 
 namespace spira::detail {
 

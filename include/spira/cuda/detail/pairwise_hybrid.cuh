@@ -3,7 +3,7 @@
 // other matrix streamed in COO order; two passes for NAMMs.
 #pragma once
 
-#include <spira/cuda/detail/pairwise_common.cuh>
+#include <spira/cuda/detail/pairwise_context.cuh>
 
 namespace spira::detail {
 

@@ -4,7 +4,7 @@
 // pairwise_intersection_kernels.cuh; here the setup and the host driver.
 #pragma once
 
-#include <spira/cuda/detail/pairwise_common.cuh>
+#include <spira/cuda/detail/pairwise_context.cuh>
 #include <spira/cuda/detail/pairwise_intersection_device.cuh>
 #include <spira/cuda/detail/pairwise_intersection_kernels.cuh>
 #include <spira/cuda/detail/pairwise_selection.cuh>

@@ -3,7 +3,7 @@
 // the CSC of B, and the finalize and store of one pair (shared with the fused k-NN kernel).
 #pragma once
 
-#include <spira/cuda/detail/pairwise_common.cuh>
+#include <spira/cuda/detail/pairwise_context.cuh>
 #include <spira/cuda/detail/pairwise_selection.cuh>
 
 namespace spira::detail {

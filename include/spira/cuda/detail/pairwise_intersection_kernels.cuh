@@ -3,7 +3,7 @@
 // of B, column counts, the selection statistics).
 #pragma once
 
-#include <spira/cuda/detail/pairwise_common.cuh>
+#include <spira/cuda/detail/pairwise_context.cuh>
 #include <spira/cuda/detail/pairwise_intersection_device.cuh>
 #include <spira/cuda/detail/pairwise_selection.cuh>
 

@@ -2,7 +2,7 @@
 // few best entries per row (the CUDA pairwise engine's intersection strategy).
 #pragma once
 
-#include <spira/cuda/detail/pairwise_common.cuh>
+#include <spira/cuda/detail/pairwise_context.cuh>
 
 namespace spira::detail {
 
