@@ -14,6 +14,8 @@ from __future__ import annotations
 
 __all__ = ["framework_of", "device_csr", "device_dense", "empty", "from_core", "synchronize"]
 
+from ._input import canonical_sparse, value_dtype_name
+
 _KDLCUDA = 2  # DLPack's device type of CUDA memory
 
 
@@ -51,18 +53,6 @@ def _cupy():
     return cupy, cupyx.scipy.sparse
 
 
-def _value_dtype_name(kind, itemsize, name):
-    """The float type spira computes in, as a name, for values of the given kind and size."""
-    if kind == "f":
-        return "float32" if itemsize <= 4 else "float64"
-    if kind in "biu":
-        return "float64"
-    raise TypeError(
-        f"{name} must hold real numbers (float32, float64, integers or booleans), got a "
-        f"{kind!r}-kind dtype"
-    )
-
-
 def _check_finite(all_finite, any_nan, name):
     if not all_finite:
         what = "NaN" if any_nan else "infinity"
@@ -78,18 +68,12 @@ def _device_id(x, framework):
 def _cupy_csr(X, name, finite):
     cupy, cusp = _cupy()
     if cusp.issparse(X):
-        m = X.tocsr()  # the same object when X already is a CSR
-        dtype = _value_dtype_name(m.dtype.kind, m.dtype.itemsize, name)
-        if m.dtype != dtype:
-            m = m.astype(dtype)
-        if not m.has_canonical_format:
-            m = m.copy() if m is X else m
-            m.sum_duplicates()
+        m = canonical_sparse(X, value_dtype_name(X.dtype.kind, X.dtype.itemsize, name))
     else:
         a = X if isinstance(X, cupy.ndarray) else cupy.from_dlpack(X)
         if a.ndim != 2:
             raise ValueError(f"Expected a 2-D array for {name}, got shape {a.shape}")
-        dtype = _value_dtype_name(a.dtype.kind, a.dtype.itemsize, name)
+        dtype = value_dtype_name(a.dtype.kind, a.dtype.itemsize, name)
         m = cusp.csr_matrix(a.astype(dtype, copy=False))
         if not m.has_canonical_format:
             m.sum_duplicates()
@@ -109,7 +93,7 @@ def _cupy_csr(X, name, finite):
 def _torch_csr(X, name, finite):
     import torch
 
-    dtype = _value_dtype_name(
+    dtype = value_dtype_name(
         "f" if X.dtype.is_floating_point else ("b" if X.dtype == torch.bool else "i"),
         X.element_size(),
         name,
@@ -151,11 +135,11 @@ def device_dense(A, name, framework):
         if A.layout != torch.strided:
             raise TypeError(f"{name}: expected a dense tensor, got layout {A.layout}")
         kind = "f" if A.dtype.is_floating_point else ("b" if A.dtype == torch.bool else "i")
-        dtype = getattr(torch, _value_dtype_name(kind, A.element_size(), name))
+        dtype = getattr(torch, value_dtype_name(kind, A.element_size(), name))
         return A.to(dtype).contiguous(), _device_id(A, "torch")
     cupy, _ = _cupy()
     a = A if isinstance(A, cupy.ndarray) else cupy.from_dlpack(A)
-    dtype = _value_dtype_name(a.dtype.kind, a.dtype.itemsize, name)
+    dtype = value_dtype_name(a.dtype.kind, a.dtype.itemsize, name)
     return cupy.ascontiguousarray(a, dtype=dtype), a.device.id
 
 

@@ -14,11 +14,12 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._gpu import device_csr
 
 __all__ = [
     "as_csr",
+    "canonical_sparse",
     "read_operands",
+    "value_dtype_name",
     "common_types",
     "check_n_neighbors",
     "check_memory_budget",
@@ -28,19 +29,43 @@ __all__ = [
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _value_dtype(dtype, name):
-    """The float type spira computes in for input values of ``dtype``."""
-    dtype = np.dtype(dtype)
-    if dtype in _FLOATS:
-        return dtype
-    if dtype == np.float16:
-        return np.dtype(np.float32)
-    if dtype.kind in "biu":
-        return np.dtype(np.float64)
+def value_dtype_name(kind, itemsize, name):
+    """The float type spira computes in ("float32" or "float64") for values of a dtype of the
+    given kind ("f", "i", "u", "b") and size: floats of 4 bytes or fewer become float32, wider
+    ones float64, integers and booleans float64. NumPy, CuPy and torch dtypes all reduce to this."""
+    if kind == "f" and itemsize <= 8:
+        return "float32" if itemsize <= 4 else "float64"
+    if kind in "biu":
+        return "float64"
     raise TypeError(
-        f"{name} must hold real numbers (float32, float64, integers or booleans), "
-        f"got dtype {dtype}"
+        f"{name} must hold real numbers (float32, float64, integers or booleans), got a "
+        f"{kind!r}-kind dtype of {itemsize} bytes"
     )
+
+
+def _value_dtype(dtype, name):
+    """The float type spira computes in for input values of ``dtype`` (a NumPy dtype)."""
+    dtype = np.dtype(dtype)
+    try:
+        return np.dtype(value_dtype_name(dtype.kind, dtype.itemsize, name))
+    except TypeError:
+        raise TypeError(
+            f"{name} must hold real numbers (float32, float64, integers or booleans), "
+            f"got dtype {dtype}"
+        ) from None
+
+
+def canonical_sparse(X, dtype):
+    """A SciPy or ``cupyx.scipy.sparse`` matrix as a canonical CSR of ``dtype``: ``X`` itself when
+    it already is one, else a new matrix (sorted, summed column indices); ``X`` is never changed."""
+    m = X.tocsr()  # the same object when X already is a CSR
+    if m.dtype != dtype:
+        m = m.astype(dtype)
+    if not m.has_canonical_format:
+        # Unsorted or duplicate column indices: sorted and summed on a copy.
+        m = m.copy() if m is X else m
+        m.sum_duplicates()
+    return m
 
 
 def _check_finite(data, name):
@@ -71,14 +96,7 @@ def as_csr(X, name="X", finite=True):
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"Expected a 2-D sparse {name}, got {X.ndim}-D input instead")
-        dtype = _value_dtype(X.dtype, name)
-        m = X.tocsr()  # the same object when X already is a CSR
-        if m.dtype != dtype:
-            m = m.astype(dtype)
-        if not m.has_canonical_format:
-            # Unsorted or duplicate column indices: sorted and summed on a copy.
-            m = m.copy() if m is X else m
-            m.sum_duplicates()
+        m = canonical_sparse(X, _value_dtype(X.dtype, name))
     else:
         if isinstance(X, (str, bytes)):
             raise TypeError(f"{name} must be an array or a sparse matrix, got a string")
@@ -133,6 +151,8 @@ def read_operands(X, Y, framework):
             return x, None, -1
         x, y = common_types(x, as_csr(Y, "Y"))
         return x, y, -1
+    from ._gpu import device_csr  # here, not at the top: _gpu imports this module
+
     x, device = device_csr(X, "X", framework)
     if Y is None:
         return x, None, device
