@@ -125,6 +125,14 @@ template <class ValueT, class IndexT>
     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> queries,
     const knn_params& params);
 
+/// What merge_knn checks of its parts. `rows` (the default): the parts' shapes and every row (the
+/// index range, padding after the real entries, no index twice, sorted best first), each
+/// violation an error naming the part and the row. `shapes`: the shapes only, for parts the
+/// library made itself (a distributed run's partial lists), whose rows need no second check; a
+/// row that breaks the contract then merges to an unspecified list instead of an error. The row
+/// checks cost about half of the merge: the duplicate check sorts each row's indices.
+enum class merge_check { rows, shapes };
+
 /// Merges the k-NN lists of the same n_q queries against DISJOINT blocks of an index into the
 /// exact k-NN lists against their union: the building block of distributed runs, where each task
 /// computes knn_graph against one index block and the partial results merge in a tree.
@@ -151,7 +159,7 @@ template <class ValueT, class IndexT>
 /// O(n_q (sum k_p) log(sum k_p)): the duplicate check sorts each row's indices.
 [[nodiscard]] knn_result merge_knn(const host_resources& res,
                                    std::span<const knn_result_view> parts, std::int64_t k,
-                                   select_order order);
+                                   select_order order, merge_check check = merge_check::rows);
 
 /// The same contract for parts in host or device memory (all parts in one space). Device parts are
 /// checked and merged on the GPU (res.device, res.stream), with the order and the running merge of
@@ -164,7 +172,7 @@ template <class ValueT, class IndexT>
 /// without CUDA throws spira::not_compiled.
 [[nodiscard]] knn_result merge_knn(const cuda_resources& res,
                                    std::span<const knn_result_view> parts, std::int64_t k,
-                                   select_order order);
+                                   select_order order, merge_check check = merge_check::rows);
 
 namespace detail {
 inline std::vector<knn_result_view> knn_result_views(std::span<const knn_result> parts)
@@ -181,17 +189,17 @@ inline std::vector<knn_result_view> knn_result_views(std::span<const knn_result>
 /// merge_knn of owning results (e.g. a std::vector<knn_result>).
 [[nodiscard]] inline knn_result merge_knn(const host_resources& res,
                                           std::span<const knn_result> parts, std::int64_t k,
-                                          select_order order)
+                                          select_order order, merge_check check = merge_check::rows)
 {
-  return merge_knn(res, std::span<const knn_result_view>(detail::knn_result_views(parts)), k,
-                   order);
+  return merge_knn(res, std::span<const knn_result_view>(detail::knn_result_views(parts)), k, order,
+                   check);
 }
 [[nodiscard]] inline knn_result merge_knn(const cuda_resources& res,
                                           std::span<const knn_result> parts, std::int64_t k,
-                                          select_order order)
+                                          select_order order, merge_check check = merge_check::rows)
 {
-  return merge_knn(res, std::span<const knn_result_view>(detail::knn_result_views(parts)), k,
-                   order);
+  return merge_knn(res, std::span<const knn_result_view>(detail::knn_result_views(parts)), k, order,
+                   check);
 }
 
 /// How a k-NN graph becomes a sparse matrix (scikit-learn's kneighbors_graph modes).

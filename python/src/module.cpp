@@ -140,9 +140,10 @@ nb::tuple knn_arrays(std::unique_ptr<knn_result> result, int device = -1)
 }
 
 /// spira::merge_knn (host backend) of (distances float32, indices int64) pairs of C-contiguous
-/// n_q x k_p arrays; the list keeps them alive for the call.
+/// n_q x k_p arrays; the list keeps them alive for the call. `check_rows` = false: the parts are
+/// the library's own partial results (spira.dask), whose rows are not checked again.
 nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>& parts,
-                       std::int64_t k, bool largest)
+                       std::int64_t k, bool largest, bool check_rows)
 {
   std::vector<knn_result_view> views;
   views.reserve(parts.size());
@@ -156,7 +157,8 @@ nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>&
   {
     nb::gil_scoped_release release;
     *result = merge_knn(host_resources{}, std::span<const knn_result_view>(views), k,
-                        largest ? select_order::largest : select_order::smallest);
+                        largest ? select_order::largest : select_order::smallest,
+                        check_rows ? merge_check::rows : merge_check::shapes);
   }
   return knn_arrays(std::move(result));
 }
@@ -295,8 +297,10 @@ NB_MODULE(_core, m)
         "spira::knn_graph on canonical CSR tuples; returns (distances float32, indices int64). "
         "Ctrl-C ends it between tiles; progress(done, total) is called after each tile.");
   m.def("merge_knn", &merge_knn_py, nb::arg("parts"), nb::arg("k"), nb::arg("largest"),
+        nb::arg("check_rows") = true,
         "spira::merge_knn (host) of [(distances float32, indices int64), ...] n_q x k_p arrays; "
-        "returns (distances float32, indices int64) of n_q x k.");
+        "returns (distances float32, indices int64) of n_q x k. check_rows=False: parts made by "
+        "spira itself, whose rows are not checked again.");
   // The outputs are written in place: .noconvert() refuses arrays nanobind would have to copy.
   m.def("pairwise_distances", &pairwise_py, nb::arg("X"), nb::arg("Y"), nb::arg("out").noconvert(),
         nb::arg("metric"), nb::arg("p"), nb::arg("cuda"), nb::arg("memory_budget"),

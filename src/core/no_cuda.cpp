@@ -132,7 +132,7 @@ SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
 #undef SPIRA_KNN_INSTANTIATE
 
 knn_result merge_knn(const cuda_resources&, std::span<const knn_result_view>, std::int64_t,
-                     select_order)
+                     select_order, merge_check)
 {
   no_cuda("spira::merge_knn(cuda_resources)");
 }

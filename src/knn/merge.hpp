@@ -17,9 +17,11 @@ memory_space check_merge_knn_parts(std::span<const knn_result_view> parts, std::
 
 /// Checks every row's entries (index range, padding last, no index twice, sorted best first) and
 /// merges; parts in host memory, already checked by check_merge_knn_parts. The result is in host
-/// memory.
+/// memory. `check_rows` = false skips the rows' checks, for parts that the library itself made
+/// (a distributed run's partial k-NN lists): a part that breaks the contract then gives an
+/// unspecified merge instead of an error.
 knn_result merge_knn_host(std::span<const knn_result_view> parts, std::int64_t k, bool largest,
-                          int threads);
+                          int threads, bool check_rows = true);
 
 /// The message merge_knn_host gives for row r of parts in host memory (index range, padding last,
 /// no index twice, sorted best first), naming the row as `named`; empty when the row is well

@@ -51,7 +51,7 @@ host_row_copy copy_row(const cuda_resources& res, std::span<const knn_result_vie
 
 /// merge_knn of parts in device memory, on the GPU; the result in device memory from res.
 knn_result merge_knn_device(const cuda_resources& res, std::span<const knn_result_view> parts,
-                            std::int64_t k, bool largest)
+                            std::int64_t k, bool largest, bool check_rows)
 {
   const std::int64_t n_q = parts[0].indices.rows;
   const auto num_parts = static_cast<std::int64_t>(parts.size());
@@ -80,8 +80,8 @@ knn_result merge_knn_device(const cuda_resources& res, std::span<const knn_resul
     merge_knn_rows_cuda(res, dev_parts.data(), num_parts, n_q, k, largest, out.indices.data(),
                         out.distances.data(), scratch_i.data(), scratch_d.data(), first_bad.data());
   }
-  // The duplicate check, in chunks of rows.
-  if (width > 0) {
+  // The duplicate check, in chunks of rows (the other row checks ride along with the merge).
+  if (width > 0 && check_rows) {
     const std::int64_t chunk =
         std::clamp<std::int64_t>(merge_knn_policy::duplicate_check_entries / width, 1, n_q);
     const auto entries = static_cast<std::size_t>(chunk * width);
@@ -113,14 +113,15 @@ knn_result merge_knn_device(const cuda_resources& res, std::span<const knn_resul
 }  // namespace detail
 
 knn_result merge_knn(const cuda_resources& res, std::span<const knn_result_view> parts,
-                     std::int64_t k, select_order order)
+                     std::int64_t k, select_order order, merge_check check)
 {
   const memory_space space = detail::check_merge_knn_parts(parts, k);
   const bool largest = order == select_order::largest;
+  const bool check_rows = check == merge_check::rows;
   if (space == memory_space::host) {
-    return detail::merge_knn_host(parts, k, largest, host_resources{}.num_threads());
+    return detail::merge_knn_host(parts, k, largest, host_resources{}.num_threads(), check_rows);
   }
-  return detail::merge_knn_device(res, parts, k, largest);
+  return detail::merge_knn_device(res, parts, k, largest, check_rows);
 }
 
 }  // namespace spira

@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-from .._merge import merge_knn
+from .._merge import merge_own_parts
 from .._neighbors import kneighbors
 
 __all__ = ["KnnTask", "partial_knn", "merge_parts", "finalize", "graph_block", "empty_block"]
@@ -125,7 +125,7 @@ def partial_knn(index_chunk, query_chunk, task, index_rows, query_rows, kind):
 def merge_parts(parts, task):
     """merge_knn of the partial results of disjoint index blocks for one query block; the
     diagonal block's ``(self_distances, self_present)`` travel along."""
-    merged = merge_knn([part[:2] for part in parts], task.n_neighbors, metric=task.metric)
+    merged = merge_own_parts([part[:2] for part in parts], task.n_neighbors, task.largest)
     for part in parts:
         if len(part) == 4:
             return merged + part[2:]
