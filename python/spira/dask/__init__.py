@@ -7,6 +7,8 @@ tree with :func:`spira.merge_knn`. On the host backend the result is byte for by
 
 - :func:`kneighbors` -- ``(distances, indices)`` as Dask arrays of row blocks
 - :func:`kneighbors_graph` -- the k-NN graph as a Dask array of CSR row blocks
+- :func:`select_k` -- the top-k of a vector (or of each row) held in Dask chunks, as
+  :func:`spira.select_k` on the whole array
 - :func:`from_files` -- a Dask array of row blocks from ``.npz`` / ``.npy`` files
 - :func:`to_files` -- every row block of a Dask array to its own file
 
@@ -24,5 +26,6 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from ._files import from_files, to_files
 from ._knn import kneighbors, kneighbors_graph
+from ._select import select_k
 
-__all__ = ["from_files", "kneighbors", "kneighbors_graph", "to_files"]
+__all__ = ["from_files", "kneighbors", "kneighbors_graph", "select_k", "to_files"]
