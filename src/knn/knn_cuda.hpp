@@ -27,7 +27,7 @@ void knn_fused_metric(const cuda_resources& res, csr_view<V, I> queries, csr_vie
                       dense_view<V> out_values, dense_view<std::int64_t> out_indices);
 
 /// An operand B prepared once by the distance engine for calls with many A (the metric's
-/// pairwise_prepared, spira/cuda/detail/pairwise_common.cuh, behind a plain C++ interface): made
+/// pairwise_prepared, spira/cuda/detail/pairwise_context.cuh, behind a plain C++ interface): made
 /// by prepare_distance_operand, passed to pairwise_distance_checked with the same B and params.
 class prepared_distance_operand {
  public:
