@@ -21,6 +21,8 @@ distributed = pytest.importorskip("distributed", reason="the tests need dask.dis
 import cloudpickle  # noqa: E402  (a dependency of distributed)
 import dask  # noqa: E402
 
+from conftest import arm_to_die  # noqa: E402
+
 import spira  # noqa: E402
 import spira.dask  # noqa: E402
 
@@ -297,45 +299,19 @@ def test_bad_data_raises_when_computed(client, points):
         dask.compute(d, i)
 
 
-class DieOnce:
-    """A row block whose 4th conversion to an array (inside a k-NN task, once the tasks of 3
-    earlier conversions have run) ends its worker process, once: a marker file created with
-    O_EXCL lets exactly one conversion die, across the worker processes."""
-
-    def __init__(self, block, marker):
-        self.block, self.marker = block, marker
-        self.shape, self.dtype, self.ndim = block.shape, block.dtype, block.ndim
-
-    def __array__(self, dtype=None, copy=None):
-        with open(self.marker + ".uses", "a") as f:
-            f.write("x")
-        if os.path.getsize(self.marker + ".uses") >= 4:
-            try:
-                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
-            except FileExistsError:
-                pass
-            else:
-                os._exit(1)  # the worker dies mid-task, with the results it computed so far
-        return np.asarray(self.block, dtype=dtype)
-
-
-def arm(block, marker, victim, block_info=None):
-    return DieOnce(block, marker) if block_info[0]["chunk-location"][0] == victim else block
-
-
 def test_worker_killed_during_the_run(client, points, tmp_path):
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(sys.modules[arm_to_die.__module__])
     try:
         marker = str(tmp_path / "died")
         dense = points.toarray()
         X = da.from_array(dense, chunks=((40,) * 6, 24))
-        X = X.map_blocks(arm, marker, 5, dtype=dense.dtype, meta=np.empty((0, 0)))
+        X = X.map_blocks(arm_to_die, marker, 5, 4, dtype=dense.dtype, meta=np.empty((0, 0)))
         before = set(client.scheduler_info()["workers"])
         d, i = spira.dask.kneighbors(X, n_neighbors=10, metric="cosine")
         with distributed.get_task_stream(client) as stream:
             got = dask.compute(d, i)
     finally:
-        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+        cloudpickle.unregister_pickle_by_value(sys.modules[arm_to_die.__module__])
     assert os.path.exists(marker)  # a worker did die...
     died = os.path.getmtime(marker)
     parts = [t for t in stream.data if "-part" in str(t["key"])]

@@ -16,6 +16,8 @@ distributed = pytest.importorskip("distributed", reason="the tests need dask.dis
 import cloudpickle  # noqa: E402  (a dependency of distributed)
 import dask  # noqa: E402
 
+from conftest import arm_to_die  # noqa: E402
+
 import spira  # noqa: E402
 import spira.dask  # noqa: E402
 from spira.dask._select import delegate_group  # noqa: E402
@@ -197,46 +199,20 @@ def test_argument_errors():
         spira.dask.select_k(x[x > 3], 2)
 
 
-class DieOnce:
-    """A chunk whose 2nd conversion to an array (in its selection task, after its task of the
-    threshold pass has run) ends its worker process, once: a marker file created with
-    O_EXCL lets exactly one conversion die, across the worker processes."""
-
-    def __init__(self, block, marker):
-        self.block, self.marker = block, marker
-        self.shape, self.dtype, self.ndim = block.shape, block.dtype, block.ndim
-
-    def __array__(self, dtype=None, copy=None):
-        with open(self.marker + ".uses", "a") as f:
-            f.write("x")
-        if os.path.getsize(self.marker + ".uses") >= 2:
-            try:
-                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
-            except FileExistsError:
-                pass
-            else:
-                os._exit(1)  # the worker dies mid-task, with the results it computed so far
-        return np.asarray(self.block, dtype=dtype)
-
-
-def arm(block, marker, victim, block_info=None):
-    return DieOnce(block, marker) if block_info[0]["chunk-location"][0] == victim else block
-
-
 def test_worker_killed_during_the_run(client, tmp_path):
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(sys.modules[arm_to_die.__module__])
     try:
         marker = str(tmp_path / "died")
         v = tied_vector(60_000, 7)
         x = da.from_array(v, chunks=5000)
-        x = x.map_blocks(arm, marker, 11, dtype=v.dtype, meta=np.empty((0,)))
+        x = x.map_blocks(arm_to_die, marker, 11, 2, dtype=v.dtype, meta=np.empty((0,)))
         assert delegate_group(60_000, 100) is not None  # the chunk is read twice
         before = set(client.scheduler_info()["workers"])
         values, indices = spira.dask.select_k(x, 100)
         with distributed.get_task_stream(client) as stream:
             got = dask.compute(values, indices)
     finally:
-        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+        cloudpickle.unregister_pickle_by_value(sys.modules[arm_to_die.__module__])
     assert os.path.exists(marker)  # a worker did die...
     died = os.path.getmtime(marker)
     tasks = [t for t in stream.data if "-candidates" in str(t["key"])]
