@@ -6,7 +6,8 @@
 //
 // The contract of spira::knn_graph (spira/knn.hpp) - tiles under the memory budget, a row-wise
 // select_k per tile, a running merge, rows best first with the smaller index first among ties,
-// exclude_self - with the distances of D from the host engine (spira/ops.hpp). `order` says which
+// exclude_self - with the distances of D from the host engine (spira/ops.hpp), each index tile
+// prepared once for the engine when several query tiles use it. `order` says which
 // end of D's values is kept: smallest for distances, largest for similarities. params.metric, p,
 // algo and strategy are not used. The CUDA counterpart, which also fuses the top-k into the
 // distance kernel, is in spira/cuda/knn.cuh.
@@ -17,6 +18,7 @@
 #include <spira/ops.hpp>
 #include <spira/select_k.hpp>
 
+#include <memory>
 #include <optional>
 
 namespace spira {
@@ -27,10 +29,15 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
                      select_order order, const knn_params& params)
 {
   detail::check_knn_args(index, queries, params);
-  return detail::knn_host(res, index, queries, params, order == select_order::largest,
-                          [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-                            pairwise(res, qv, iv, out, d);
-                          });
+  return detail::knn_host(
+      res, index, queries, params, order == select_order::largest,
+      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
+          detail::host_pairwise_prepared<D, V, I>* prepared) {
+        detail::pairwise_host(res, qv, iv, out, d, prepared);
+      },
+      [&](csr_view<V, I> iv) {
+        return std::make_unique<detail::host_pairwise_prepared<D, V, I>>(res, d, iv);
+      });
 }
 
 }  // namespace spira

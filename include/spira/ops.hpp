@@ -28,8 +28,13 @@
 // corrections are guarded (spira/accuracy.hpp): a pair whose fast form cancels is evaluated
 // directly over the union of its two rows, O(deg_i + deg_j).
 //
-// The host engine behind pairwise is in spira/detail/: its policy and shared pieces
-// (host_pairwise_common.hpp), the three engines (host_pairwise_engines.hpp), the dispatch and the
+// Many A against one B (the index tiles of the tiled k-NN graph): detail::host_pairwise_prepared
+// holds what the engine computes of B alone - its norms, prepared values, NAMM row corrections and,
+// where a call keeps the declared columns, its CSC and the terms indexed by it - built once and
+// passed to detail::pairwise_host; the results are those of calls without it, bit for bit.
+//
+// The host engine behind pairwise is in spira/detail/: its policy, shared pieces and the prepared
+// B (host_pairwise_common.hpp), the three engines (host_pairwise_engines.hpp), the dispatch and the
 // direct evaluation (host_pairwise_dispatch.hpp).
 #pragma once
 
@@ -45,10 +50,45 @@
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace spira {
+
+namespace detail {
+
+/// spira::pairwise with B prepared once for calls with many A (`prepared_b`: a
+/// host_pairwise_prepared of this b and an equal d, or null): the same checks, and the same
+/// results bit for bit (see host_pairwise_prepared). The tiled k-NN graph's distance tiles.
+template <class D, class V, class I>
+void pairwise_host(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
+                   const D& d, std::type_identity_t<host_pairwise_prepared<D, V, I>>* prepared_b)
+{
+  using T = host_compute_t;
+  static_assert(semiring<D, T>,
+                "spira::pairwise: D must model spira::semiring (add_monoid, "
+                "annihilating, multiply<T>(a, b))");
+  require_host_space(a.space, "spira::pairwise", "A");
+  require_host_space(b.space, "spira::pairwise", "B");
+  validate(res, a, csr_check::canonical, "spira::pairwise: A");
+  validate(res, b, csr_check::canonical, "spira::pairwise: B");
+  expects<dimension_mismatch>(a.cols == b.cols, "spira::pairwise: A has ", a.cols,
+                              " columns but B has ", b.cols);
+  check_dense_output(out, a.rows, b.rows, "spira::pairwise", "rows(A) x rows(B)");
+  if (prepared_b != nullptr) {
+    const csr_view<V, I> p = prepared_b->b;
+    expects(p.row_ptr == b.row_ptr && p.col_idx == b.col_idx && p.values == b.values &&
+                p.rows == b.rows && p.cols == b.cols && p.nnz == b.nnz,
+            "spira::pairwise: the prepared B is not the operand B of this call");
+  }
+  if (a.rows == 0 || b.rows == 0) {
+    return;
+  }
+  pairwise_dispatch<D, T>(res, a, b, out, d, prepared_b);
+}
+
+}  // namespace detail
 
 /// out(i, j) = finalize(⊕_c ⊗(A[i,c], B[j,c]), norms(A_i), norms(B_j), A.cols) for every row i of A
 /// and row j of B, over the intersection (annihilating D) or the union (NAMM) of their stored
@@ -58,21 +98,7 @@ template <class D, class V, class I>
 void pairwise(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
               const D& d = {})
 {
-  using T = detail::host_compute_t;
-  static_assert(semiring<D, T>,
-                "spira::pairwise: D must model spira::semiring (add_monoid, "
-                "annihilating, multiply<T>(a, b))");
-  detail::require_host_space(a.space, "spira::pairwise", "A");
-  detail::require_host_space(b.space, "spira::pairwise", "B");
-  validate(res, a, csr_check::canonical, "spira::pairwise: A");
-  validate(res, b, csr_check::canonical, "spira::pairwise: B");
-  detail::expects<dimension_mismatch>(a.cols == b.cols, "spira::pairwise: A has ", a.cols,
-                                      " columns but B has ", b.cols);
-  detail::check_dense_output(out, a.rows, b.rows, "spira::pairwise", "rows(A) x rows(B)");
-  if (a.rows == 0 || b.rows == 0) {
-    return;
-  }
-  detail::pairwise_dispatch<D, T>(res, a, b, out, d);
+  detail::pairwise_host(res, a, b, out, d, nullptr);
 }
 
 /// y[i] = ⊕_c ⊗(A[i,c], x[c]) over the columns c of row i (annihilating semiring) or over all

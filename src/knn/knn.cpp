@@ -1,6 +1,7 @@
 // The k-NN graph of the built-in metrics on the host (the CUDA entry is knn_cuda.cpp), and its
 // conversions to a sparse graph. The one k-NN driver of both backends is
-// spira/detail/knn_driver.hpp; here the metric picks the distance code.
+// spira/detail/knn_driver.hpp; here the metric picks the distance code (the distance tiles and the
+// index tiles prepared once, compiled in src/pairwise: pairwise_host.hpp).
 #include <spira/convert.hpp>
 #include <spira/detail/knn_driver.hpp>
 #include <spira/detail/type_lists.hpp>
@@ -8,6 +9,7 @@
 #include <spira/ops.hpp>
 #include <spira/select_k.hpp>
 
+#include "../pairwise/pairwise_host.hpp"
 #include "knn_values.hpp"
 
 #include <algorithm>
@@ -26,10 +28,13 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
   detail::check_minkowski_p(params.metric, params.p, "knn_graph");
   detail::check_nonnegative_input(index, queries, params);
   const distance_params dp{.metric = params.metric, .p = params.p};
-  return detail::knn_host(res, index, queries, params, is_similarity(params.metric),
-                          [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out) {
-                            pairwise_distance(res, qv, iv, out, dp);
-                          });
+  return detail::knn_host(
+      res, index, queries, params, is_similarity(params.metric),
+      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
+          detail::host_prepared_distance_operand* prepared) {
+        detail::pairwise_distance_tile(res, qv, iv, out, dp, prepared);
+      },
+      [&](csr_view<V, I> iv) { return detail::prepare_host_distance_operand(res, iv, dp); });
 }
 
 csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t index_rows,

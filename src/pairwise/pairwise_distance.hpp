@@ -6,7 +6,11 @@
 #include <spira/distance.hpp>
 #include <spira/ops.hpp>
 
+#include "pairwise_host.hpp"
+
 #include <cmath>
+#include <memory>
+#include <type_traits>
 
 namespace spira::detail {
 
@@ -44,5 +48,56 @@ void pairwise_distance_host(const host_resources& res, csr_view<V, I> a, csr_vie
   }
   visit_metric(m, params.p, [&](const auto& d) { pairwise(res, a, b, out, d); });
 }
+
+/// host_prepared_distance_operand of the metric's distance struct D.
+template <class D, class V, class I>
+class host_prepared_metric final : public host_prepared_distance_operand {
+ public:
+  host_prepared_metric(const host_resources& res, const D& d, csr_view<V, I> b)
+      : prepared(res, d, b)
+  {
+  }
+  [[nodiscard]] std::size_t host_bytes() const override { return prepared.host_bytes(); }
+  host_pairwise_prepared<D, V, I> prepared;
+};
+
+template <class V, class I>
+std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(
+    const host_resources& res, csr_view<V, I> b, const distance_params& params)
+{
+  check_minkowski_p(params.metric, params.p, "spira::pairwise_distance");
+  return visit_metric(params.metric, params.p,
+                      [&](const auto& d) -> std::unique_ptr<host_prepared_distance_operand> {
+                        using D = std::decay_t<decltype(d)>;
+                        return std::make_unique<host_prepared_metric<D, V, I>>(res, d, b);
+                      });
+}
+
+template <class V, class I>
+void pairwise_distance_tile(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                            dense_view<V> out, const distance_params& params,
+                            host_prepared_distance_operand* prepared_b)
+{
+  check_minkowski_p(params.metric, params.p, "spira::pairwise_distance");
+  visit_metric(params.metric, params.p, [&](const auto& d) {
+    using D = std::decay_t<decltype(d)>;
+    host_pairwise_prepared<D, V, I>* pb = nullptr;
+    if (prepared_b != nullptr) {
+      auto* m = dynamic_cast<host_prepared_metric<D, V, I>*>(prepared_b);
+      expects(m != nullptr, "pairwise_distance: B was prepared for another metric than ",
+              to_string(params.metric));
+      pb = &m->prepared;
+    }
+    pairwise_host(res, a, b, out, d, pb);
+  });
+}
+
+/// The host entries of V for both index types (pairwise_distance_float.cpp, ..._double.cpp).
+#define SPIRA_PAIRWISE_HOST_INSTANTIATE(V, I)                                                 \
+  template std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(     \
+      const host_resources&, csr_view<V, I>, const distance_params&);                         \
+  template void pairwise_distance_tile(const host_resources&, csr_view<V, I>, csr_view<V, I>, \
+                                       dense_view<V>, const distance_params&,                 \
+                                       host_prepared_distance_operand*);
 
 }  // namespace spira::detail

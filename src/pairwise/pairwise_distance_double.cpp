@@ -17,4 +17,9 @@ template void pairwise_distance(const host_resources&, csr_view<double, std::int
                                 csr_view<double, std::int64_t>, dense_view<double>,
                                 const distance_params&);
 
+namespace detail {
+SPIRA_PAIRWISE_HOST_INSTANTIATE(double, std::int32_t)
+SPIRA_PAIRWISE_HOST_INSTANTIATE(double, std::int64_t)
+}  // namespace detail
+
 }  // namespace spira

@@ -17,4 +17,9 @@ template void pairwise_distance(const host_resources&, csr_view<float, std::int6
                                 csr_view<float, std::int64_t>, dense_view<float>,
                                 const distance_params&);
 
+namespace detail {
+SPIRA_PAIRWISE_HOST_INSTANTIATE(float, std::int32_t)
+SPIRA_PAIRWISE_HOST_INSTANTIATE(float, std::int64_t)
+}  // namespace detail
+
 }  // namespace spira

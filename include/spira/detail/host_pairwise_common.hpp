@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace spira {
@@ -70,22 +71,94 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
   return out;
 }
 
-/// A copy of `a` whose values are d.prepare(x, prepare_norm(row)) (computed in T, stored as V).
+/// out[k] = d.prepare(a.values[k], prepare_norm(row of k)) for every stored entry of `a` (computed
+/// in T, stored as V).
 template <class D, class T, class V, class I>
-csr_matrix<V, I> prepared_copy(const host_resources& res, csr_view<V, I> a, const D& d)
+void prepare_values(const host_resources& res, csr_view<V, I> a, const D& d, V* out)
 {
   using pnorm = norm_list<typename D::prepare_norm>;
   const auto scale = row_norms<pnorm, T>(res, a);
-  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
-  std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
-  std::copy_n(a.col_idx, a.nnz, m.col_idx());
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
 for (std::int64_t i = 0; i < a.rows; ++i) {
   for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-    m.values()[k] = V(d.template prepare<T>(T(a.values[k]), scale[i][0]));
+    out[k] = V(d.template prepare<T>(T(a.values[k]), scale[i][0]));
   }
 }
-return m;
+}
+
+/// A copy of `a` whose values are d.prepare(x, prepare_norm(row)) (prepare_values).
+template <class D, class T, class V, class I>
+csr_matrix<V, I> prepared_copy(const host_resources& res, csr_view<V, I> a, const D& d)
+{
+  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
+  std::copy_n(a.col_idx, a.nnz, m.col_idx());
+  prepare_values<D, T>(res, a, d, m.values());
+  return m;
+}
+
+/// B prepared once for calls with many A (the index tiles of the tiled host k-NN graph, each used
+/// by every query tile): what the host engine computes of B alone. From the start: B's row norms
+/// and its values as ⊗ sees them (D::prepare). Built by the first engine call that needs them
+/// (kept_or_own): the intersection engine's NAMM corrections of B's rows, B's CSC and ⊗(0, b) per
+/// CSC entry; the selection engine's rows of B in best-first order and B's CSC. A call
+/// (pairwise_dispatch with a prepared B) uses the norms, the prepared values and the row
+/// corrections always: they do not depend on how the columns are numbered. It uses the parts
+/// indexed by column (the CSC, its ⊗(0, b), the selection's rows) only where it keeps the declared
+/// columns (columns_worth_compressing false for that pair); where it renumbers the columns to
+/// those A and B use, those parts are built for the call, as without a prepared B. Every value is
+/// therefore computed by the same code from the same inputs as without it: the results are the
+/// same bit for bit. Memory: host_bytes(). Not thread-safe: one call at a time.
+template <class D, class V, class I>
+struct host_pairwise_prepared {
+  using traits = distance_traits<D, host_compute_t>;
+  using norm_values = typename traits::norms::template values<host_compute_t>;
+  using acc_t = typename traits::accumulator;
+
+  csr_view<V, I> b;  ///< the operand as the caller passes it (raw values)
+  std::vector<norm_values> norms;
+  std::vector<V> values;  ///< prepared values (D with a prepare step; empty otherwise)
+  std::optional<std::vector<acc_t>> corrections;  ///< Σ over each row of ⊗(0, b) (sum NAMM)
+  std::optional<csr_matrix<V, I>> csc;            ///< Bᵀ on the declared columns
+  std::optional<std::vector<acc_t>> csc_zero;     ///< ⊗(0, b) per entry of csc (sum NAMM)
+  std::optional<std::vector<I>> best_cols;        ///< selection NAMM: rows of B best first...
+  std::optional<std::vector<host_compute_t>> best_values;  ///< ...and their ⊗(0, b)
+
+  host_pairwise_prepared(const host_resources& res, const D& d, csr_view<V, I> b_in)
+      : b(b_in), norms(row_norms<typename traits::norms, host_compute_t>(res, b_in))
+  {
+    require_host_space(b.space, "host_pairwise_prepared", "B");
+    if constexpr (traits::has_prepare) {
+      values.resize(static_cast<std::size_t>(b.nnz));
+      prepare_values<D, host_compute_t>(res, b, d, values.data());
+    }
+  }
+
+  /// Bytes of host memory held (growing as the engines build their parts).
+  [[nodiscard]] std::size_t host_bytes() const
+  {
+    auto vec = [](const auto& v) { return v.size() * sizeof(v[0]); };
+    auto opt = [&](const auto& o) { return o ? vec(*o) : std::size_t{0}; };
+    std::size_t n = vec(norms) + vec(values) + opt(corrections) + opt(csc_zero) + opt(best_cols) +
+                    opt(best_values);
+    if (csc) {
+      n += std::size_t(csc->nnz()) * (sizeof(V) + sizeof(I)) +
+           std::size_t(csc->rows() + 1) * sizeof(offset_t);
+    }
+    return n;
+  }
+};
+
+/// A part of B that an engine computes: the prepared B's (built there by make() on first use)
+/// where `kept` points to its slot, else `own`, built by make() for this call.
+template <class X, class Make>
+const X& kept_or_own(std::optional<X>* kept, std::optional<X>& own, Make&& make)
+{
+  std::optional<X>& slot = kept != nullptr ? *kept : own;
+  if (!slot) {
+    slot.emplace(make());
+  }
+  return *slot;
 }
 
 template <class Add, class T, int N>

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace spira::detail {
@@ -86,6 +87,7 @@ class compressed_columns {
     }
     std::sort(used.begin(), used.end());
     used.erase(std::unique(used.begin(), used.end()), used.end());
+    renumbered_ = true;
     renumber(res, used, a, cols_a_);
     if (same) {
       b.col_idx = a.col_idx;
@@ -99,6 +101,9 @@ class compressed_columns {
 
   csr_view<V, I> a;  ///< A over the used columns (or A itself)
   csr_view<V, I> b;  ///< B over the used columns (or B itself)
+
+  /// True when a and b are renumbered (false: they are the inputs, on the declared columns).
+  [[nodiscard]] bool renumbered() const noexcept { return renumbered_; }
 
  private:
   /// Points m at its columns' ranks among `used` (sorted), stored in `ids`.
@@ -115,32 +120,51 @@ m.cols = std::int64_t(used.size());
   }
 
   std::vector<I> cols_a_, cols_b_;  ///< the renumbered column indices of A and B
+  bool renumbered_ = false;
 };
 
 /// Norms come from the raw rows; ⊗ sees the prepared rows when D has a prepare step (the
 /// prepared copies keep the sparsity pattern of the raw ones). The engines run on the used columns
-/// only (compressed_columns); finalize gets the declared column count.
+/// only (compressed_columns); finalize gets the declared column count. `prepared`: B prepared once
+/// (host_pairwise_prepared of this b and an equal d) or null: its norms, prepared values and row
+/// corrections are used always, its column-indexed parts only where the columns stay the declared
+/// ones; the results are the same bit for bit (see host_pairwise_prepared).
 template <class D, class T, class V, class I>
 void pairwise_dispatch(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                       dense_view<V> out, const D& d)
+                       dense_view<V> out, const D& d,
+                       host_pairwise_prepared<D, V, I>* prepared = nullptr)
 {
   using traits = distance_traits<D, T>;
   const auto na = row_norms<typename traits::norms, T>(res, a);
-  const auto nb = row_norms<typename traits::norms, T>(res, b);
+  std::remove_const_t<decltype(na)> nb_own;
+  if (prepared == nullptr) {
+    nb_own = row_norms<typename traits::norms, T>(res, b);
+  }
+  const auto& nb = prepared != nullptr ? prepared->norms : nb_own;
   const std::int64_t dim = a.cols;
   const compressed_columns<V, I> used(res, a, b);
+  const bool declared = !used.renumbered();
   auto run = [&](csr_view<V, I> pa, csr_view<V, I> pb) {
     using add = typename traits::add_monoid;
     if constexpr (traits::annihilating || traits::invertible_add) {
-      pairwise_intersection<D, T>(res, pa, pb, out, d, na, nb, dim);
+      pairwise_intersection<D, T>(res, pa, pb, out, d, na, nb, dim, prepared, declared);
     } else if constexpr (traits::num_terms == 1 &&
                          (add::kind == monoid_kind::min || add::kind == monoid_kind::max)) {
-      pairwise_union_select<D, T>(res, pa, pb, out, d, na, nb, dim);
+      pairwise_union_select<D, T>(res, pa, pb, out, d, na, nb, dim, prepared, declared);
     } else {
       pairwise_union_merge<D, T>(res, pa, pb, out, d, na, nb, dim);
     }
   };
-  with_prepared<T>(res, used.a, used.b, d, run);
+  if (prepared == nullptr) {
+    with_prepared<T>(res, used.a, used.b, d, run);
+  } else if constexpr (traits::has_prepare) {
+    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, used.a, d);
+    csr_view<V, I> pb = used.b;  // B's columns as the call numbers them, its prepared values
+    pb.values = prepared->values.data();
+    run(pa.view(), pb);
+  } else {
+    run(used.a, used.b);
+  }
 }
 
 }  // namespace spira::detail

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -23,22 +24,30 @@ namespace spira::detail {
 /// accumulator row of length n, then finalize the row of the output (through the accuracy guard
 /// where D has one). This engine and the two below run on the used columns only
 /// (compressed_columns, from pairwise_dispatch); `dim` is the declared column count, which
-/// finalize reads.
+/// finalize reads. `prepared`: B prepared once (host_pairwise_prepared) or null; `declared`: the
+/// columns are B's declared ones (not renumbered), so that its CSC and ⊗(0, b) may be kept there.
 template <class D, class T, class V, class I, class Norms>
 void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                            dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
-                           std::int64_t dim)
+                           std::int64_t dim, host_pairwise_prepared<D, V, I>* prepared = nullptr,
+                           bool declared = false)
 {
   using traits = distance_traits<D, T>;
   using acc_t = typename traits::accumulator;
   using add = typename traits::add_monoid;
   constexpr int nt = traits::num_terms;
+  host_pairwise_prepared<D, V, I>* const keep = declared ? prepared : nullptr;
 
-  const csr_matrix<V, I> bt_m = transpose(res, b);
-  const csr_view<V, I> bt = bt_m.view();
+  std::optional<csr_matrix<V, I>> bt_own;
+  const csr_view<V, I> bt = kept_or_own(keep != nullptr ? &keep->csc : nullptr, bt_own, [&] {
+                              return transpose(res, b);
+                            }).view();
 
   // NAMM corrections: Σ over the row of ⊗(a, 0) (rows of A) and of ⊗(0, b) (rows of B).
-  std::vector<acc_t> ca, cb, bt_zero;
+  std::vector<acc_t> ca;
+  std::optional<std::vector<acc_t>> cb_own, bt_zero_own;
+  const std::vector<acc_t>* cb_p = nullptr;
+  const std::vector<acc_t>* bt_zero_p = nullptr;
   if constexpr (!traits::annihilating) {
     auto corrections = [&](csr_view<V, I> m, bool left) {
       std::vector<acc_t> c(static_cast<std::size_t>(m.rows));
@@ -55,15 +64,22 @@ for (std::int64_t i = 0; i < m.rows; ++i) {
 return c;
     };
     ca = corrections(a, true);
-    cb = corrections(b, false);
+    cb_p = &kept_or_own(prepared != nullptr ? &prepared->corrections : nullptr, cb_own,
+                        [&] { return corrections(b, false); });
     // ⊗(0, b) for every entry of the CSC of B, so the intersection pass evaluates ⊗ once per
     // product.
-    bt_zero.resize(static_cast<std::size_t>(bt.nnz));
+    bt_zero_p = &kept_or_own(keep != nullptr ? &keep->csc_zero : nullptr, bt_zero_own, [&] {
+      std::vector<acc_t> z(static_cast<std::size_t>(bt.nnz));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
 for (std::int64_t q = 0; q < bt.nnz; ++q) {
-  bt_zero[q] = as_terms(d.template multiply<T>(T(0), T(bt.values[q])));
+  z[q] = as_terms(d.template multiply<T>(T(0), T(bt.values[q])));
 }
+return z;
+    });
   }
+  // (ca when D annihilates: then neither is read)
+  const std::vector<acc_t>& cb = cb_p != nullptr ? *cb_p : ca;
+  const std::vector<acc_t>& bt_zero = bt_zero_p != nullptr ? *bt_zero_p : ca;
 
   const std::int64_t n = b.rows;
   const acc_t zero = identity_terms<add, T, nt>();
@@ -132,11 +148,13 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
 /// Work: the products that exist, plus rows(A) x rows(B) x (1 + columns skipped in the last step),
 /// instead of O(deg_i + deg_j) per pair for a merge. Memory: O(nnz(B)) for the sorted rows and the
 /// CSC of B, per thread rows(B) accumulators and a.cols / 8 bytes of bitset (a.cols is at most
-/// nnz(A) + nnz(B) here: compressed_columns renumbers wider inputs).
+/// nnz(A) + nnz(B) here: compressed_columns renumbers wider inputs). `prepared` and `declared`: as
+/// for pairwise_intersection (the sorted rows and the CSC kept where the columns are declared).
 template <class D, class T, class V, class I, class Norms>
 void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
                            dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
-                           std::int64_t dim)
+                           std::int64_t dim, host_pairwise_prepared<D, V, I>* prepared = nullptr,
+                           bool declared = false)
 {
   using traits = distance_traits<D, T>;
   using add = typename traits::add_monoid;
@@ -145,12 +163,18 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
   auto mul = [&](T p, T q) { return as_terms(d.template multiply<T>(p, q))[0]; };
   const T identity = add::template identity<T>();
 
+  host_pairwise_prepared<D, V, I>* const keep = declared ? prepared : nullptr;
   // Rows of B in best-first order of ⊗(0, b): column and value, O(nnz(B) log) once.
-  std::vector<I> b_cols(static_cast<std::size_t>(b.nnz));
-  std::vector<T> b_vals(static_cast<std::size_t>(b.nnz));
-  SPIRA_OMP(omp parallel num_threads(res.num_threads()))
-  {
-    std::vector<std::pair<T, I>> tmp;
+  std::optional<std::vector<I>> b_cols_own;
+  std::optional<std::vector<T>> b_vals_own;
+  if (keep == nullptr || !keep->best_cols) {
+    b_cols_own.emplace(static_cast<std::size_t>(b.nnz));
+    b_vals_own.emplace(static_cast<std::size_t>(b.nnz));
+    std::vector<I>& cols_out = *b_cols_own;
+    std::vector<T>& vals_out = *b_vals_own;
+    SPIRA_OMP(omp parallel num_threads(res.num_threads()))
+    {
+      std::vector<std::pair<T, I>> tmp;
 SPIRA_OMP(omp for schedule(dynamic, 64))
 for (std::int64_t j = 0; j < b.rows; ++j) {
   tmp.clear();
@@ -160,14 +184,23 @@ for (std::int64_t j = 0; j < b.rows; ++j) {
   std::stable_sort(tmp.begin(), tmp.end(),
                    [&](const auto& x, const auto& y) { return better(x.first, y.first); });
   for (std::size_t k = 0; k < tmp.size(); ++k) {
-    b_cols[b.row_ptr[j] + k] = tmp[k].second;
-    b_vals[b.row_ptr[j] + k] = tmp[k].first;
+    cols_out[b.row_ptr[j] + k] = tmp[k].second;
+    vals_out[b.row_ptr[j] + k] = tmp[k].first;
   }
 }
+    }
+    if (keep != nullptr) {
+      keep->best_cols = std::move(b_cols_own);
+      keep->best_values = std::move(b_vals_own);
+    }
   }
+  const std::vector<I>& b_cols = keep != nullptr ? *keep->best_cols : *b_cols_own;
+  const std::vector<T>& b_vals = keep != nullptr ? *keep->best_values : *b_vals_own;
 
-  const csr_matrix<V, I> bt_m = transpose(res, b);
-  const csr_view<V, I> bt = bt_m.view();
+  std::optional<csr_matrix<V, I>> bt_own;
+  const csr_view<V, I> bt = kept_or_own(keep != nullptr ? &keep->csc : nullptr, bt_own, [&] {
+                              return transpose(res, b);
+                            }).view();
   const std::int64_t n = b.rows;
   SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {

@@ -227,21 +227,33 @@ struct knn_lists {
   dense_matrix<std::int64_t> indices;
 };
 
-/// knn_drive's pieces on the host: `tile_distances(queries_tile, index_tile, out)` fills a host
-/// distance tile (the host engine, or a user semiring's).
-template <class V, class I, class TileDistances>
+/// knn_drive's pieces on the host. `prepare_index(index_tile)` returns a std::unique_ptr to what
+/// the host engine computes of an index tile alone (its norms, prepared values, CSC: e.g.
+/// host_pairwise_prepared), which has host_bytes(); `tile_distances(queries_tile, index_tile, out,
+/// prepared)` fills a host distance tile (the host engine, or a user semiring's), with `prepared`
+/// the index tile's prepared state or nullptr, and the same values either way.
+///
+/// With several query tiles, each index tile is prepared once, by its first distance tile, and
+/// kept (with its row pointers) for the distance tiles of the other query tiles, while the tiles
+/// kept take at most budget / knn_policy::prepared_index_divisor bytes; the tiles past that are
+/// not prepared (each distance tile computes what it needs, as with one query tile).
+template <class V, class I, class TileDistances, class PrepareIndex>
 class knn_host_ops {
  public:
   using value_type = V;
+  /// What prepare_index returns: a std::unique_ptr to the prepared state of an index tile.
+  using prepared_ptr = std::invoke_result_t<PrepareIndex&, csr_view<V, I>>;
 
   knn_host_ops(const host_resources& res, csr_view<V, I> index, csr_view<V, I> queries,
-               const knn_params& params, bool largest, TileDistances tile_distances)
+               const knn_params& params, bool largest, TileDistances tile_distances,
+               PrepareIndex prepare_index)
       : res_(res),
         index_(index),
         queries_(queries),
         params_(params),
         largest_(largest),
-        tile_distances_(std::move(tile_distances))
+        tile_distances_(std::move(tile_distances)),
+        prepare_index_(std::move(prepare_index))
   {
     expects(params.algo != knn_algo::fused,
             "knn_graph: the fused algorithm runs on the CUDA backend only");
@@ -260,10 +272,18 @@ class knn_host_ops {
     return {dense_matrix<std::int64_t>(res_, rows, k), dense_matrix<float>(res_, rows, k)};
   }
   bool fused(std::int64_t, bool, V*, knn_result&) const { return false; }
-  knn_tiling plan(std::int64_t k) const
+  knn_tiling plan(std::int64_t k)
   {
-    return plan_knn_tiles(knn_host_budget(params_), queries_.rows, index_.rows, k, sizeof(V),
-                          params_);
+    budget_ = knn_host_budget(params_);
+    tiling_ = plan_knn_tiles(budget_, queries_.rows, index_.rows, k, sizeof(V), params_);
+    if (tiling_.queries < queries_.rows) {
+      // Several query tiles use each index tile: prepare each once (prepared_tile).
+      const std::size_t tiles = std::size_t((index_.rows + tiling_.index - 1) / tiling_.index);
+      prepared_.resize(tiles);
+      prepared_tiles_.resize(tiles);
+      prepared_counted_.assign(tiles, 0);
+    }
+    return tiling_;
   }
   void begin_query_tile(std::int64_t, std::int64_t) {}
   void reset(knn_lists<V>& lists, std::int64_t rows) const
@@ -275,7 +295,12 @@ class knn_host_ops {
                   std::int64_t kt, V* self_values)
   {
     dense_matrix<V> d(res_, q1 - q0, i1 - i0);
-    tile_distances_(row_slice(queries_, q0, q1, qptr_), row_slice(index_, i0, i1, iptr_), d.view());
+    const auto t = static_cast<std::size_t>(i0 / tiling_.index);
+    auto* prepared = prepared_tile(t, i0, i1);
+    const csr_view<V, I> it =
+        prepared != nullptr ? prepared_tiles_[t].view : row_slice(index_, i0, i1, iptr_);
+    tile_distances_(row_slice(queries_, q0, q1, qptr_), it, d.view(), prepared);
+    count_prepared(t);
     round_to_returned(d.view());
     if (self_values != nullptr) {
       for (std::int64_t g = std::max(q0, i0); g < std::min(q1, i1); ++g) {
@@ -340,27 +365,81 @@ class knn_host_ops {
   }
 
  private:
+  /// An index tile kept prepared: its rows (a view with its own row pointers, so that the view
+  /// passed with the prepared state is the same for every query tile).
+  struct kept_tile {
+    std::vector<offset_t> ptr;
+    csr_view<V, I> view{};
+  };
+
+  /// The prepared state of index tile t (rows [i0, i1)), made now if it has none and the tiles
+  /// kept are within their share of the budget; nullptr when tiles are not prepared.
+  typename prepared_ptr::element_type* prepared_tile(std::size_t t, std::int64_t i0,
+                                                     std::int64_t i1)
+  {
+    if (t >= prepared_.size()) {
+      return nullptr;
+    }
+    if (!prepared_[t] && prepare_more_) {
+      kept_tile& k = prepared_tiles_[t];
+      k.view = row_slice(index_, i0, i1, k.ptr);
+      prepared_[t] = prepare_index_(k.view);
+    }
+    return prepared_[t].get();
+  }
+
+  /// Counts the bytes of tile t's prepared state (and its row pointers) after a distance tile
+  /// (they grow when an engine builds its part on first use). Past budget /
+  /// prepared_index_divisor the state is released and no further tile is prepared.
+  void count_prepared(std::size_t t)
+  {
+    if (t >= prepared_.size() || !prepared_[t]) {
+      return;
+    }
+    const std::size_t now =
+        prepared_[t]->host_bytes() + prepared_tiles_[t].ptr.size() * sizeof(offset_t);
+    prepared_bytes_ = prepared_bytes_ - prepared_counted_[t] + now;
+    prepared_counted_[t] = now;
+    if (prepared_bytes_ > budget_ / knn_policy::prepared_index_divisor) {
+      prepared_bytes_ -= now;
+      prepared_counted_[t] = 0;
+      prepared_[t].reset();
+      prepared_tiles_[t] = kept_tile{};
+      prepare_more_ = false;
+    }
+  }
+
   host_resources res_;
   csr_view<V, I> index_;
   csr_view<V, I> queries_;
   const knn_params& params_;
   bool largest_;
   TileDistances tile_distances_;
+  PrepareIndex prepare_index_;
+  std::size_t budget_ = 0;
+  knn_tiling tiling_{1, 1};
+  std::vector<prepared_ptr> prepared_;         // per index tile, when several query tiles use it
+  std::vector<kept_tile> prepared_tiles_;      // the rows of each tile prepared
+  std::vector<std::size_t> prepared_counted_;  // the bytes of each counted in prepared_bytes_
+  std::size_t prepared_bytes_ = 0;
+  bool prepare_more_ = true;
   std::vector<offset_t> qptr_;
   std::vector<offset_t> iptr_;
   dense_matrix<V> tile_v_;
   dense_matrix<std::int64_t> tile_i_;
 };
 
-/// The k-NN graph on the host (arguments checked, values checked by the caller).
-template <class V, class I, class TileDistances>
+/// The k-NN graph on the host (arguments checked, values checked by the caller; see knn_host_ops
+/// for the two callables).
+template <class V, class I, class TileDistances, class PrepareIndex>
 knn_result knn_host(const host_resources& res, csr_view<V, I> index,
                     std::optional<csr_view<V, I>> queries, const knn_params& params, bool largest,
-                    TileDistances&& tile_distances)
+                    TileDistances&& tile_distances, PrepareIndex&& prepare_index)
 {
   const csr_view<V, I> q = queries.value_or(index);
-  knn_host_ops<V, I, std::decay_t<TileDistances>> ops(res, index, q, params, largest,
-                                                      std::forward<TileDistances>(tile_distances));
+  knn_host_ops<V, I, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>> ops(
+      res, index, q, params, largest, std::forward<TileDistances>(tile_distances),
+      std::forward<PrepareIndex>(prepare_index));
   return knn_drive(ops, params, largest, !queries.has_value());
 }
 

@@ -22,10 +22,11 @@ struct knn_policy {
   /// most 1 / resident_index_divisor of the budget; otherwise one index tile at a time is held and
   /// the distance tiles get 1 / resident_index_divisor of the budget.
   static constexpr std::size_t resident_index_divisor = 2;
-  /// CUDA tiled algorithm with several query tiles and the index on the device: each index tile is
-  /// prepared once for the distance engine (its norms, prepared values and, for the intersection
-  /// strategy, its CSC with the NAMM terms: pairwise_prepared) and kept for every query tile, while
-  /// the tiles kept take at most 1 / prepared_index_divisor of the budget (beside it, as the
+  /// Tiled algorithm with several query tiles (host, and CUDA with the index on the device): each
+  /// index tile is prepared once for the distance engine (its norms, prepared values and, for the
+  /// intersection strategy or the host's selection engine, its CSC with the NAMM terms:
+  /// pairwise_prepared on CUDA, host_pairwise_prepared on the host) and kept for every query tile,
+  /// while the tiles kept take at most 1 / prepared_index_divisor of the budget (beside it, as the
   /// engine's other workspaces); past that a tile is not kept and each of its distance tiles
   /// computes what it needs, as with one query tile. Kept whole, an index takes about its own
   /// bytes again (the CSC), twice for a distance with a sum NAMM (its one-sided terms too).

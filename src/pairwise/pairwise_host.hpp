@@ -1,0 +1,39 @@
+// The host pieces of the built-in metrics' k-NN graph (src/knn/knn.cpp), behind a plain interface
+// so that the metric engines are compiled once, in the pairwise translation units
+// (pairwise_distance_float.cpp, pairwise_distance_double.cpp): an index tile prepared once for the
+// host engine, and the distance tiles.
+#pragma once
+
+#include <spira/distance.hpp>
+#include <spira/resources.hpp>
+
+#include <cstddef>
+#include <memory>
+
+namespace spira::detail {
+
+/// An operand B prepared once by the host engine for calls with many A (the metric's
+/// host_pairwise_prepared, spira/detail/host_pairwise_common.hpp, behind a plain interface): made
+/// by prepare_host_distance_operand, passed to pairwise_distance_tile with the same B and params.
+class host_prepared_distance_operand {
+ public:
+  virtual ~host_prepared_distance_operand() = default;
+  /// Bytes of host memory held (grows when an engine builds its part on first use).
+  [[nodiscard]] virtual std::size_t host_bytes() const = 0;
+};
+
+/// B (host CSR) prepared for the metric of params.
+template <class V, class I>
+std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(
+    const host_resources& res, csr_view<V, I> b, const distance_params& params);
+
+/// pairwise_distance on the host for operands whose values the caller checked against the metric
+/// (non-negative where the metric requires it; the k-NN graph checks its whole input once): the
+/// k-NN driver's distance tiles. `prepared_b`: B prepared by prepare_host_distance_operand with
+/// the same params, or nullptr; the values are the same either way.
+template <class V, class I>
+void pairwise_distance_tile(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
+                            dense_view<V> out, const distance_params& params,
+                            host_prepared_distance_operand* prepared_b = nullptr);
+
+}  // namespace spira::detail
