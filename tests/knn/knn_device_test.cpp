@@ -260,15 +260,7 @@ TEST(KnnDevice, IndexTilesPreparedOnceGiveTheSameGraph)
         p.memory_budget = 1;  // no room to keep a prepared index tile
         const knn_result per_pair =
             to_host(knn_graph<float, std::int32_t>(res, index.view(), std::nullopt, p));
-        const std::int64_t n = kept.indices.rows() * kept.indices.cols();
-        ASSERT_EQ(n, per_pair.indices.rows() * per_pair.indices.cols());
-        for (std::int64_t e = 0; e < n; ++e) {
-          ASSERT_EQ(kept.indices.data()[e], per_pair.indices.data()[e]) << "entry " << e;
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(kept.distances.data()[e]),
-                    std::bit_cast<std::uint32_t>(per_pair.distances.data()[e]))
-              << "entry " << e << ": " << kept.distances.data()[e] << " and "
-              << per_pair.distances.data()[e];
-        }
+        test::expect_identical_graphs(kept, per_pair);
       }
     }
   }

@@ -6,6 +6,7 @@
 // separate queries, and for a user semiring (spira/knn_semiring.hpp); each index tile is prepared
 // once, and not at all past the budget.
 #include "knn_semiring_common.hpp"
+#include "support/knn_check.hpp"
 #include "support/oracle.hpp"
 
 #include <semirings/distances.hpp>
@@ -28,19 +29,6 @@ namespace {
 
 using V = float;
 using I = std::int32_t;
-
-void expect_same_graph(const knn_result& kept, const knn_result& per_pair)
-{
-  const std::int64_t n = kept.indices.rows() * kept.indices.cols();
-  ASSERT_EQ(n, per_pair.indices.rows() * per_pair.indices.cols());
-  for (std::int64_t e = 0; e < n; ++e) {
-    ASSERT_EQ(kept.indices.data()[e], per_pair.indices.data()[e]) << "entry " << e;
-    ASSERT_EQ(std::bit_cast<std::uint32_t>(kept.distances.data()[e]),
-              std::bit_cast<std::uint32_t>(per_pair.distances.data()[e]))
-        << "entry " << e << ": " << kept.distances.data()[e] << " and "
-        << per_pair.distances.data()[e];
-  }
-}
 
 /// The same rows as `narrow` with column c moved to 5000 c: 2,000,000 declared columns, so that
 /// every (query tile, index tile) pair renumbers its columns.
@@ -78,7 +66,7 @@ TEST(KnnHost, IndexTilesPreparedOnceGiveTheSameGraph)
         const knn_result kept = knn_graph<V, I>(res, index.view(), qv, p);
         p.memory_budget = 1;  // no room to keep a prepared index tile
         const knn_result per_pair = knn_graph<V, I>(res, index.view(), qv, p);
-        expect_same_graph(kept, per_pair);
+        test::expect_identical_graphs(kept, per_pair);
       }
     }
   }
@@ -95,7 +83,7 @@ TEST(KnnHost, UserSemiringIndexTilesPreparedOnceGiveTheSameGraph)
     const knn_result kept = knn_graph(res, index.view(), none, d, order, p);
     p.memory_budget = 1;
     const knn_result per_pair = knn_graph(res, index.view(), none, d, order, p);
-    expect_same_graph(kept, per_pair);
+    test::expect_identical_graphs(kept, per_pair);
   };
   run(half_squared{}, select_order::smallest);
   run(max_abs_difference{}, select_order::smallest);

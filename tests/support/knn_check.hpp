@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -73,6 +74,20 @@ std::vector<std::vector<double>> brute_force_distances(const std::vector<std::ve
     }
   }
   return out;
+}
+
+/// Two host graphs with the same bytes: every index and every distance's bits (tilings that must
+/// not change the result).
+inline void expect_identical_graphs(const knn_result& a, const knn_result& b)
+{
+  const std::int64_t n = a.indices.rows() * a.indices.cols();
+  ASSERT_EQ(n, b.indices.rows() * b.indices.cols());
+  for (std::int64_t e = 0; e < n; ++e) {
+    ASSERT_EQ(a.indices.data()[e], b.indices.data()[e]) << "entry " << e;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(a.distances.data()[e]),
+              std::bit_cast<std::uint32_t>(b.distances.data()[e]))
+        << "entry " << e << ": " << a.distances.data()[e] << " and " << b.distances.data()[e];
+  }
 }
 
 }  // namespace spira::test
