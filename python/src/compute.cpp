@@ -2,6 +2,7 @@
 #include "compute.hpp"
 
 #include <spira/convert.hpp>
+#include <spira/detail/knn_policy.hpp>
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
 
@@ -20,18 +21,14 @@ namespace {
 /// Device memory for one block of distances when the caller gives no budget.
 constexpr std::size_t default_cuda_block_bytes = std::size_t{1} << 30;
 
-/// With a progress callback, host pairwise distances run in about this many blocks of rows of A
-/// (the k-NN graph's knn_policy::progress_steps), so that Ctrl-C is seen within a few percent
-/// of the call...
-constexpr std::int64_t pairwise_progress_steps = 20;
-/// ...but never fewer rows per block than this: each block transposes B again (O(nnz(B))).
-constexpr std::int64_t pairwise_progress_min_rows = 256;
-
-/// Rows of A per block of a pairwise call with a progress callback.
+/// Rows of A per block of a pairwise call with a progress callback: the k-NN graph's reporting
+/// rule (about knn_policy::progress_steps blocks, so that Ctrl-C is seen within a few percent of
+/// the call, of at least knn_policy::progress_min_rows rows: each block transposes B again).
 std::int64_t progress_block_rows(std::int64_t rows)
 {
-  return std::max((rows + pairwise_progress_steps - 1) / pairwise_progress_steps,
-                  pairwise_progress_min_rows);
+  return std::max(
+      (rows + detail::knn_policy::progress_steps - 1) / detail::knn_policy::progress_steps,
+      detail::knn_policy::progress_min_rows);
 }
 
 template <class V, class I>
@@ -80,6 +77,10 @@ template <class V, class I>
 void pairwise_on_device(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_params& params,
                         const cuda_resources& res, const progress_fn& progress)
 {
+#if !defined(SPIRA_HAS_CUDA)
+  (void)a, (void)b, (void)out, (void)params, (void)res, (void)progress;
+  throw not_compiled("pairwise_distances: X is in CUDA memory, but this build has no CUDA backend");
+#else
   const auto out_rows = [&](std::int64_t r0, std::int64_t r1) {
     return dense_view<V>{r1 - r0, b.rows, b.rows, out + r0 * b.rows, memory_space::device};
   };
@@ -88,7 +89,6 @@ void pairwise_on_device(csr_view<V, I> a, csr_view<V, I> b, V* out, const distan
     synchronize(res);
     return;
   }
-#if defined(SPIRA_HAS_CUDA)
   const std::int64_t step = progress_block_rows(a.rows);
   for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
     const std::int64_t r1 = std::min(a.rows, r0 + step);
