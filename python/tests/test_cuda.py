@@ -251,3 +251,43 @@ def test_device_input_errors():
         spira.kneighbors(Xd, cusp.csr_matrix(random_sparse(5, 11, 0.3, 19)), n_neighbors=2)
     with pytest.raises(ValueError, match="2-D"):
         spira.kneighbors(cupy.ones(5), n_neighbors=2)
+
+
+def test_dask_select_k_of_cupy_chunks_matches_one_select_k():
+    """spira.dask.select_k of chunks in GPU memory (delegates, pruning and selection on the GPU,
+    candidates merged in host memory) equals spira.select_k of the whole vector on the host, byte
+    for byte: ties, NaN, +-inf and signed zeros, uneven chunks, both directions, with and without
+    the threshold pass; a matrix's blocks of rows and columns likewise."""
+    cupy = _cupy()
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    import spira.dask
+
+    rng = np.random.default_rng(7)
+    v = rng.integers(-4, 5, 40_000).astype(np.float32)
+    u = rng.random(v.size)
+    v[u < 0.06], v[(u >= 0.06) & (u < 0.09)], v[(u >= 0.09) & (u < 0.12)] = np.nan, np.inf, -np.inf
+    v[(u >= 0.12) & (u < 0.2)] = -0.0
+    v[:5000] = rng.random(5000, dtype=np.float32)  # a chunk of distinct values too
+    gv = cupy.asarray(v)
+    for chunks in (4096, (10_000, 1, 20_000, 9_999)):
+        for k in (1, 16, 700, v.size):
+            for largest in (True, False):
+                for prune in (True, False):
+                    x = da.from_array(gv, chunks=chunks, asarray=False)
+                    assert type(x._meta).__module__.startswith("cupy")
+                    got = dask.compute(*spira.dask.select_k(x, k, largest=largest, prune=prune),
+                                       scheduler="synchronous")
+                    want = spira.select_k(v, k, largest=largest, device="cpu")
+                    label = (chunks, k, largest, prune)
+                    assert isinstance(got[0], np.ndarray), label
+                    np.testing.assert_array_equal(got[1], want[1], err_msg=str(label))
+                    assert got[0].tobytes() == want[0].tobytes(), label
+    m = v[: 30 * 1000].reshape(30, 1000)
+    x = da.from_array(cupy.asarray(m), chunks=(7, 300), asarray=False)
+    got = dask.compute(*spira.dask.select_k(x, 50, sorted=False), scheduler="synchronous")
+    want = spira.select_k(m, 50, sorted=False, device="cpu")
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[0].tobytes() == want[0].tobytes()
+    with pytest.raises(ValueError, match="CuPy chunks"):
+        spira.dask.select_k(x, 5, device="cpu")

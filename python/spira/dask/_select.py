@@ -43,10 +43,11 @@ def _check_input(x, k):
     if x.ndim not in (1, 2):
         raise ValueError(f"Expected a 1-D or 2-D Dask array for x, got {x.ndim}-D")
     dtype = _value_dtype(x.dtype, "x")  # TypeError for non-numeric data
-    if type(x._meta).__module__.split(".")[0] != "numpy":
+    if type(x._meta).__module__.split(".")[0] not in ("numpy", "cupy"):
         raise TypeError(
-            f"x must have dense NumPy chunks, got chunks of {type(x._meta).__name__} (spira."
-            "select_k of CSR rows selects among stored values only; see docs/distributed.md)"
+            f"x must have dense NumPy or CuPy chunks, got chunks of {type(x._meta).__name__} "
+            "(spira.select_k of CSR rows selects among stored values only; see "
+            "docs/distributed.md)"
         )
     if any(math.isnan(c) for cs in x.chunks for c in cs):
         raise ValueError("x has chunks of unknown size; call x.compute_chunk_sizes() first (the "
@@ -69,7 +70,9 @@ def _graph(x, task, prune, split_every, name):
     else:
         row_chunks = x.chunks[0]
     col_starts = _starts(x.chunks[-1])
-    group = delegate_group(task.n_cols, task.k) if prune and len(col_starts) > 2 else None
+    # CuPy blocks of rows are selected whole on their GPU: no threshold pass for them.
+    useful = len(col_starts) > 2 and (task.one_row or not task.gpu_chunks)
+    group = delegate_group(task.n_cols, task.k) if prune and useful else None
     dsk, results = {}, []
 
     def tree(parts, rb, stage, fn, *args):
@@ -123,7 +126,7 @@ def select_k(x, k, *, largest=True, sorted=True, prune=True, device="auto", spli
     Parameters
     ----------
     x : dask.array.Array of shape (n,) or (n_rows, n_cols)
-        Dense NumPy chunks of known sizes. A vector may be cut anywhere; a matrix into blocks of
+        Dense NumPy chunks, or CuPy chunks on the workers' GPUs, of known sizes. A vector may be cut anywhere; a matrix into blocks of
         rows, and of columns too (the candidates of a row's column blocks are then merged).
         Integer and boolean values are selected as float64, float16 as float32, as
         :func:`spira.select_k` does.
@@ -140,7 +143,8 @@ def select_k(x, k, *, largest=True, sorted=True, prune=True, device="auto", spli
         it. Exact either way; see docs/distributed.md for what it saves and costs.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where each task selects, resolved on its worker (``"auto"``: its GPU when spira has the
-        CUDA backend and the worker sees one).
+        CUDA backend and the worker sees one). CuPy chunks are selected on their GPU (``"cpu"``
+        is an error for them); their candidates come back to host memory, the rest stays there.
     split_every : int, default=8
         Partial results merged per task in the tree of merges.
     client : distributed.Client, default=None
@@ -157,7 +161,8 @@ def select_k(x, k, *, largest=True, sorted=True, prune=True, device="auto", spli
     Raises
     ------
     TypeError
-        ``x`` is not a Dask array, holds non-numeric data or chunks that are not NumPy arrays;
+        ``x`` is not a Dask array, holds non-numeric data or chunks that are neither NumPy nor
+        CuPy arrays;
         ``k`` is not an integer.
     ValueError
         ``x`` is not 1-D or 2-D, has chunks of unknown size, ``k`` is out of range, bad
@@ -184,9 +189,14 @@ def select_k(x, k, *, largest=True, sorted=True, prune=True, device="auto", spli
     """
     dtype, k = _check_input(x, k)
     device = _check_device(device)
+    gpu_chunks = type(x._meta).__module__.split(".")[0] == "cupy"
+    if gpu_chunks and device == "cpu":
+        raise ValueError("device='cpu', but x has CuPy chunks (in GPU memory); use device='auto' "
+                         "or 'cuda', or move the chunks to NumPy (x.map_blocks(cupy.asnumpy))")
     split_every = _check_split_every(split_every)
     task = _tasks.SelectTask(k=k, largest=bool(largest), sorted=bool(sorted), device=device,
-                             dtype=dtype, n_cols=int(x.shape[-1]), one_row=x.ndim == 1)
+                             dtype=dtype, n_cols=int(x.shape[-1]), one_row=x.ndim == 1,
+                             gpu_chunks=gpu_chunks)
     prune = bool(prune)
     token = tokenize(x, task, prune, split_every)
     name = "spira-select-k-" + token

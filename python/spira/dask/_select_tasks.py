@@ -8,11 +8,15 @@ is that of :func:`spira.select_k`: by value in the direction asked for, -0 equal
 then the smaller index. Every selection below is the library's own (dense rows for a chunk, CSR
 rows whose column indices are global indices for a merge), so the order is applied by the code
 that defines it, on the worker's GPU where it has one.
+
+Chunks may be NumPy arrays or CuPy arrays (on the worker's GPU). A CuPy chunk is read where it is
+(delegates, pruning and selection on its GPU); only its candidates come back to host memory.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -34,14 +38,34 @@ class SelectTask:
     dtype: np.dtype  # the value type spira selects in (that of spira.select_k for the input)
     n_cols: int  # the length of a row of the whole input
     one_row: bool  # the input is a 1-D vector
+    gpu_chunks: bool = False  # the chunks are CuPy arrays
+
+
+def _is_cupy(a):
+    return type(a).__module__.split(".")[0] == "cupy"
+
+
+def _xp(a):
+    """The array module of ``a``: NumPy, or CuPy for a chunk in GPU memory."""
+    if _is_cupy(a):
+        import cupy
+
+        return cupy
+    return np
+
+
+def _host(a):
+    """``a`` in host memory (a NumPy array)."""
+    return a.get() if _is_cupy(a) else a
 
 
 def _rows(chunk, task):
-    """A chunk as a C-contiguous 2-D array of the selection's value type."""
-    a = np.asarray(chunk)
+    """A chunk as a C-contiguous 2-D array of the selection's value type, where it is."""
+    xp = _xp(chunk)
+    a = chunk if xp is not np else np.asarray(chunk)
     if a.dtype.kind not in "biuf":
         raise TypeError(f"spira.dask.select_k: a chunk holds dtype {a.dtype}, not real numbers")
-    a = np.ascontiguousarray(a, dtype=task.dtype)
+    a = xp.ascontiguousarray(a, dtype=task.dtype)
     return a.reshape(1, -1) if task.one_row else a
 
 
@@ -61,15 +85,19 @@ def delegates(chunk, task, group):
     Returns an n_rows x w array of delegate values in no particular order (NaN last per row).
     """
     a = _rows(chunk, task)
+    xp = _xp(a)
     n_rows, n = a.shape
     m = n // group
-    reduce = np.fmax if task.largest else np.fmin  # NaN only where the whole group is NaN
+    # NaN only where the whole group is NaN (the warning says so; it is expected here).
+    reduce = xp.nanmax if task.largest else xp.nanmin
     parts = []
-    if m:
-        parts.append(reduce.reduce(a[:, : group * m].reshape(n_rows, group, m), axis=1))
-    if n - group * m:
-        parts.append(reduce.reduce(a[:, group * m :], axis=1, keepdims=True))
-    d = np.concatenate(parts, axis=1) if parts else np.empty((n_rows, 0), a.dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if m:
+            parts.append(reduce(a[:, : group * m].reshape(n_rows, group, m), axis=1))
+        if n - group * m:
+            parts.append(reduce(a[:, group * m :], axis=1, keepdims=True))
+    d = _host(xp.concatenate(parts, axis=1)) if parts else np.empty((n_rows, 0), a.dtype)
     return best_keys(d, task)
 
 
@@ -130,18 +158,21 @@ def candidates(chunk, task, col_start, bound=None):
     kept)``, ``kept`` being the number of elements that reached the selection.
     """
     a = _rows(chunk, task)
+    xp = _xp(a)
     n_rows, n = a.shape
     width = min(task.k, n)
     if bound is not None and not np.isnan(bound).all():
         if n_rows == 1:  # a vector: one comparison and one compaction
             keep = (a[0] >= bound[0]) if task.largest else (a[0] <= bound[0])
-            cols = np.flatnonzero(keep)
+            cols = xp.flatnonzero(keep)
+            if xp is not np and 2 * cols.size <= n:
+                return _select_kept_gpu(a[0], cols, width, task, col_start)
             if 2 * cols.size <= n:
                 indptr = np.array([0, cols.size], dtype=np.int64)
                 values, out = _select_csr(1, indptr, cols + col_start, a[0, cols], width,
                                           task, False)
                 return values, out, cols.size
-        else:
+        elif xp is np:  # CuPy blocks of rows are selected whole (the graph skips their bound)
             b = bound[:, None]
             keep = (a >= b) if task.largest else (a <= b)
             keep |= np.isnan(b)
@@ -152,9 +183,24 @@ def candidates(chunk, task, col_start, bound=None):
                 values, out = _select_csr(n_rows, indptr, indices, data, width, task, False)
                 return values, out, kept
     values, out = select_k(a, width, largest=task.largest, sorted=False, device=task.device)
+    values, out = _host(values), _host(out)
     if col_start:
         out += col_start
     return values, out, a.size
+
+
+def _select_kept_gpu(row, cols, width, task, col_start):
+    """The best ``min(width, kept)`` of the kept elements ``row[cols]`` of a vector chunk on the
+    GPU, selected as a dense vector (positions in the compacted vector increase with the index,
+    so ties still go to the smaller index), in host memory, padded to ``width`` with index -1."""
+    kept = int(cols.size)
+    values = np.zeros((1, width), dtype=task.dtype)
+    out = np.full((1, width), -1, dtype=np.int64)
+    if kept:
+        v, i = select_k(row[cols], min(width, kept), largest=task.largest, sorted=False)
+        values[0, : v.size] = _host(v)
+        out[0, : i.size] = _host(cols[i] + col_start)
+    return values, out, kept
 
 
 def merge(parts, task, final):
@@ -177,7 +223,9 @@ def merge(parts, task, final):
 def whole_rows(chunk, task):
     """A block of whole rows: spira.select_k of the block, nothing to merge."""
     a = _rows(chunk, task)
-    return select_k(a, task.k, largest=task.largest, sorted=task.sorted, device=task.device)
+    values, indices = select_k(a, task.k, largest=task.largest, sorted=task.sorted,
+                               device=task.device)
+    return _host(values), _host(indices)
 
 
 def empty(task):
