@@ -20,10 +20,10 @@ KINDS = (("spira-kneighbors-part", "block pairs (GPU)"), ("spira-kneighbors-merg
 def command(line):
     """The recorded command without its --out (where the machine that ran it wrote)."""
     words = line.split()
-    if "--out" in words:
+    while "--out" in words:
         i = words.index("--out")
         del words[i:i + 2]
-    return " ".join(words)
+    return " ".join(words).replace(" ; ", "` and `")
 
 
 def median_run(d):

@@ -155,6 +155,8 @@ def main():
             result["rows"] += run_cluster(args, n, w, False, want)
         if args.gpu:
             result["rows"] += run_cluster(args, n, 1, True, want)
+        with open(args.out, "w") as f:  # what is done so far survives a time limit
+            json.dump(result, f, indent=1)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     print("wrote", args.out)
