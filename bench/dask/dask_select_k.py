@@ -73,12 +73,14 @@ def run_cluster(args, n, workers, gpu, want):
     with cluster, distributed.Client(cluster) as client:
         x = vector(args, n, n // args.chunks).persist()
         distributed.wait(x)
-        dask.compute(*spira.dask.select_k(x, args.k[0]))  # warm-up: imports on the workers
+        # CPU workers select on their CPU even where spira sees a GPU (the GPU machine).
+        device = "cuda" if gpu else "cpu"
+        dask.compute(*spira.dask.select_k(x, args.k[0], device=device))  # warm-up: imports
         for k in args.k:
             for prune in (True, False):
                 times, stages = [], []
                 for _ in range(args.repeats):
-                    v, i = spira.dask.select_k(x, k, prune=prune)
+                    v, i = spira.dask.select_k(x, k, prune=prune, device=device)
                     with distributed.get_task_stream(client) as ts:
                         t0 = time.perf_counter()
                         got = dask.compute(v, i)

@@ -1,17 +1,103 @@
-// select_k, host backend: per row, rank (key, position) pairs with std::nth_element, then order the
-// selected positions by index (unsorted output) or by (key, index) (sorted output). Rows run in
-// parallel with OpenMP. The approximate max_iter mode runs the same bisection as the CUDA
-// binary_search kernel, step for step, so both backends return the same bytes.
+// select_k, host backend: per row, find the selected positions (short rows: std::nth_element on
+// (key, position); long rows: a radix select of the k-th key, then one pass that keeps the keys
+// below it and the first ties by position), then order them by index (unsorted output) or by
+// (key, index) (sorted output). Rows run in parallel with OpenMP. The approximate max_iter mode
+// runs the same bisection as the CUDA binary_search kernel, step for step, so both backends return
+// the same bytes.
 #include <spira/detail/type_lists.hpp>
 #include "selection/dispatch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <vector>
 
 namespace spira::selection {
 
 namespace {
+
+/// Rows at least this long select by radix select on keys computed as they are read: a few
+/// streaming passes over the values, where nth_element reads keys at random through positions.
+constexpr std::int64_t radix_select_min_length = 1 << 15;
+
+/// The m-th smallest of the keys key_at(0 .. n - 1) (1 <= m <= n) and how many keys are smaller:
+/// a radix select from the most significant digit. Each pass counts the next digit of the keys
+/// that share the digits chosen so far and keeps those in the bucket of the m-th (in `buf`; the
+/// first pass reads key_at, the later ones `buf`, in place).
+template <class Key, class KeyAt>
+Key kth_smallest_key(KeyAt key_at, std::int64_t n, std::int64_t m, std::int64_t& smaller,
+                     std::vector<Key>& buf)
+{
+  constexpr int bits = int(sizeof(Key) * 8);
+  constexpr int digit = 11;  // 2048 counters: they stay in L1
+  std::array<std::int64_t, std::size_t{1} << digit> count;
+  Key prefix = 0;
+  smaller = 0;
+  bool first = true;
+  for (int top = bits; top > 0; top -= digit) {
+    const int width = std::min(digit, top);
+    const int shift = top - width;
+    const auto digit_of = [&](Key x) {
+      return static_cast<std::size_t>((x >> shift) & ((std::uint64_t{1} << width) - 1));
+    };
+    // Runs f(key) for every candidate key of this pass.
+    const auto each = [&](auto f) {
+      if (first) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          f(key_at(i));
+        }
+      } else {
+        std::for_each(buf.begin(), buf.begin() + n, f);
+      }
+    };
+    std::fill_n(count.begin(), std::size_t{1} << width, std::int64_t{0});
+    each([&](Key x) { ++count[digit_of(x)]; });
+    std::int64_t need = m - smaller;
+    std::size_t b = 0;
+    while (count[b] < need) {
+      need -= count[b];
+      smaller += count[b];
+      ++b;
+    }
+    prefix = static_cast<Key>(prefix | (static_cast<Key>(b) << shift));
+    if (shift == 0) {
+      return prefix;
+    }
+    if (first) {
+      buf.resize(count[b]);
+    }
+    std::int64_t kept = 0;  // in buf: writes never pass reads
+    each([&](Key x) {
+      if (digit_of(x) == b) {
+        buf[kept++] = x;
+      }
+    });
+    if (kept == 1) {  // the bucket holds one key: it is the m-th
+      return buf[0];
+    }
+    first = false;
+    n = kept;
+  }
+  return prefix;
+}
+
+/// Positions (increasing) of the m best (key, position) pairs of a long row (m < n).
+template <class Key, class KeyAt>
+void select_long(KeyAt key_at, std::int64_t n, std::int64_t m, std::vector<std::int64_t>& pos,
+                 std::vector<Key>& buf)
+{
+  std::int64_t smaller = 0;
+  const Key kth = kth_smallest_key(key_at, n, m, smaller, buf);
+  pos.clear();
+  pos.reserve(m);
+  std::int64_t ties = m - smaller;  // keys equal to the m-th: the first ones by position
+  for (std::int64_t i = 0; i < n && static_cast<std::int64_t>(pos.size()) < m; ++i) {
+    const Key key = key_at(i);
+    if (key < kth || (key == kth && ties-- > 0)) {
+      pos.push_back(i);
+    }
+  }
+}
 
 /// Positions of the selected elements of one row, exact: the k best (key, position) pairs.
 template <class Key>
@@ -74,24 +160,32 @@ void select_rows(const host_resources& res, row_source<T, IndexT> src, row_sink<
 #pragma omp parallel num_threads(res.num_threads())
   {
     std::vector<key_type> keys;
+    std::vector<key_type> buf;
     std::vector<std::int64_t> pos;
 #pragma omp for schedule(dynamic, 64)
     for (std::int64_t r = 0; r < src.rows; ++r) {
       const std::int64_t first = src.begin(r);
       const std::int64_t n = src.length(r);
       const T* row = src.values + first;
-      keys.resize(n);
-      for (std::int64_t i = 0; i < n; ++i) {
-        keys[i] = traits::to_key(row[i], p.largest);
-      }
-      if (p.max_iter > 0) {
-        select_bisection(keys, p.k, p.max_iter, pos);
+      const auto key_at = [&](std::int64_t i) { return traits::to_key(row[i], p.largest); };
+      if (p.max_iter == 0 && n >= radix_select_min_length && p.k < n) {
+        select_long(key_at, n, p.k, pos, buf);
       } else {
-        select_exact(keys, std::min(p.k, n), pos);
+        keys.resize(n);
+        for (std::int64_t i = 0; i < n; ++i) {
+          keys[i] = key_at(i);
+        }
+        if (p.max_iter > 0) {
+          select_bisection(keys, p.k, p.max_iter, pos);
+        } else {
+          select_exact(keys, std::min(p.k, n), pos);
+        }
       }
       if (p.sorted) {
         std::sort(pos.begin(), pos.end(), [&](std::int64_t a, std::int64_t b) {
-          return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
+          const key_type ka = key_at(a);
+          const key_type kb = key_at(b);
+          return ka < kb || (ka == kb && a < b);
         });
       } else {
         std::sort(pos.begin(), pos.end());
