@@ -23,12 +23,13 @@ constexpr std::size_t default_cuda_block_bytes = std::size_t{1} << 30;
 
 /// Rows of A per block of a pairwise call with a progress callback: the k-NN graph's reporting
 /// rule (about knn_policy::progress_steps blocks, so that Ctrl-C is seen within a few percent of
-/// the call, of at least knn_policy::progress_min_rows rows: each block transposes B again).
-std::int64_t progress_block_rows(std::int64_t rows)
+/// the call, of at least knn_policy::progress_min_rows rows on the host and cuda_progress_min_rows
+/// on CUDA: each block transposes B again, and on CUDA ends with a synchronisation).
+std::int64_t progress_block_rows(std::int64_t rows, bool cuda)
 {
   return std::max(
       (rows + detail::knn_policy::progress_steps - 1) / detail::knn_policy::progress_steps,
-      detail::knn_policy::progress_min_rows);
+      cuda ? detail::knn_policy::cuda_progress_min_rows : detail::knn_policy::progress_min_rows);
 }
 
 template <class V, class I>
@@ -89,7 +90,7 @@ void pairwise_on_device(csr_view<V, I> a, csr_view<V, I> b, V* out, const distan
     synchronize(res);
     return;
   }
-  const std::int64_t step = progress_block_rows(a.rows);
+  const std::int64_t step = progress_block_rows(a.rows, true);
   for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
     const std::int64_t r1 = std::min(a.rows, r0 + step);
     buffer<offset_t> ptr;
@@ -117,7 +118,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
   }
   if (!cuda) {
     // Blocks of rows of A, each written straight into its rows of out.
-    const std::int64_t step = progress_block_rows(a.rows);
+    const std::int64_t step = progress_block_rows(a.rows, false);
     std::vector<offset_t> ptr;
     for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
       const std::int64_t r1 = std::min(a.rows, r0 + step);
@@ -141,7 +142,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
   auto step = static_cast<std::int64_t>(budget / row_bytes);
   if (progress) {
     // As on the host: several blocks, so that Ctrl-C is seen during the call.
-    step = std::min(step, progress_block_rows(a.rows));
+    step = std::min(step, progress_block_rows(a.rows, true));
   }
   const auto b_dev = to_device(res, b);
   std::vector<offset_t> ptr;

@@ -86,9 +86,12 @@ def test_progress_on_cuda_reports_in_order_up_to_the_total():
         done = [r[0] for r in reports]
         assert all(total == 1200 for _, total in reports)
         assert done == sorted(done) and done[-1] == 1200
+    # Blocks of rows, so that Ctrl-C is seen during the call: about 20, of at least 8,192 rows on
+    # CUDA (knn_policy::cuda_progress_min_rows).
+    Q = np.random.default_rng(4).random((4 * 8192 + 10, 6))
     reports = []
-    spira.pairwise_distances(X[:1200], X, device="cuda", progress=lambda *a: reports.append(a))
-    assert len(reports) >= 4  # blocks of rows, so that Ctrl-C is seen during the call
+    spira.pairwise_distances(Q, X[:50], device="cuda", progress=lambda *a: reports.append(a))
+    assert len(reports) == 5 and reports[-1] == (Q.shape[0], Q.shape[0])
 
 
 # --- input in GPU memory ------------------------------------------------------------------

@@ -239,7 +239,7 @@ TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
 {
   SPIRA_SKIP_WITHOUT_GPU();
   test::random_options o;
-  o.rows = 40000;  // above two launches of knn_policy::fused_progress_blocks_per_sm blocks per SM
+  o.rows = 40000;  // above four launches of knn_policy::cuda_progress_min_rows rows
   o.cols = 500;
   o.mean_degree = 6;
   const auto index = test::random_csr<float, std::int32_t>(o);

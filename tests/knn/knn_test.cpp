@@ -33,6 +33,7 @@
 #include "support/oracle.hpp"
 #include "support/wide_columns.hpp"
 
+#include <spira/detail/knn_policy.hpp>
 #include <spira/io.hpp>
 #include <spira/knn.hpp>
 
@@ -634,27 +635,29 @@ TYPED_TEST(knn, declared_columns_far_beyond_the_used_ones)
 }
 
 /// With the default budget (one query tile would hold every query), a progress callback still gets
-/// reports along the way: query tiles are cut to about a twentieth of the queries (256 rows at
-/// least).
+/// reports along the way: query tiles are cut to about a twentieth of the queries (at least 256
+/// rows on the host, knn_policy::cuda_progress_min_rows on CUDA).
 TYPED_TEST(knn, progress_reports_along_the_way)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
   TypeParam res{};
-  const auto index = random_matrix(3000, 60, 9, 83);
+  constexpr bool cuda = std::is_same_v<TypeParam, cuda_resources>;
+  const std::int64_t n = cuda ? 3 * detail::knn_policy::cuda_progress_min_rows : 3000;
+  const auto index = random_matrix(n, 60, 9, 83);
   knn_params params{.k = 10, .metric = metric::cosine};
   params.algo = knn_algo::tiled;
   const auto quiet = knn_self(res, index.view(), params);
   std::vector<std::int64_t> done;
   params.progress = [&](std::int64_t finished, std::int64_t total) {
-    EXPECT_EQ(total, 3000);
+    EXPECT_EQ(total, n);
     done.push_back(finished);
   };
   const auto reported = knn_self(res, index.view(), params);
-  EXPECT_GE(done.size(), 10u);
+  EXPECT_GE(done.size(), cuda ? 3u : 10u);
   EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
       << "progress must increase strictly";
-  EXPECT_EQ(done.back(), 3000);
-  for (std::int64_t r = 0; r < 3000; ++r) {
+  EXPECT_EQ(done.back(), n);
+  for (std::int64_t r = 0; r < n; ++r) {
     for (std::int64_t c = 0; c < params.k; ++c) {
       ASSERT_EQ(quiet.indices.view()(r, c), reported.indices.view()(r, c)) << r << "," << c;
     }

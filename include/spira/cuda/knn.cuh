@@ -91,11 +91,11 @@ void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V
   const auto kernel = detail::knn_fused_kernel<D, V, I>;
   SPIRA_CUDA_TRY(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  // One launch for all rows, or chunks of at least a few waves of blocks when progress is wanted.
+  // One launch for all rows, or chunks of many waves of blocks when progress is wanted.
   const std::int64_t chunk =
       progress ? std::max<std::int64_t>(
                      (queries.rows + knn_policy::progress_steps - 1) / knn_policy::progress_steps,
-                     std::int64_t(ctx.sms) * knn_policy::fused_progress_blocks_per_sm)
+                     knn_policy::cuda_progress_min_rows)
                : queries.rows;
   detail::knn_deferred_queue<D, V, I> deferred(res, std::min(chunk, queries.rows));
   const auto run_rows = [&](const auto& again, std::int64_t r0, std::int64_t r1) -> void {

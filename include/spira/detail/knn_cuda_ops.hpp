@@ -186,8 +186,8 @@ class knn_cuda_ops {
         on_device_
             ? budget_
             : (resident_ ? budget_ - index_bytes : budget_ / knn_policy::resident_index_divisor);
-    tiling_ =
-        plan_knn_tiles(tile_budget, queries_.rows, index_.rows, k, sizeof(V), params_, budget_);
+    tiling_ = plan_knn_tiles(tile_budget, queries_.rows, index_.rows, k, sizeof(V), params_,
+                             budget_, knn_policy::cuda_progress_min_rows);
     if (!on_device_) {
       // Host operands are checked once: the index on the device when it is copied whole, else on
       // the host; separate queries (copied tile by tile) on the host.

@@ -39,13 +39,14 @@ struct knn_policy {
   static constexpr std::int64_t min_query_tile = 256;
   /// With a progress callback, about this many reports per call...
   static constexpr std::int64_t progress_steps = 20;
-  /// ...but never tiles (or fused launches) of fewer query rows than this.
+  /// ...but never host tiles of fewer query rows than this...
   static constexpr std::int64_t progress_min_rows = 256;
-  /// Fused CUDA algorithm with a progress callback: launches of at least this many blocks (one
-  /// per query row) per multiprocessor, several waves each: a launch of about one wave waits for
-  /// its slowest row (with 16, the Python binding's call, which passes a Ctrl-C callback,
-  /// took 1.37x the plain C++ call for 20newsgroups' cosine graph on an H200).
-  static constexpr std::int64_t fused_progress_blocks_per_sm = 64;
+  /// ...nor CUDA query tiles or fused launches of fewer than this: each is followed by a stream
+  /// synchronisation, so each waits for its slowest row and drains the GPU; about 64 blocks (one
+  /// per query row) per multiprocessor of an H100 keeps that tail to a few percent (with 16, the
+  /// Python binding's call, which passes a Ctrl-C callback, took 1.37x the plain C++ call for
+  /// 20newsgroups' cosine graph on an H200).
+  static constexpr std::int64_t cuda_progress_min_rows = 8192;
 };
 
 /// knn_params::memory_budget, or the backend's default.
@@ -63,10 +64,13 @@ struct knn_tiling {
 /// running top-k lists fit `budget`. Prefers whole index rows per query tile; splits the index when
 /// k or the index is too large for that. Overrides in params win. `caller_budget` (default:
 /// `budget`) is the budget the caller gave, which the messages name when the tiles get a share of
-/// it.
+/// it. With a progress callback, query tiles hold about 1 / progress_steps of the queries, but at
+/// least `progress_min_rows` (the backend's: knn_policy::progress_min_rows on the host,
+/// knn_policy::cuda_progress_min_rows on CUDA).
 inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int64_t n_i,
                                  std::int64_t k, std::size_t value_bytes, const knn_params& params,
-                                 std::size_t caller_budget = 0)
+                                 std::size_t caller_budget = 0,
+                                 std::int64_t progress_min_rows = knn_policy::progress_min_rows)
 {
   const std::size_t named = caller_budget > 0 ? caller_budget : budget;
   using policy = knn_policy;
@@ -96,7 +100,7 @@ inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int6
                            " index rows; raise knn_params::memory_budget");
     if (params.progress) {
       const std::int64_t step = (n_q + policy::progress_steps - 1) / policy::progress_steps;
-      tq = std::min(tq, std::max(step, policy::progress_min_rows));
+      tq = std::min(tq, std::max(step, progress_min_rows));
     }
   }
   return {std::min(tq, std::max<std::int64_t>(n_q, 1)), ti};

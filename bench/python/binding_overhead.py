@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Where the Python layer's time over the C++ call goes, on one backend: for each dataset and
+metric, interleaved, median of --repeats runs each:
+
+  cpp          spira::knn_graph in C++ (bench_knn --repeats N in one process: its median)
+  core_thread  spira._core.kneighbors called from a thread other than the main one: the binding
+               passes no callback (no Ctrl-C check), so the library runs as in C++
+  core_main    the same from the main thread: the binding passes its Ctrl-C callback
+  public       spira.kneighbors(X): the package's input checks and conversions too
+
+core_thread - cpp is the binding's own cost (argument checks, result arrays); core_main -
+core_thread what the Ctrl-C callback costs the library's schedule; public - core_main the
+Python-side input handling. Prints one JSON line per case; --out writes them all.
+
+usage: bench/python/binding_overhead.py --bench BUILD/bench/bench_knn --device cuda
+                                        [--datasets 20newsgroups,...] [--repeats 10]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))
+from datasets import DATASETS, load_csr  # noqa: E402
+
+
+def median_ms(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def in_thread(fn):
+    def run():
+        box = {}
+        t = threading.Thread(target=lambda: box.setdefault("r", fn()))
+        t.start()
+        t.join()
+        return box["r"]
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--datasets", default="20newsgroups,snap-email-enron,pbmc3k-cells")
+    ap.add_argument("--metrics", default="cosine,manhattan")
+    ap.add_argument("--k", type=int, default=15)
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+
+    import spira
+    from spira import _core
+    from spira._input import as_csr
+
+    cuda = args.device == "cuda"
+    threads = os.cpu_count()
+    rows = []
+    for label, rel, transpose in DATASETS:
+        if label not in args.datasets.split(","):
+            continue
+        path = os.path.join(args.data, rel)
+        if not os.path.exists(path):
+            print(f"skip {label}: {path} absent", file=sys.stderr)
+            continue
+        x = load_csr(path, transpose)
+        with tempfile.TemporaryDirectory() as tmp:
+            npz = os.path.join(tmp, "x.npz")
+            sp.save_npz(npz, x)
+            for metric in args.metrics.split(","):
+                prepared = as_csr(x)
+                core = lambda: _core.kneighbors(prepared, None, args.k, metric, 2.0,  # noqa: E731
+                                                False, cuda, 0)
+                public = lambda: spira.kneighbors(x, n_neighbors=args.k,  # noqa: E731
+                                                  metric=metric, device=args.device)
+                public()  # warm-up
+                cmd = [args.bench, "--file", npz, "--backend", "cuda" if cuda else "host",
+                       "--threads", str(threads), "--k", str(args.k), "--metrics", metric,
+                       "--repeats", str(args.repeats), "--query-tile", "0"]
+                run = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                cpp = json.loads(run.stdout.strip().splitlines()[-1])["median_ms"]
+                rec = dict(dataset=label, rows=x.shape[0], nnz=int(x.nnz), metric=metric,
+                           device=args.device, cpp=cpp,
+                           core_thread=median_ms(in_thread(core), args.repeats),
+                           core_main=median_ms(core, args.repeats),
+                           public=median_ms(public, args.repeats))
+                rows.append(rec)
+                print(json.dumps(rec), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(dict(gpu=_core.gpu_names() if cuda else None, rows=rows), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
