@@ -21,8 +21,8 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,14 +41,10 @@ def median_ms(fn, repeats):
     return 1e3 * float(np.median(times))
 
 
-def in_thread(fn):
-    def run():
-        box = {}
-        t = threading.Thread(target=lambda: box.setdefault("r", fn()))
-        t.start()
-        t.join()
-        return box["r"]
-    return run
+def in_thread(fn, pool):
+    """fn run by the one thread of `pool`: the same thread every call, as a Dask worker's, so that
+    its OpenMP team is made once (a new thread per call would time a new team of threads)."""
+    return lambda: pool.submit(fn).result()
 
 
 def main():
@@ -69,6 +65,8 @@ def main():
 
     cuda = args.device == "cuda"
     threads = os.cpu_count()
+    pool = ThreadPoolExecutor(1)
+    in_thread(lambda: None, pool)()
     rows = []
     for label, rel, transpose in DATASETS:
         if label not in args.datasets.split(","):
@@ -95,7 +93,7 @@ def main():
                 cpp = json.loads(run.stdout.strip().splitlines()[-1])["median_ms"]
                 rec = dict(dataset=label, rows=x.shape[0], nnz=int(x.nnz), metric=metric,
                            device=args.device, cpp=cpp,
-                           core_thread=median_ms(in_thread(core), args.repeats),
+                           core_thread=median_ms(in_thread(core, pool), args.repeats),
                            core_main=median_ms(core, args.repeats),
                            public=median_ms(public, args.repeats))
                 rows.append(rec)

@@ -115,7 +115,7 @@ def _graph(x, task, prune, split_every, name):
     return dsk, results
 
 
-def select_k(x, k, *, largest=True, sorted=True, prune=True, device="auto", split_every=None,
+def select_k(x, k, *, largest=True, sorted=True, prune=None, device="auto", split_every=None,
              client=None):
     """The ``k`` best values of a Dask vector (or of each row of a Dask matrix) and their global
     indices, computed chunk by chunk.
@@ -136,11 +136,13 @@ def select_k(x, k, *, largest=True, sorted=True, prune=True, device="auto", spli
         Keep the largest values (else the smallest).
     sorted : bool, default=True
         Best first (by value, then the smaller index); else by increasing index.
-    prune : bool, default=True
+    prune : bool, default=None
         Where a row is cut into several chunks: first find a bound on each row's k-th best value
         (the k-th best of Dr. Top-k's maximum delegates over all chunks, a small tree of its own)
         and give it to every chunk's task, which selects only among the elements not worse than
-        it. Exact either way; see docs/distributed.md for what it saves and costs.
+        it. Exact either way. None: prune NumPy chunks, not CuPy chunks (a GPU selects a chunk in
+        about the time the extra round of tasks takes); see docs/distributed.md for what it saves
+        and costs.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where each task selects, resolved on its worker (``"auto"``: its GPU when spira has the
         CUDA backend and the worker sees one). CuPy chunks are selected on their GPU (``"cpu"``
@@ -197,7 +199,7 @@ def select_k(x, k, *, largest=True, sorted=True, prune=True, device="auto", spli
     task = _tasks.SelectTask(k=k, largest=bool(largest), sorted=bool(sorted), device=device,
                              dtype=dtype, n_cols=int(x.shape[-1]), one_row=x.ndim == 1,
                              gpu_chunks=gpu_chunks)
-    prune = bool(prune)
+    prune = not gpu_chunks if prune is None else bool(prune)
     token = tokenize(x, task, prune, split_every)
     name = "spira-select-k-" + token
     dsk, results = _graph(x, task, prune, split_every, name)

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The multi-GPU top-k section of docs/distributed.md (between its "dask_select_k_gpus" markers)
+and docs/bench-dask-select-gpus.png from a result of bench/dask/dask_select_k_gpus.py (never
+typed by hand).
+
+usage: bench/dask/dask_select_k_gpus_table.py bench/results/dask_select_k_gpus-DATE.json
+"""
+
+import json
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(ROOT, "docs", "distributed.md")
+BEGIN, END = "<!-- dask_select_k_gpus: begin -->", "<!-- dask_select_k_gpus: end -->"
+# Task stages of spira.dask.select_k, grouped as the docs name them.
+GROUPS = (("threshold pass", ("delegates", "delegate-merge", "threshold")),
+          ("local selection", ("candidates",)), ("merges", ("merge", "result")))
+
+
+def log2(n):
+    return n.bit_length() - 1
+
+
+def run_of(d, k, prune):
+    return next(r for r in d["runs"] if r["k"] == k and r["prune"] == prune)
+
+
+def single_ms(case, k):
+    times = case["single_gpu"].get("k", {}).get(str(k))
+    return 1e3 * statistics.median(times) if times else None
+
+
+def tables(result):
+    gpus = [d["gpus"] for d in result["cases"][0]["distributed"]]
+    head = ("| n | k | one GPU, `spira.select_k` (ms) | "
+            + " | ".join(f"{g} GPU{'s' if g > 1 else ''} (ms)" for g in gpus)
+            + f" | scaling 1 → {gpus[-1]} GPUs | with the threshold pass, {gpus[-1]} GPUs (ms) "
+            "| result |")
+    times = [head, "| ---: | ---: | ---: |" + " ---: |" * len(gpus) + " ---: | ---: | --- |"]
+    parts = ["| n | k | GPUs | threshold pass | wall (ms) | "
+             + " | ".join(f"{label} (ms)" for label, _ in GROUPS)
+             + " | transfers (ms) | not in a task (ms) |",
+             "| ---: | ---: | ---: | --- | ---: | " + " | ".join("---:" for _ in GROUPS)
+             + " | ---: | ---: |"]
+    for c in result["cases"]:
+        ds = c["distributed"]
+        for k in result["params"]["k"]:
+            meds = [1e3 * run_of(d, k, False)["median"] for d in ds]
+            pruned = 1e3 * run_of(ds[-1], k, True)["median"]
+            runs = [r for d in ds for r in d["runs"] if r["k"] == k]
+            same = [r.get("identical") for r in runs]
+            verdict = ("identical" if all(same) else
+                       "not compared (one GPU cannot hold it)" if None in same else "DIFFERS")
+            one = single_ms(c, k)
+            times.append(f"| 2^{log2(c['n'])} | {k:,} | "
+                         + (f"{one:.1f}" if one is not None else "does not fit") + " | "
+                         + " | ".join(f"{m:.0f}" for m in meds)
+                         + f" | {meds[0] / meds[-1]:.2f}× | {pruned:.0f} | {verdict} |")
+        if c is not result["cases"][-1]:
+            continue
+        for d in ds:
+            for k in result["params"]["k"]:
+                for prune in (False, True):
+                    b = run_of(d, k, prune)["breakdown"]
+                    comp = b["compute_s"]
+                    busy = (sum(comp.values()) + b["transfer_s"]) / d["gpus"]
+                    parts.append(
+                        f"| 2^{log2(c['n'])} | {k:,} | {d['gpus']} | {'yes' if prune else 'no'} | "
+                        f"{1e3 * b['wall_s']:.0f} | "
+                        + " | ".join(f"{1e3 * sum(comp.get(s, 0.0) for s in stages):.0f}"
+                                     for _, stages in GROUPS)
+                        + f" | {1e3 * b['transfer_s']:.0f} | "
+                        f"{1e3 * max(b['wall_s'] - busy, 0.0):.0f} |")
+    return "\n".join(times), "\n".join(parts)
+
+
+def plot(result, path):
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib is not installed: no plot")
+        return
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = result["params"]["k"][len(result["params"]["k"]) // 2]
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for j, c in enumerate(result["cases"]):
+        g = [d["gpus"] for d in c["distributed"]]
+        t = [1e3 * run_of(d, k, False)["median"] for d in c["distributed"]]
+        ax.plot(g, t, "o-", color=f"C{j}", label=f"spira.dask, n = 2^{log2(c['n'])}")
+        one = single_ms(c, k)
+        if one is not None:
+            ax.axhline(one, color=f"C{j}", ls="--", label=f"spira.select_k on one GPU, 2^{log2(c['n'])}")
+    ax.set_xticks(g, [str(x) for x in g])
+    ax.set_yscale("log")
+    ax.set_xlabel("GPUs (one Dask worker each)")
+    ax.set_ylabel("milliseconds, results on the client")
+    gpus = ", ".join(sorted(set(result["machine"]["gpus"])))
+    ax.set_title(f"top-k of one float32 vector, k = {k:,} ({gpus})", fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def main():
+    src = sys.argv[1]
+    with open(src) as f:
+        result = json.load(f)
+    times, parts = tables(result)
+    p, v = result["params"], result["versions"]
+    words = result["command"].split()
+    if "--out" in words:
+        i = words.index("--out")
+        del words[i:i + 2]
+    rel = os.path.relpath(os.path.abspath(src), ROOT)
+    gpus = result["machine"]["gpus"]
+    section = f"""{BEGIN}
+Generated by `bench/dask/dask_select_k_gpus_table.py` from `{rel}`; regenerate with
+`{' '.join(words)}`. Machine: {len(gpus)} × {gpus[0]}, {result['machine']['cores']} cores; spira
+{v['spira']}, dask {v['dask']}, distributed {v['distributed']}, dask-cuda {v['dask_cuda']}. Data:
+{p['dtype']} vectors of n uniform values in [0, 1) (ties throughout), {p['chunks']} chunks held
+in GPU memory by the workers (CuPy); the k largest with their indices, results on the client;
+median of {p['repeats']} runs. The distributed columns are without the threshold pass (the
+default for CuPy chunks); "result" compares every run, with and without it, with the single GPU's.
+
+{times}
+
+Where the time goes at the largest n (the run with the median time; task times are summed over
+the workers; "not in a task" is the wall time less the tasks and transfers per worker:
+scheduling, the client, idle workers):
+
+{parts}
+
+![time against GPUs](bench-dask-select-gpus.png)
+{END}"""
+    with open(DOC) as f:
+        doc = f.read()
+    if BEGIN not in doc:
+        raise SystemExit(f"{DOC} has no '{BEGIN}' marker")
+    doc = doc[:doc.index(BEGIN)] + section + doc[doc.index(END) + len(END):]
+    with open(DOC, "w") as f:
+        f.write(doc)
+    print(f"wrote {DOC}")
+    plot(result, os.path.join(ROOT, "docs", "bench-dask-select-gpus.png"))
+
+
+if __name__ == "__main__":
+    main()
