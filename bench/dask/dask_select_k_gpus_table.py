@@ -57,7 +57,8 @@ def tables(result):
             times.append(f"| 2^{log2(c['n'])} | {k:,} | "
                          + (f"{one:.1f}" if one is not None else "does not fit") + " | "
                          + " | ".join(f"{m:.0f}" for m in meds)
-                         + f" | {meds[0] / meds[-1]:.2f}× | {pruned:.0f} | {verdict} |")
+                         + f" | {meds[0] / meds[-1]:.2f}× ({meds[0] / meds[-1] / gpus[-1]:.0%} of "
+                         f"{gpus[-1]}×) | {pruned:.0f} | {verdict} |")
         if c is not result["cases"][-1]:
             continue
         for d in ds:
