@@ -15,6 +15,7 @@
 #include <spira/knn_semiring.hpp>
 #include <spira/matrix.hpp>
 #include <spira/memory.hpp>
+#include <spira/mxm.hpp>
 #include <spira/ops.hpp>
 #include <spira/resources.hpp>
 #include <spira/select_k.hpp>

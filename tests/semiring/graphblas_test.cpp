@@ -1,16 +1,13 @@
 // The annihilating built-in semirings against SuiteSparse:GraphBLAS: C = A ⊕.⊗ Bᵀ computed by
 // GrB_mxm (with GrB_DESC_T1) on the same random matrices. GraphBLAS leaves an entry out where rows
 // share no stored column; spira's dense output holds the add identity there.
+#include "support/graphblas.hpp"
 #include "support/oracle.hpp"
 
 #include <semirings/graphblas.hpp>
 #include <spira/ops.hpp>
 
 #include <gtest/gtest.h>
-
-extern "C" {
-#include <GraphBLAS.h>
-}
 
 #include <cmath>
 #include <limits>
@@ -21,41 +18,7 @@ extern "C" {
 namespace spira::test {
 namespace {
 
-#define SPIRA_GRB_OK(call) ASSERT_EQ((call), GrB_SUCCESS) << #call
-
-class graphblas_env : public ::testing::Environment {
- public:
-  void SetUp() override { ASSERT_EQ(GrB_init(GrB_NONBLOCKING), GrB_SUCCESS); }
-  void TearDown() override { GrB_finalize(); }
-};
 const auto* const env = ::testing::AddGlobalTestEnvironment(new graphblas_env);
-
-template <class V, class I>
-void to_graphblas(const csr_matrix<V, I>& m, GrB_Type type, GrB_Matrix* out)
-{
-  std::vector<GrB_Index> r, c;
-  std::vector<double> x;
-  std::vector<bool> xb_src;
-  for (std::int64_t i = 0; i < m.rows(); ++i) {
-    for (offset_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k) {
-      r.push_back(GrB_Index(i));
-      c.push_back(GrB_Index(m.col_idx()[k]));
-      x.push_back(double(m.values()[k]));
-    }
-  }
-  SPIRA_GRB_OK(GrB_Matrix_new(out, type, GrB_Index(m.rows()), GrB_Index(m.cols())));
-  if (type == GrB_BOOL) {
-    std::unique_ptr<bool[]> xb(new bool[x.size()]);
-    for (std::size_t k = 0; k < x.size(); ++k) {
-      xb[k] = x[k] != 0;
-    }
-    SPIRA_GRB_OK(
-        GrB_Matrix_build_BOOL(*out, r.data(), c.data(), xb.get(), GrB_Index(x.size()), GrB_LOR));
-  } else {
-    SPIRA_GRB_OK(GrB_Matrix_build_FP64(*out, r.data(), c.data(), x.data(), GrB_Index(x.size()),
-                                       GrB_PLUS_FP64));
-  }
-}
 
 /// Dense rows(A) x rows(B) result of GrB_mxm(A, Bᵀ), `identity` where GraphBLAS has no entry.
 template <class V, class I>
@@ -63,26 +26,15 @@ void graphblas_abt(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, GrB_Sem
                    GrB_Type type, double identity, std::vector<std::vector<double>>* out)
 {
   GrB_Matrix ga = nullptr, gb = nullptr, gc = nullptr;
-  to_graphblas(a, type, &ga);
-  to_graphblas(b, type, &gb);
+  to_graphblas(a.view(), type, &ga);
+  to_graphblas(b.view(), type, &gb);
   SPIRA_GRB_OK(GrB_Matrix_new(&gc, type, GrB_Index(a.rows()), GrB_Index(b.rows())));
   SPIRA_GRB_OK(GrB_mxm(gc, nullptr, nullptr, s, ga, gb, GrB_DESC_T1));
-  GrB_Index nvals = 0;
-  SPIRA_GRB_OK(GrB_Matrix_nvals(&nvals, gc));
-  std::vector<GrB_Index> r(nvals), c(nvals);
-  std::vector<double> x(nvals);
-  if (type == GrB_BOOL) {
-    std::unique_ptr<bool[]> xb(new bool[nvals]);
-    SPIRA_GRB_OK(GrB_Matrix_extractTuples_BOOL(r.data(), c.data(), xb.get(), &nvals, gc));
-    for (GrB_Index k = 0; k < nvals; ++k) {
-      x[k] = xb[k] ? 1.0 : 0.0;
-    }
-  } else {
-    SPIRA_GRB_OK(GrB_Matrix_extractTuples_FP64(r.data(), c.data(), x.data(), &nvals, gc));
-  }
+  std::vector<std::tuple<std::int64_t, std::int64_t, double>> e;
+  from_graphblas(gc, type, &e);
   out->assign(a.rows(), std::vector<double>(b.rows(), identity));
-  for (GrB_Index k = 0; k < nvals; ++k) {
-    (*out)[r[k]][c[k]] = x[k];
+  for (const auto& [i, j, v] : e) {
+    (*out)[i][j] = v;
   }
   GrB_Matrix_free(&ga);
   GrB_Matrix_free(&gb);

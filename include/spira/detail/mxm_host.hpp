@@ -1,0 +1,269 @@
+// spira internals: the host mxm (spira/mxm.hpp). Gustavson's row-by-row product: row i of
+// T = A ⊕.⊗ B is the ⊕ of the rows B[k,:] scaled by A[i,k], gathered in an accumulator, then merged
+// with row i of C under row i of the mask. Two passes (count, then fill at known offsets).
+#pragma once
+
+#include <spira/convert.hpp>
+#include <spira/detail/host_pairwise_common.hpp>
+#include <spira/error.hpp>
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+#include <spira/semiring.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace spira::detail {
+
+/// The host mxm's tuning, in one place.
+struct mxm_policy {
+  /// A dense accumulator (a value and a row stamp per column, per thread) while B has at most this
+  /// many columns (64 MiB per thread); sorted products beyond.
+  static constexpr std::int64_t dense_accumulator_max_cols = std::int64_t{1} << 22;
+};
+
+/// Row i of T = A ⊕.⊗ B, built by one thread: columns in increasing order and their values
+/// (computed in T, the host compute type).
+template <class S, class V, class I>
+class mxm_row_builder {
+ public:
+  using T = host_compute_t;
+
+  mxm_row_builder(csr_view<V, I> a, csr_view<V, I> b, const S& s)
+      : a_(a), b_(b), s_(s), dense_(b.cols <= mxm_policy::dense_accumulator_max_cols)
+  {
+    if (dense_) {
+      stamp_.assign(std::size_t(b.cols), -1);
+      value_.resize(std::size_t(b.cols));
+    }
+  }
+
+  /// The columns (and, with `values`, the values) of row i of T, sorted by column.
+  void build(std::int64_t i, bool values)
+  {
+    cols_.clear();
+    vals_.clear();
+    if (dense_) {
+      build_dense(i, values);
+    } else {
+      build_sorted(i, values);
+    }
+  }
+
+  [[nodiscard]] const std::vector<std::int64_t>& cols() const { return cols_; }
+  [[nodiscard]] const std::vector<T>& values() const { return vals_; }
+
+ private:
+  using add = typename S::add_monoid;
+
+  template <class Fn>
+  void each_product(std::int64_t i, Fn&& fn) const
+  {
+    for (offset_t p = a_.row_ptr[i]; p < a_.row_ptr[i + 1]; ++p) {
+      const auto k = std::int64_t(a_.col_idx[p]);
+      const T x = T(a_.values[p]);
+      for (offset_t q = b_.row_ptr[k]; q < b_.row_ptr[k + 1]; ++q) {
+        fn(std::int64_t(b_.col_idx[q]), x, q);
+      }
+    }
+  }
+
+  void build_dense(std::int64_t i, bool values)
+  {
+    each_product(i, [&](std::int64_t j, T x, offset_t q) {
+      const T prod = values ? T(s_.template multiply<T>(x, T(b_.values[q]))) : T(0);
+      if (stamp_[j] != i) {
+        stamp_[j] = i;
+        value_[j] = prod;
+        cols_.push_back(j);
+      } else if (values) {
+        value_[j] = add{}(value_[j], prod);
+      }
+    });
+    std::sort(cols_.begin(), cols_.end());
+    if (values) {
+      vals_.reserve(cols_.size());
+      for (const std::int64_t j : cols_) {
+        vals_.push_back(value_[j]);
+      }
+    }
+  }
+
+  void build_sorted(std::int64_t i, bool values)
+  {
+    pairs_.clear();
+    each_product(i, [&](std::int64_t j, T x, offset_t q) {
+      pairs_.push_back({j, values ? T(s_.template multiply<T>(x, T(b_.values[q]))) : T(0)});
+    });
+    // Stable: the products of one column keep their order of k, so ⊕ runs as in the dense case.
+    std::stable_sort(pairs_.begin(), pairs_.end(),
+                     [](const auto& l, const auto& r) { return l.first < r.first; });
+    for (std::size_t p = 0; p < pairs_.size(); ++p) {
+      if (p > 0 && pairs_[p].first == pairs_[p - 1].first) {
+        if (values) {
+          vals_.back() = add{}(vals_.back(), pairs_[p].second);
+        }
+        continue;
+      }
+      cols_.push_back(pairs_[p].first);
+      if (values) {
+        vals_.push_back(pairs_[p].second);
+      }
+    }
+  }
+
+  csr_view<V, I> a_;
+  csr_view<V, I> b_;
+  S s_;
+  bool dense_;
+  std::vector<std::int64_t> stamp_;
+  std::vector<T> value_;
+  std::vector<std::pair<std::int64_t, T>> pairs_;
+  std::vector<std::int64_t> cols_;
+  std::vector<T> vals_;
+};
+
+/// Merges row i of T (cols t, values tv) with row i of C under row i of the mask, calling
+/// out(column, value) for each entry of the new C in increasing column order (values only when
+/// `values`).
+template <class Accum, class V, class I, class Out>
+void mxm_merge_row(std::int64_t i, const std::vector<std::int64_t>& t,
+                   const std::vector<host_compute_t>& tv, const std::optional<csr_view<V, I>>& c,
+                   const std::optional<csr_view<V, I>>& mask, const Accum& accum,
+                   const mxm_options& o, bool values, Out&& out)
+{
+  using T = host_compute_t;
+  constexpr bool accumulate = !std::is_same_v<Accum, no_accumulator>;
+  const offset_t c_end = c ? c->row_ptr[i + 1] : 0;
+  offset_t pc = c ? c->row_ptr[i] : 0;
+  offset_t pm = mask ? mask->row_ptr[i] : 0;
+  const offset_t m_end = mask ? mask->row_ptr[i + 1] : 0;
+  std::size_t pt = 0;
+  constexpr std::int64_t end = std::numeric_limits<std::int64_t>::max();
+  const auto allowed = [&](std::int64_t j) {
+    bool in = !mask.has_value();
+    if (mask) {
+      while (pm < m_end && std::int64_t(mask->col_idx[pm]) < j) {
+        ++pm;
+      }
+      in = pm < m_end && std::int64_t(mask->col_idx[pm]) == j &&
+           (o.structural_mask || mask->values[pm] != V(0));
+    }
+    return in != o.complement_mask;
+  };
+  while (pt < t.size() || pc < c_end) {
+    const std::int64_t jt = pt < t.size() ? t[pt] : end;
+    const std::int64_t jc = pc < c_end ? std::int64_t(c->col_idx[pc]) : end;
+    const std::int64_t j = std::min(jt, jc);
+    const bool has_t = jt == j;
+    const bool has_c = jc == j;
+    if (allowed(j)) {
+      // Z = T, or C ∪ T with accum where both hold an entry.
+      if (has_t && (!accumulate || !has_c)) {
+        out(j, values ? tv[pt] : T(0));
+      } else if (has_c && accumulate) {
+        if constexpr (accumulate) {
+          const T cv = T(c->values[pc]);
+          out(j, !values ? T(0) : has_t ? T(accum(cv, tv[pt])) : cv);
+        }
+      }
+    } else if (has_c && !o.replace) {
+      out(j, values ? T(c->values[pc]) : T(0));
+    }
+    pt += has_t ? 1 : 0;
+    pc += has_c ? 1 : 0;
+  }
+}
+
+template <class S, class Accum, class V, class I>
+csr_matrix<V, I> mxm_host(const host_resources& res,
+                          std::type_identity_t<std::optional<csr_view<V, I>>> c,
+                          std::type_identity_t<std::optional<csr_view<V, I>>> mask,
+                          const Accum& accum, const S& s,
+                          csr_view<V, I> a, csr_view<V, I> b, const mxm_options& o)
+{
+  using T = host_compute_t;
+  using traits = distance_traits<S, T>;
+  static_assert(semiring<S, T>, "spira::mxm: S must model spira::semiring");
+  static_assert(traits::annihilating,
+                "spira::mxm: the semiring must be annihilating (a NAMM's product of sparse "
+                "matrices is dense)");
+  static_assert(traits::num_terms == 1, "spira::mxm: the semiring must have a single term");
+  static_assert(std::is_same_v<Accum, no_accumulator> ||
+                    std::is_invocable_r_v<T, const Accum&, T, T>,
+                "spira::mxm: accum must be no_accumulator or callable as accum(c, t)");
+  const char* op = "spira::mxm";
+  require_host_space(a.space, op, "A");
+  require_host_space(b.space, op, "B");
+  validate(res, a, csr_check::canonical, "spira::mxm: A");
+  validate(res, b, csr_check::canonical, "spira::mxm: B");
+  std::optional<csr_matrix<V, I>> at, bt;
+  if (o.transpose_a) {
+    at = transpose(res, a);
+    a = at->view();
+  }
+  if (o.transpose_b) {
+    bt = transpose(res, b);
+    b = bt->view();
+  }
+  const char* ta = o.transpose_a ? "Aᵀ" : "A";
+  const char* tb = o.transpose_b ? "Bᵀ" : "B";
+  expects<dimension_mismatch>(a.cols == b.rows, "spira::mxm: ", ta, " is ", a.rows, " x ", a.cols,
+                              " but ", tb, " is ", b.rows, " x ", b.cols, " (inner dimensions differ)");
+  const auto check_operand = [&](const std::optional<csr_view<V, I>>& m, const char* what,
+                                 const char* name) {
+    if (m) {
+      require_host_space(m->space, op, name);
+      validate(res, *m, csr_check::canonical, what);
+      expects<dimension_mismatch>(m->rows == a.rows && m->cols == b.cols, what, " is ", m->rows,
+                                  " x ", m->cols, " but ", ta, " ", tb, " is ", a.rows, " x ",
+                                  b.cols);
+    }
+  };
+  check_operand(c, "spira::mxm: C", "C");
+  check_operand(mask, "spira::mxm: mask", "mask");
+  const std::int64_t rows = a.rows;
+  std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
+  // Pass 1: the entries of each row of the new C, from the patterns (and the mask's values).
+#pragma omp parallel num_threads(res.num_threads())
+  {
+    mxm_row_builder<S, V, I> row(a, b, s);
+#pragma omp for schedule(dynamic, 64)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      row.build(i, false);
+      offset_t n = 0;
+      mxm_merge_row(i, row.cols(), row.values(), c, mask, accum, o, false,
+                    [&](std::int64_t, T) { ++n; });
+      ptr[std::size_t(i) + 1] = n;
+    }
+  }
+  for (std::int64_t i = 0; i < rows; ++i) {
+    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
+  }
+  csr_matrix<V, I> out(res, rows, b.cols, ptr[std::size_t(rows)]);
+  std::copy(ptr.begin(), ptr.end(), out.row_ptr());
+  // Pass 2: the values, written at the offsets of pass 1.
+#pragma omp parallel num_threads(res.num_threads())
+  {
+    mxm_row_builder<S, V, I> row(a, b, s);
+#pragma omp for schedule(dynamic, 64)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      row.build(i, true);
+      offset_t p = ptr[std::size_t(i)];
+      mxm_merge_row(i, row.cols(), row.values(), c, mask, accum, o, true,
+                    [&](std::int64_t j, T v) {
+                      out.col_idx()[p] = I(j);
+                      out.values()[p] = V(v);
+                      ++p;
+                    });
+    }
+  }
+  return out;
+}
+
+}  // namespace spira::detail

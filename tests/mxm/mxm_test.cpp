@@ -1,0 +1,270 @@
+// spira::mxm (host) against SuiteSparse:GraphBLAS's GrB_mxm, C⟨M⟩ = accum(C, op(A) ⊕.⊗ op(B)):
+// every combination of mask (none, valued with explicit zeros, structural), complement,
+// accumulator (none or a monoid), replace, transposes of A and B, and C given or empty, for the
+// built-in annihilating semirings, on random matrices with empty rows and columns; float and
+// double values, int32 and int64 indices. Values are small integers, so both libraries compute
+// every entry exactly and the results must be equal entry for entry.
+#include "support/graphblas.hpp"
+#include "support/oracle.hpp"
+
+#include <semirings/graphblas.hpp>
+#include <spira/mxm.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace spira::test {
+namespace {
+
+const auto* const env = ::testing::AddGlobalTestEnvironment(new graphblas_env);
+
+using entry_list = std::vector<std::tuple<std::int64_t, std::int64_t, double>>;
+
+/// fn() throws E with `text` in its message.
+template <class E, class Fn>
+void expect_throw_with(Fn&& fn, const std::string& text)
+{
+  try {
+    fn();
+    ADD_FAILURE() << "no exception; expected one saying: " << text;
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+/// One case of the sweep: which optional parts are present and the descriptor.
+struct sweep_case {
+  int mask = 0;  ///< 0 none, 1 valued, 2 structural
+  bool complement = false;
+  bool accumulate = false;
+  bool replace = false;
+  bool transpose_a = false;
+  bool transpose_b = false;
+  bool with_c = false;
+
+  [[nodiscard]] std::string name() const
+  {
+    return std::string("mask=") + "nvs"[mask] + (complement ? " comp" : "") +
+           (accumulate ? " accum" : "") + (replace ? " replace" : "") + (transpose_a ? " A'" : "") +
+           (transpose_b ? " B'" : "") + (with_c ? " C" : "");
+  }
+};
+
+/// GrB_mxm of the case with GraphBLAS semiring `s` and accumulator `acc` on matrices of `type`.
+template <class V, class I>
+void graphblas_mxm(const sweep_case& k, GrB_Semiring s, GrB_BinaryOp acc, GrB_Type type,
+                   csr_view<V, I> a, csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m,
+                   entry_list* out)
+{
+  GrB_Matrix ga = nullptr, gb = nullptr, gc = nullptr, gm = nullptr;
+  GrB_Descriptor d = nullptr;
+  to_graphblas(a, type, &ga);
+  to_graphblas(b, type, &gb);
+  if (k.with_c) {
+    to_graphblas(c, type, &gc);
+  } else {
+    SPIRA_GRB_OK(GrB_Matrix_new(&gc, type, GrB_Index(c.rows), GrB_Index(c.cols)));
+  }
+  if (k.mask != 0) {
+    to_graphblas(m, GrB_FP64, &gm);  // valued masks read FP64 values: 0 is false
+  }
+  SPIRA_GRB_OK(GrB_Descriptor_new(&d));
+  if (k.replace) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_OUTP, GrB_REPLACE));
+  }
+  if (k.mask == 2) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE));
+  }
+  if (k.complement) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_MASK, GrB_COMP));
+  }
+  if (k.transpose_a) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_INP0, GrB_TRAN));
+  }
+  if (k.transpose_b) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_INP1, GrB_TRAN));
+  }
+  SPIRA_GRB_OK(GrB_mxm(gc, gm, k.accumulate ? acc : nullptr, s, ga, gb, d));
+  from_graphblas(gc, type, out);
+  GrB_Matrix_free(&ga);
+  GrB_Matrix_free(&gb);
+  GrB_Matrix_free(&gc);
+  GrB_Matrix_free(&gm);
+  GrB_Descriptor_free(&d);
+}
+
+template <class V, class I, class S, class Accum>
+entry_list spira_mxm(const sweep_case& k, const S& s, const Accum& acc, csr_view<V, I> a,
+                     csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m)
+{
+  const mxm_options o{.transpose_a = k.transpose_a,
+                      .transpose_b = k.transpose_b,
+                      .structural_mask = k.mask == 2,
+                      .complement_mask = k.complement,
+                      .replace = k.replace};
+  const std::optional<csr_view<V, I>> cv = k.with_c ? std::optional(c) : std::nullopt;
+  const std::optional<csr_view<V, I>> mv = k.mask != 0 ? std::optional(m) : std::nullopt;
+  const auto r = k.accumulate ? mxm(host_resources{}, cv, mv, acc, s, a, b, o)
+                              : mxm(host_resources{}, cv, mv, no_accumulator{}, s, a, b, o);
+  return entries_of(r.view());
+}
+
+/// A random matrix with values in {1, 2, 3} (or {0, 1} for `logical`); `zeros`: every third
+/// stored value set to an explicit 0.
+template <class V, class I>
+csr_matrix<V, I> operand(std::int64_t rows, std::int64_t cols, std::uint32_t seed, bool logical,
+                         bool zeros = false)
+{
+  auto m = random_csr<V, I>({.rows = rows,
+                             .cols = cols,
+                             .mean_degree = 5,
+                             .small_integers = true,
+                             .seed = seed});
+  for (std::int64_t p = 0; p < m.nnz(); ++p) {
+    if (logical) {
+      m.values()[p] = V(m.values()[p] > V(1) ? 1 : 0);
+    }
+    if (zeros && p % 3 == 0) {
+      m.values()[p] = V(0);
+    }
+  }
+  return m;
+}
+
+template <class T>
+class mxm_graphblas : public ::testing::Test {};
+using value_index =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
+                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
+TYPED_TEST_SUITE(mxm_graphblas, value_index);
+
+/// Every mask / complement / accumulator / replace / transpose / C combination for one semiring.
+template <class V, class I, class S, class Accum>
+void sweep(const S& s, GrB_Semiring gs, const Accum& acc, GrB_BinaryOp gacc, bool logical,
+           const char* what)
+{
+  const GrB_Type type = logical ? GrB_BOOL : GrB_FP64;
+  const std::int64_t m = 37, inner = 29, n = 41;
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+    const auto a = ta ? operand<V, I>(inner, m, 11, logical) : operand<V, I>(m, inner, 11, logical);
+    const auto b = tb ? operand<V, I>(n, inner, 12, logical) : operand<V, I>(inner, n, 12, logical);
+    const auto c = operand<V, I>(m, n, 13, logical);
+    const auto mask = operand<V, I>(m, n, 14, false, true);
+    for (int bits = 0; bits < 48; ++bits) {  // 3 masks x complement x accum x replace x C
+      sweep_case k;
+      k.mask = bits % 3;
+      k.complement = (bits / 3) % 2 != 0;
+      k.accumulate = (bits / 6) % 2 != 0;
+      k.replace = (bits / 12) % 2 != 0;
+      k.with_c = (bits / 24) % 2 != 0;
+      k.transpose_a = ta;
+      k.transpose_b = tb;
+      entry_list want;
+      graphblas_mxm(k, gs, gacc, type, a.view(), b.view(), c.view(), mask.view(), &want);
+      const auto got = spira_mxm(k, s, acc, a.view(), b.view(), c.view(), mask.view());
+      ASSERT_EQ(got, want) << what << ": " << k.name();
+    }
+  }
+}
+
+TYPED_TEST(mxm_graphblas, every_descriptor_for_every_builtin_semiring)
+{
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  using namespace spira::semirings;
+  sweep<V, I>(plus_times{}, GrB_PLUS_TIMES_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false,
+              "plus_times");
+  sweep<V, I>(min_plus{}, GrB_MIN_PLUS_SEMIRING_FP64, min_monoid{}, GrB_MIN_FP64, false,
+              "min_plus");
+  sweep<V, I>(max_plus{}, GrB_MAX_PLUS_SEMIRING_FP64, max_monoid{}, GrB_MAX_FP64, false,
+              "max_plus");
+  sweep<V, I>(max_min{}, GrB_MAX_MIN_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false,
+              "max_min");
+  sweep<V, I>(plus_pair{}, GxB_PLUS_PAIR_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "plus_pair");
+  sweep<V, I>(any_pair{}, GxB_ANY_PAIR_FP64, max_monoid{}, GrB_MAX_FP64, false, "any_pair");
+  sweep<V, I>(lor_land{}, GrB_LOR_LAND_SEMIRING_BOOL, lor_monoid{}, GrB_LOR, true, "lor_land");
+}
+
+/// B wider than the dense accumulator's limit: the rows' products are gathered and sorted instead;
+/// the same result as GraphBLAS, and as the dense accumulator on the same product restricted to
+/// the columns it can hold.
+TEST(mxm, wide_b_uses_sorted_products)
+{
+  using V = double;
+  using I = std::int64_t;
+  const std::int64_t n = detail::mxm_policy::dense_accumulator_max_cols + 1000;
+  const auto a = operand<V, I>(50, 40, 21, false);
+  auto narrow = operand<V, I>(40, 300, 22, false);
+  // The same entries spread over n columns (column c -> c * (n / 300)).
+  csr_matrix<V, I> b(host_resources{}, 40, n, narrow.nnz());
+  std::copy_n(narrow.row_ptr(), 41, b.row_ptr());
+  for (std::int64_t p = 0; p < narrow.nnz(); ++p) {
+    b.col_idx()[p] = narrow.col_idx()[p] * (n / 300);
+    b.values()[p] = narrow.values()[p];
+  }
+  const sweep_case k{.mask = 0};
+  entry_list want;
+  graphblas_mxm(k, GrB_PLUS_TIMES_SEMIRING_FP64, GrB_PLUS_FP64, GrB_FP64, a.view(), b.view(),
+                csr_view<V, I>{50, n, 0, std::vector<offset_t>(51, 0).data(), nullptr, nullptr},
+                csr_view<V, I>{}, &want);
+  const auto got = mxm(host_resources{}, a.view(), b.view(), semirings::plus_times{});
+  EXPECT_EQ(entries_of(got.view()), want);
+  const auto dense = mxm(host_resources{}, a.view(), narrow.view(), semirings::plus_times{});
+  ASSERT_EQ(got.nnz(), dense.nnz());
+  for (std::int64_t p = 0; p < got.nnz(); ++p) {
+    ASSERT_EQ(got.col_idx()[p], dense.col_idx()[p] * (n / 300));
+    ASSERT_EQ(got.values()[p], dense.values()[p]);
+  }
+}
+
+/// The same bytes for any number of threads.
+TEST(mxm, result_does_not_depend_on_the_thread_count)
+{
+  const auto a = random_csr<float, std::int32_t>({.rows = 300, .cols = 200, .seed = 31});
+  const auto b = random_csr<float, std::int32_t>({.rows = 200, .cols = 250, .seed = 32});
+  const auto one = mxm(host_resources{.threads = 1}, a.view(), b.view(), semirings::plus_times{});
+  const auto three = mxm(host_resources{.threads = 3}, a.view(), b.view(), semirings::plus_times{});
+  EXPECT_EQ(entries_of(one.view()), entries_of(three.view()));
+}
+
+TEST(mxm, bad_arguments_name_the_operand)
+{
+  using namespace spira::semirings;
+  const auto a = random_csr<float, std::int32_t>({.rows = 10, .cols = 8, .seed = 41});
+  const auto b = random_csr<float, std::int32_t>({.rows = 9, .cols = 7, .seed = 42});
+  const auto b8 = random_csr<float, std::int32_t>({.rows = 8, .cols = 7, .seed = 43});
+  const auto wrong = random_csr<float, std::int32_t>({.rows = 10, .cols = 6, .seed = 44});
+  const host_resources res{};
+  expect_throw_with<dimension_mismatch>(
+      [&] { (void)mxm(res, a.view(), b.view(), plus_times{}); }, "inner dimensions differ");
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        (void)mxm(res, std::optional(wrong.view()), std::nullopt, no_accumulator{}, plus_times{},
+                  a.view(), b8.view());
+      },
+      "spira::mxm: C is 10 x 6");
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        (void)mxm(res, std::nullopt, std::optional(wrong.view()), no_accumulator{}, plus_times{},
+                  a.view(), b8.view());
+      },
+      "spira::mxm: mask is 10 x 6");
+  // Unsorted columns in A's row 0.
+  auto bad = random_csr<float, std::int32_t>({.rows = 10, .cols = 8, .mean_degree = 4, .seed = 45});
+  std::int64_t row = 0;
+  while (bad.row_ptr()[row + 1] - bad.row_ptr()[row] < 2) {
+    ++row;
+  }
+  std::swap(bad.col_idx()[bad.row_ptr()[row]], bad.col_idx()[bad.row_ptr()[row] + 1]);
+  expect_throw_with<invalid_argument>([&] { (void)mxm(res, bad.view(), b8.view(), plus_times{}); },
+                                      "spira::mxm: A");
+}
+
+}  // namespace
+}  // namespace spira::test
