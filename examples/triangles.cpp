@@ -36,7 +36,7 @@ int main()
   // [usage]
   // C⟨L⟩ = L ⊕.⊗ Lᵀ (plus_pair: C[i,j] = |{k : L[i,k] and L[j,k] stored}|), only where L has an
   // edge (a structural mask); the sum of C is the number of triangles.
-  const spira::mxm_options o{.transpose_b = true, .structural_mask = true};
+  const spira::descriptor o{.transpose_b = true, .structural_mask = true};
   const auto c = spira::mxm(res, std::nullopt, std::optional(lower.view()), spira::no_accumulator{},
                             spira::semirings::plus_pair{}, lower.view(), lower.view(), o);
   double triangles = 0;

@@ -5,13 +5,8 @@
 // Sparse in, sparse out, for annihilating semirings (spira/semiring.hpp; the built-ins are in
 // semirings/graphblas.hpp): T = A ⊕.⊗ B holds an entry (i, j) exactly where row i of A and column j
 // of B share a stored index k, with value ⊕ over those k of ⊗(A[i,k], B[k,j]), the products taken
-// in increasing k. Then, as GraphBLAS defines it:
-//   Z = T without an accumulator; with one, Z = C ∪ T where (i, j) in both is accum(C[i,j], T[i,j]);
-//   where the mask allows (i, j), C[i,j] = Z[i,j] (deleted where Z has no entry); elsewhere C keeps
-//   its entry, or loses it with `replace`. The mask allows (i, j) where M stores a nonzero value
-//   (any stored value with `structural_mask`), or the opposite with `complement_mask`; without a
-//   mask every position is allowed (none with `complement_mask`). Transposes apply to A and B
-//   before the product.
+// in increasing k; then C⟨M⟩ = accum(C, T) as spira/descriptor.hpp says. Transposes apply to A
+// and B before the product.
 //
 // Work and memory: two passes over the rows, in parallel on host_resources::num_threads() OpenMP
 // threads (the result does not depend on the thread count). The first counts each row's entries
@@ -23,30 +18,14 @@
 #pragma once
 
 #include <spira/convert.hpp>
+#include <spira/descriptor.hpp>
+#include <spira/detail/mxm_host.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
 #include <spira/semiring.hpp>
 
 #include <optional>
 #include <type_traits>
-
-namespace spira {
-
-/// The descriptor of an mxm (GraphBLAS's GrB_Descriptor fields, by name).
-struct mxm_options {
-  bool transpose_a = false;      ///< multiply by Aᵀ (GrB_INP0 = GrB_TRAN)
-  bool transpose_b = false;      ///< multiply by Bᵀ (GrB_INP1 = GrB_TRAN)
-  bool structural_mask = false;  ///< the mask allows where it stores any value (GrB_STRUCTURE)
-  bool complement_mask = false;  ///< the mask allows where it would not (GrB_COMP)
-  bool replace = false;          ///< C's entries outside the mask are deleted (GrB_REPLACE)
-};
-
-/// The accumulator argument of mxm when there is none: the result replaces C where the mask allows.
-struct no_accumulator {};
-
-}  // namespace spira
-
-#include <spira/detail/mxm_host.hpp>  // the host implementation, which uses the two types above
 
 namespace spira {
 
@@ -60,7 +39,7 @@ template <class S, class Accum, class ValueT, class IndexT>
     const host_resources& res, std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> c,
     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
     const S& semiring, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b,
-    const mxm_options& options = {})
+    const descriptor& options = {})
 {
   return detail::mxm_host(res, c, mask, accum, semiring, a, b, options);
 }
@@ -69,7 +48,7 @@ template <class S, class Accum, class ValueT, class IndexT>
 template <class S, class ValueT, class IndexT>
 [[nodiscard]] csr_matrix<ValueT, IndexT> mxm(const host_resources& res, csr_view<ValueT, IndexT> a,
                                              csr_view<ValueT, IndexT> b, const S& semiring = {},
-                                             const mxm_options& options = {})
+                                             const descriptor& options = {})
 {
   return detail::mxm_host(res, std::nullopt, std::nullopt, no_accumulator{}, semiring, a, b,
                           options);

@@ -102,7 +102,7 @@ template <class V, class I, class S, class Accum>
 entry_list spira_mxm(const sweep_case& k, const S& s, const Accum& acc, csr_view<V, I> a,
                      csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m)
 {
-  const mxm_options o{.transpose_a = k.transpose_a,
+  const descriptor o{.transpose_a = k.transpose_a,
                       .transpose_b = k.transpose_b,
                       .structural_mask = k.mask == 2,
                       .complement_mask = k.complement,

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <spira/convert.hpp>
+#include <spira/descriptor.hpp>
 #include <spira/detail/host_pairwise_common.hpp>
+#include <spira/detail/masked_update.hpp>
 #include <spira/error.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -128,64 +131,12 @@ class mxm_row_builder {
   std::vector<T> vals_;
 };
 
-/// Merges row i of T (cols t, values tv) with row i of C under row i of the mask, calling
-/// out(column, value) for each entry of the new C in increasing column order (values only when
-/// `values`).
-template <class Accum, class V, class I, class Out>
-void mxm_merge_row(std::int64_t i, const std::vector<std::int64_t>& t,
-                   const std::vector<host_compute_t>& tv, const std::optional<csr_view<V, I>>& c,
-                   const std::optional<csr_view<V, I>>& mask, const Accum& accum,
-                   const mxm_options& o, bool values, Out&& out)
-{
-  using T = host_compute_t;
-  constexpr bool accumulate = !std::is_same_v<Accum, no_accumulator>;
-  const offset_t c_end = c ? c->row_ptr[i + 1] : 0;
-  offset_t pc = c ? c->row_ptr[i] : 0;
-  offset_t pm = mask ? mask->row_ptr[i] : 0;
-  const offset_t m_end = mask ? mask->row_ptr[i + 1] : 0;
-  std::size_t pt = 0;
-  constexpr std::int64_t end = std::numeric_limits<std::int64_t>::max();
-  const auto allowed = [&](std::int64_t j) {
-    bool in = !mask.has_value();
-    if (mask) {
-      while (pm < m_end && std::int64_t(mask->col_idx[pm]) < j) {
-        ++pm;
-      }
-      in = pm < m_end && std::int64_t(mask->col_idx[pm]) == j &&
-           (o.structural_mask || mask->values[pm] != V(0));
-    }
-    return in != o.complement_mask;
-  };
-  while (pt < t.size() || pc < c_end) {
-    const std::int64_t jt = pt < t.size() ? t[pt] : end;
-    const std::int64_t jc = pc < c_end ? std::int64_t(c->col_idx[pc]) : end;
-    const std::int64_t j = std::min(jt, jc);
-    const bool has_t = jt == j;
-    const bool has_c = jc == j;
-    if (allowed(j)) {
-      // Z = T, or C ∪ T with accum where both hold an entry.
-      if (has_t && (!accumulate || !has_c)) {
-        out(j, values ? tv[pt] : T(0));
-      } else if (has_c && accumulate) {
-        if constexpr (accumulate) {
-          const T cv = T(c->values[pc]);
-          out(j, !values ? T(0) : has_t ? T(accum(cv, tv[pt])) : cv);
-        }
-      }
-    } else if (has_c && !o.replace) {
-      out(j, values ? T(c->values[pc]) : T(0));
-    }
-    pt += has_t ? 1 : 0;
-    pc += has_c ? 1 : 0;
-  }
-}
-
 template <class S, class Accum, class V, class I>
 csr_matrix<V, I> mxm_host(const host_resources& res,
                           std::type_identity_t<std::optional<csr_view<V, I>>> c,
                           std::type_identity_t<std::optional<csr_view<V, I>>> mask,
                           const Accum& accum, const S& s,
-                          csr_view<V, I> a, csr_view<V, I> b, const mxm_options& o)
+                          csr_view<V, I> a, csr_view<V, I> b, const descriptor& o)
 {
   using T = host_compute_t;
   using traits = distance_traits<S, T>;
@@ -194,39 +145,22 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
                 "spira::mxm: the semiring must be annihilating (a NAMM's product of sparse "
                 "matrices is dense)");
   static_assert(traits::num_terms == 1, "spira::mxm: the semiring must have a single term");
-  static_assert(std::is_same_v<Accum, no_accumulator> ||
-                    std::is_invocable_r_v<T, const Accum&, T, T>,
-                "spira::mxm: accum must be no_accumulator or callable as accum(c, t)");
+  check_accumulator<Accum>("spira::mxm");
   const char* op = "spira::mxm";
   require_host_space(a.space, op, "A");
   require_host_space(b.space, op, "B");
   validate(res, a, csr_check::canonical, "spira::mxm: A");
   validate(res, b, csr_check::canonical, "spira::mxm: B");
   std::optional<csr_matrix<V, I>> at, bt;
-  if (o.transpose_a) {
-    at = transpose(res, a);
-    a = at->view();
-  }
-  if (o.transpose_b) {
-    bt = transpose(res, b);
-    b = bt->view();
-  }
+  a = maybe_transposed(res, a, o.transpose_a, at);
+  b = maybe_transposed(res, b, o.transpose_b, bt);
   const char* ta = o.transpose_a ? "Aᵀ" : "A";
   const char* tb = o.transpose_b ? "Bᵀ" : "B";
   expects<dimension_mismatch>(a.cols == b.rows, "spira::mxm: ", ta, " is ", a.rows, " x ", a.cols,
-                              " but ", tb, " is ", b.rows, " x ", b.cols, " (inner dimensions differ)");
-  const auto check_operand = [&](const std::optional<csr_view<V, I>>& m, const char* what,
-                                 const char* name) {
-    if (m) {
-      require_host_space(m->space, op, name);
-      validate(res, *m, csr_check::canonical, what);
-      expects<dimension_mismatch>(m->rows == a.rows && m->cols == b.cols, what, " is ", m->rows,
-                                  " x ", m->cols, " but ", ta, " ", tb, " is ", a.rows, " x ",
-                                  b.cols);
-    }
-  };
-  check_operand(c, "spira::mxm: C", "C");
-  check_operand(mask, "spira::mxm: mask", "mask");
+                              " but ", tb, " is ", b.rows, " x ", b.cols,
+                              " (inner dimensions differ)");
+  const std::string shape = std::string(ta) + " " + tb;
+  check_output_operands(res, c, mask, a.rows, b.cols, op, shape.c_str());
   const std::int64_t rows = a.rows;
   std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
   // Pass 1: the entries of each row of the new C, from the patterns (and the mask's values).
@@ -237,8 +171,8 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
     for (std::int64_t i = 0; i < rows; ++i) {
       row.build(i, false);
       offset_t n = 0;
-      mxm_merge_row(i, row.cols(), row.values(), c, mask, accum, o, false,
-                    [&](std::int64_t, T) { ++n; });
+      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
+                       accum, o, false, [&](std::int64_t, T) { ++n; });
       ptr[std::size_t(i) + 1] = n;
     }
   }
@@ -255,8 +189,8 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
     for (std::int64_t i = 0; i < rows; ++i) {
       row.build(i, true);
       offset_t p = ptr[std::size_t(i)];
-      mxm_merge_row(i, row.cols(), row.values(), c, mask, accum, o, true,
-                    [&](std::int64_t j, T v) {
+      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
+                       accum, o, true, [&](std::int64_t j, T v) {
                       out.col_idx()[p] = I(j);
                       out.values()[p] = V(v);
                       ++p;

@@ -1,0 +1,156 @@
+// spira internals: C⟨M⟩ = accum(C, T), the write-back every GraphBLAS-style operation ends with
+// (spira/descriptor.hpp says what it means): the checks of C and the mask, the merge of one row,
+// and the whole update from a computed T in two passes (count, then fill at known offsets).
+#pragma once
+
+#include <spira/convert.hpp>
+#include <spira/descriptor.hpp>
+#include <spira/detail/host_pairwise_common.hpp>
+#include <spira/error.hpp>
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace spira::detail {
+
+/// accum is no_accumulator or callable as accum(c, t) on the compute type (a static_assert).
+template <class Accum>
+constexpr void check_accumulator(const char* op)
+{
+  (void)op;
+  static_assert(std::is_same_v<Accum, no_accumulator> ||
+                    std::is_invocable_r_v<host_compute_t, const Accum&, host_compute_t,
+                                          host_compute_t>,
+                "accum must be spira::no_accumulator or callable as accum(c, t)");
+}
+
+/// C and the mask: host memory, canonical, rows x cols (`shape` names the result's operands, as
+/// "A B" or "Aᵀ"). `op` is the operation's name in messages.
+template <class V, class I>
+void check_output_operands(const host_resources& res, const std::optional<csr_view<V, I>>& c,
+                           const std::optional<csr_view<V, I>>& mask, std::int64_t rows,
+                           std::int64_t cols, const char* op, const char* shape)
+{
+  const auto check = [&](const std::optional<csr_view<V, I>>& m, const char* name) {
+    if (m) {
+      const std::string what = std::string(op) + ": " + name;
+      require_host_space(m->space, op, name);
+      validate(res, *m, csr_check::canonical, what.c_str());
+      expects<dimension_mismatch>(m->rows == rows && m->cols == cols, what, " is ", m->rows,
+                                  " x ", m->cols, " but ", shape, " is ", rows, " x ", cols);
+    }
+  };
+  check(c, "C");
+  check(mask, "mask");
+}
+
+/// Merges row i of T (sorted columns t_cols[0, n), values t_vals) with row i of C under row i of
+/// the mask, calling out(column, value) for each entry of the new C in increasing column order.
+/// Without `values` only the pattern counts (t_vals may be null; out gets 0).
+template <class Accum, class V, class I, class TCol, class TVal, class Out>
+void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, std::size_t n,
+                      const std::optional<csr_view<V, I>>& c,
+                      const std::optional<csr_view<V, I>>& mask, const Accum& accum,
+                      const descriptor& o, bool values, Out&& out)
+{
+  using T = host_compute_t;
+  constexpr bool accumulate = !std::is_same_v<Accum, no_accumulator>;
+  constexpr std::int64_t end = std::numeric_limits<std::int64_t>::max();
+  offset_t pc = c ? c->row_ptr[i] : 0;
+  const offset_t c_end = c ? c->row_ptr[i + 1] : 0;
+  offset_t pm = mask ? mask->row_ptr[i] : 0;
+  const offset_t m_end = mask ? mask->row_ptr[i + 1] : 0;
+  std::size_t pt = 0;
+  const auto allowed = [&](std::int64_t j) {
+    bool in = !mask.has_value();
+    if (mask) {
+      while (pm < m_end && std::int64_t(mask->col_idx[pm]) < j) {
+        ++pm;
+      }
+      in = pm < m_end && std::int64_t(mask->col_idx[pm]) == j &&
+           (o.structural_mask || mask->values[pm] != V(0));
+    }
+    return in != o.complement_mask;
+  };
+  while (pt < n || pc < c_end) {
+    const std::int64_t jt = pt < n ? std::int64_t(t_cols[pt]) : end;
+    const std::int64_t jc = pc < c_end ? std::int64_t(c->col_idx[pc]) : end;
+    const std::int64_t j = std::min(jt, jc);
+    const bool has_t = jt == j;
+    const bool has_c = jc == j;
+    if (allowed(j)) {
+      // Z = T, or C ∪ T with accum where both hold an entry.
+      if (has_t && (!accumulate || !has_c)) {
+        out(j, values ? T(t_vals[pt]) : T(0));
+      } else if (has_c && accumulate) {
+        if constexpr (accumulate) {
+          const T cv = values ? T(c->values[pc]) : T(0);
+          out(j, !values ? T(0) : has_t ? T(accum(cv, T(t_vals[pt]))) : cv);
+        }
+      }
+    } else if (has_c && !o.replace) {
+      out(j, values ? T(c->values[pc]) : T(0));
+    }
+    pt += has_t ? 1 : 0;
+    pc += has_c ? 1 : 0;
+  }
+}
+
+/// The new C from the old one (nullopt: empty), the mask (nullopt: none), the accumulator and the
+/// computed result T (canonical, the shape of C): C⟨M⟩ = accum(C, T), canonical.
+template <class Accum, class V, class I>
+csr_matrix<V, I> masked_update(const host_resources& res, const std::optional<csr_view<V, I>>& c,
+                               const std::optional<csr_view<V, I>>& mask, const Accum& accum,
+                               csr_view<V, I> t, const descriptor& o)
+{
+  using T = host_compute_t;
+  const std::int64_t rows = t.rows;
+  const auto row = [&](std::int64_t i, bool values, auto&& out) {
+    const offset_t b = t.row_ptr[i];
+    masked_merge_row(i, t.col_idx + b, t.values + b, std::size_t(t.row_ptr[i + 1] - b), c, mask,
+                     accum, o, values, out);
+  };
+  std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
+#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    offset_t n = 0;
+    row(i, false, [&](std::int64_t, T) { ++n; });
+    ptr[std::size_t(i) + 1] = n;
+  }
+  for (std::int64_t i = 0; i < rows; ++i) {
+    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
+  }
+  csr_matrix<V, I> out(res, rows, t.cols, ptr[std::size_t(rows)]);
+  std::copy(ptr.begin(), ptr.end(), out.row_ptr());
+#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    offset_t p = ptr[std::size_t(i)];
+    row(i, true, [&](std::int64_t j, T v) {
+      out.col_idx()[p] = I(j);
+      out.values()[p] = V(v);
+      ++p;
+    });
+  }
+  return out;
+}
+
+/// `a` as given, or its transpose (kept in `store`) when `transpose` is set.
+template <class V, class I>
+csr_view<V, I> maybe_transposed(const host_resources& res, csr_view<V, I> a, bool transpose,
+                                std::optional<csr_matrix<V, I>>& store)
+{
+  if (!transpose) {
+    return a;
+  }
+  store = spira::transpose(res, a);
+  return store->view();
+}
+
+}  // namespace spira::detail
