@@ -3,11 +3,11 @@
 // accum argument say in the GraphBLAS C API, by name.
 //
 // Every such operation computes a result T and writes it into C under the mask M:
-//   Z = T without an accumulator; with one, Z = C ∪ T where (i, j) in both is accum(C[i,j], T[i,j]);
-//   where the mask allows (i, j), C[i,j] = Z[i,j] (deleted where Z has no entry); elsewhere C keeps
-//   its entry, or loses it with `replace`. The mask allows (i, j) where M stores a nonzero value
-//   (any stored value with `structural_mask`), or the opposite with `complement_mask`; without a
-//   mask every position is allowed (none with `complement_mask`).
+//   Z = T without an accumulator; with one, Z = C ∪ T where (i, j) in both is accum(C[i,j],
+//   T[i,j]); where the mask allows (i, j), C[i,j] = Z[i,j] (deleted where Z has no entry);
+//   elsewhere C keeps its entry, or loses it with `replace`. The mask allows (i, j) where M stores
+//   a nonzero value (any stored value with `structural_mask`), or the opposite with
+//   `complement_mask`; without a mask every position is allowed (none with `complement_mask`).
 #pragma once
 
 namespace spira {

@@ -8,8 +8,10 @@
 #include <spira/accuracy.hpp>
 #include <spira/config.hpp>
 #include <spira/convert.hpp>
+#include <spira/descriptor.hpp>
 #include <spira/distance.hpp>
 #include <spira/error.hpp>
+#include <spira/ewise.hpp>
 #include <spira/io.hpp>
 #include <spira/knn.hpp>
 #include <spira/knn_semiring.hpp>

@@ -23,117 +23,33 @@ namespace {
 
 const auto* const env = ::testing::AddGlobalTestEnvironment(new graphblas_env);
 
-using entry_list = std::vector<std::tuple<std::int64_t, std::int64_t, double>>;
-
-/// fn() throws E with `text` in its message.
-template <class E, class Fn>
-void expect_throw_with(Fn&& fn, const std::string& text)
-{
-  try {
-    fn();
-    ADD_FAILURE() << "no exception; expected one saying: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
-
-/// One case of the sweep: which optional parts are present and the descriptor.
-struct sweep_case {
-  int mask = 0;  ///< 0 none, 1 valued, 2 structural
-  bool complement = false;
-  bool accumulate = false;
-  bool replace = false;
-  bool transpose_a = false;
-  bool transpose_b = false;
-  bool with_c = false;
-
-  [[nodiscard]] std::string name() const
-  {
-    return std::string("mask=") + "nvs"[mask] + (complement ? " comp" : "") +
-           (accumulate ? " accum" : "") + (replace ? " replace" : "") + (transpose_a ? " A'" : "") +
-           (transpose_b ? " B'" : "") + (with_c ? " C" : "");
-  }
-};
-
 /// GrB_mxm of the case with GraphBLAS semiring `s` and accumulator `acc` on matrices of `type`.
 template <class V, class I>
 void graphblas_mxm(const sweep_case& k, GrB_Semiring s, GrB_BinaryOp acc, GrB_Type type,
                    csr_view<V, I> a, csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m,
                    entry_list* out)
 {
-  GrB_Matrix ga = nullptr, gb = nullptr, gc = nullptr, gm = nullptr;
-  GrB_Descriptor d = nullptr;
+  GrB_Matrix ga = nullptr, gb = nullptr;
+  grb_case g;
   to_graphblas(a, type, &ga);
   to_graphblas(b, type, &gb);
-  if (k.with_c) {
-    to_graphblas(c, type, &gc);
-  } else {
-    SPIRA_GRB_OK(GrB_Matrix_new(&gc, type, GrB_Index(c.rows), GrB_Index(c.cols)));
-  }
-  if (k.mask != 0) {
-    to_graphblas(m, GrB_FP64, &gm);  // valued masks read FP64 values: 0 is false
-  }
-  SPIRA_GRB_OK(GrB_Descriptor_new(&d));
-  if (k.replace) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_OUTP, GrB_REPLACE));
-  }
-  if (k.mask == 2) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE));
-  }
-  if (k.complement) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_MASK, GrB_COMP));
-  }
-  if (k.transpose_a) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_INP0, GrB_TRAN));
-  }
-  if (k.transpose_b) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(d, GrB_INP1, GrB_TRAN));
-  }
-  SPIRA_GRB_OK(GrB_mxm(gc, gm, k.accumulate ? acc : nullptr, s, ga, gb, d));
-  from_graphblas(gc, type, out);
+  grb_case_of(k, type, c, m, &g);
+  SPIRA_GRB_OK(GrB_mxm(g.c, g.mask, k.accumulate ? acc : nullptr, s, ga, gb, g.desc));
+  from_graphblas(g.c, type, out);
   GrB_Matrix_free(&ga);
   GrB_Matrix_free(&gb);
-  GrB_Matrix_free(&gc);
-  GrB_Matrix_free(&gm);
-  GrB_Descriptor_free(&d);
+  grb_free(&g);
 }
 
 template <class V, class I, class S, class Accum>
 entry_list spira_mxm(const sweep_case& k, const S& s, const Accum& acc, csr_view<V, I> a,
                      csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m)
 {
-  const descriptor o{.transpose_a = k.transpose_a,
-                      .transpose_b = k.transpose_b,
-                      .structural_mask = k.mask == 2,
-                      .complement_mask = k.complement,
-                      .replace = k.replace};
-  const std::optional<csr_view<V, I>> cv = k.with_c ? std::optional(c) : std::nullopt;
-  const std::optional<csr_view<V, I>> mv = k.mask != 0 ? std::optional(m) : std::nullopt;
-  const auto r = k.accumulate ? mxm(host_resources{}, cv, mv, acc, s, a, b, o)
-                              : mxm(host_resources{}, cv, mv, no_accumulator{}, s, a, b, o);
+  const auto r =
+      k.accumulate
+          ? mxm(host_resources{}, k.c_of(c), k.mask_of(m), acc, s, a, b, k.desc())
+          : mxm(host_resources{}, k.c_of(c), k.mask_of(m), no_accumulator{}, s, a, b, k.desc());
   return entries_of(r.view());
-}
-
-/// A random matrix with values in {1, 2, 3} (or {0, 1} for `logical`); `zeros`: every third
-/// stored value set to an explicit 0.
-template <class V, class I>
-csr_matrix<V, I> operand(std::int64_t rows, std::int64_t cols, std::uint32_t seed, bool logical,
-                         bool zeros = false)
-{
-  auto m = random_csr<V, I>({.rows = rows,
-                             .cols = cols,
-                             .mean_degree = 5,
-                             .small_integers = true,
-                             .seed = seed});
-  for (std::int64_t p = 0; p < m.nnz(); ++p) {
-    if (logical) {
-      m.values()[p] = V(m.values()[p] > V(1) ? 1 : 0);
-    }
-    if (zeros && p % 3 == 0) {
-      m.values()[p] = V(0);
-    }
-  }
-  return m;
 }
 
 template <class T>
@@ -156,15 +72,8 @@ void sweep(const S& s, GrB_Semiring gs, const Accum& acc, GrB_BinaryOp gacc, boo
     const auto b = tb ? operand<V, I>(n, inner, 12, logical) : operand<V, I>(inner, n, 12, logical);
     const auto c = operand<V, I>(m, n, 13, logical);
     const auto mask = operand<V, I>(m, n, 14, false, true);
-    for (int bits = 0; bits < 48; ++bits) {  // 3 masks x complement x accum x replace x C
-      sweep_case k;
-      k.mask = bits % 3;
-      k.complement = (bits / 3) % 2 != 0;
-      k.accumulate = (bits / 6) % 2 != 0;
-      k.replace = (bits / 12) % 2 != 0;
-      k.with_c = (bits / 24) % 2 != 0;
-      k.transpose_a = ta;
-      k.transpose_b = tb;
+    for (int bits = 0; bits < sweep_case::count; ++bits) {
+      const auto k = sweep_case::nth(bits, ta, tb);
       entry_list want;
       graphblas_mxm(k, gs, gacc, type, a.view(), b.view(), c.view(), mask.view(), &want);
       const auto got = spira_mxm(k, s, acc, a.view(), b.view(), c.view(), mask.view());
@@ -184,8 +93,7 @@ TYPED_TEST(mxm_graphblas, every_descriptor_for_every_builtin_semiring)
               "min_plus");
   sweep<V, I>(max_plus{}, GrB_MAX_PLUS_SEMIRING_FP64, max_monoid{}, GrB_MAX_FP64, false,
               "max_plus");
-  sweep<V, I>(max_min{}, GrB_MAX_MIN_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false,
-              "max_min");
+  sweep<V, I>(max_min{}, GrB_MAX_MIN_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "max_min");
   sweep<V, I>(plus_pair{}, GxB_PLUS_PAIR_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "plus_pair");
   sweep<V, I>(any_pair{}, GxB_ANY_PAIR_FP64, max_monoid{}, GrB_MAX_FP64, false, "any_pair");
   sweep<V, I>(lor_land{}, GrB_LOR_LAND_SEMIRING_BOOL, lor_monoid{}, GrB_LOR, true, "lor_land");
@@ -241,8 +149,8 @@ TEST(mxm, bad_arguments_name_the_operand)
   const auto b8 = random_csr<float, std::int32_t>({.rows = 8, .cols = 7, .seed = 43});
   const auto wrong = random_csr<float, std::int32_t>({.rows = 10, .cols = 6, .seed = 44});
   const host_resources res{};
-  expect_throw_with<dimension_mismatch>(
-      [&] { (void)mxm(res, a.view(), b.view(), plus_times{}); }, "inner dimensions differ");
+  expect_throw_with<dimension_mismatch>([&] { (void)mxm(res, a.view(), b.view(), plus_times{}); },
+                                        "inner dimensions differ");
   expect_throw_with<dimension_mismatch>(
       [&] {
         (void)mxm(res, std::optional(wrong.view()), std::nullopt, no_accumulator{}, plus_times{},

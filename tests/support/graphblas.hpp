@@ -2,6 +2,9 @@
 // matrices converted to GrB_Matrix (FP64, or BOOL for the logical semirings) and back.
 #pragma once
 
+#include "support/oracle.hpp"
+
+#include <spira/descriptor.hpp>
 #include <spira/matrix.hpp>
 
 #include <gtest/gtest.h>
@@ -13,6 +16,8 @@ extern "C" {
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -87,6 +92,135 @@ inline void from_graphblas(GrB_Matrix m, GrB_Type type,
     out->emplace_back(std::int64_t(r[k]), std::int64_t(c[k]), x[k]);
   }
   std::sort(out->begin(), out->end());
+}
+
+using entry_list = std::vector<std::tuple<std::int64_t, std::int64_t, double>>;
+
+/// fn() throws E with `text` in its message.
+template <class E, class Fn>
+void expect_throw_with(Fn&& fn, const std::string& text)
+{
+  try {
+    fn();
+    ADD_FAILURE() << "no exception; expected one saying: " << text;
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+/// One case of a descriptor sweep: which of C and the mask are given, and the descriptor.
+struct sweep_case {
+  int mask = 0;  ///< 0 none, 1 valued, 2 structural
+  bool complement = false;
+  bool accumulate = false;
+  bool replace = false;
+  bool transpose_a = false;
+  bool transpose_b = false;
+  bool with_c = false;
+
+  /// Case `bits` of the 48 combinations of mask, complement, accumulator, replace and C.
+  static sweep_case nth(int bits, bool transpose_a = false, bool transpose_b = false)
+  {
+    return {.mask = bits % 3,
+            .complement = (bits / 3) % 2 != 0,
+            .accumulate = (bits / 6) % 2 != 0,
+            .replace = (bits / 12) % 2 != 0,
+            .transpose_a = transpose_a,
+            .transpose_b = transpose_b,
+            .with_c = (bits / 24) % 2 != 0};
+  }
+  static constexpr int count = 48;
+
+  [[nodiscard]] descriptor desc() const
+  {
+    return {.transpose_a = transpose_a,
+            .transpose_b = transpose_b,
+            .structural_mask = mask == 2,
+            .complement_mask = complement,
+            .replace = replace};
+  }
+
+  template <class V, class I>
+  [[nodiscard]] std::optional<csr_view<V, I>> c_of(csr_view<V, I> c) const
+  {
+    return with_c ? std::optional(c) : std::nullopt;
+  }
+  template <class V, class I>
+  [[nodiscard]] std::optional<csr_view<V, I>> mask_of(csr_view<V, I> m) const
+  {
+    return mask != 0 ? std::optional(m) : std::nullopt;
+  }
+
+  [[nodiscard]] std::string name() const
+  {
+    return std::string("mask=") + "nvs"[mask] + (complement ? " comp" : "") +
+           (accumulate ? " accum" : "") + (replace ? " replace" : "") + (transpose_a ? " A'" : "") +
+           (transpose_b ? " B'" : "") + (with_c ? " C" : "");
+  }
+};
+
+/// The GraphBLAS side of a case: C (given or a new empty matrix of `rows` x `cols`), the mask
+/// (FP64: a valued mask's 0 is false, or null) and the descriptor. Free them with grb_free.
+struct grb_case {
+  GrB_Matrix c = nullptr;
+  GrB_Matrix mask = nullptr;
+  GrB_Descriptor desc = nullptr;
+};
+
+template <class V, class I>
+void grb_case_of(const sweep_case& k, GrB_Type type, csr_view<V, I> c, csr_view<V, I> m,
+                 grb_case* g)
+{
+  if (k.with_c) {
+    to_graphblas(c, type, &g->c);
+  } else {
+    SPIRA_GRB_OK(GrB_Matrix_new(&g->c, type, GrB_Index(c.rows), GrB_Index(c.cols)));
+  }
+  if (k.mask != 0) {
+    to_graphblas(m, GrB_FP64, &g->mask);
+  }
+  SPIRA_GRB_OK(GrB_Descriptor_new(&g->desc));
+  if (k.replace) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_OUTP, GrB_REPLACE));
+  }
+  if (k.mask == 2) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_MASK, GrB_STRUCTURE));
+  }
+  if (k.complement) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_MASK, GrB_COMP));
+  }
+  if (k.transpose_a) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_INP0, GrB_TRAN));
+  }
+  if (k.transpose_b) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_INP1, GrB_TRAN));
+  }
+}
+
+inline void grb_free(grb_case* g)
+{
+  GrB_Matrix_free(&g->c);
+  GrB_Matrix_free(&g->mask);
+  GrB_Descriptor_free(&g->desc);
+}
+
+/// A random matrix with values in {1, 2, 3} (or {0, 1} for `logical`), so that sums and products
+/// stay exact in float; `zeros`: every third stored value set to an explicit 0.
+template <class V, class I>
+csr_matrix<V, I> operand(std::int64_t rows, std::int64_t cols, std::uint32_t seed, bool logical,
+                         bool zeros = false)
+{
+  auto m = random_csr<V, I>(
+      {.rows = rows, .cols = cols, .mean_degree = 5, .small_integers = true, .seed = seed});
+  for (std::int64_t p = 0; p < m.nnz(); ++p) {
+    if (logical) {
+      m.values()[p] = V(m.values()[p] > V(1) ? 1 : 0);
+    }
+    if (zeros && p % 3 == 0) {
+      m.values()[p] = V(0);
+    }
+  }
+  return m;
 }
 
 }  // namespace spira::test

@@ -25,10 +25,10 @@ template <class Accum>
 constexpr void check_accumulator(const char* op)
 {
   (void)op;
-  static_assert(std::is_same_v<Accum, no_accumulator> ||
-                    std::is_invocable_r_v<host_compute_t, const Accum&, host_compute_t,
-                                          host_compute_t>,
-                "accum must be spira::no_accumulator or callable as accum(c, t)");
+  static_assert(
+      std::is_same_v<Accum, no_accumulator> ||
+          std::is_invocable_r_v<host_compute_t, const Accum&, host_compute_t, host_compute_t>,
+      "accum must be spira::no_accumulator or callable as accum(c, t)");
 }
 
 /// C and the mask: host memory, canonical, rows x cols (`shape` names the result's operands, as
@@ -43,8 +43,8 @@ void check_output_operands(const host_resources& res, const std::optional<csr_vi
       const std::string what = std::string(op) + ": " + name;
       require_host_space(m->space, op, name);
       validate(res, *m, csr_check::canonical, what.c_str());
-      expects<dimension_mismatch>(m->rows == rows && m->cols == cols, what, " is ", m->rows,
-                                  " x ", m->cols, " but ", shape, " is ", rows, " x ", cols);
+      expects<dimension_mismatch>(m->rows == rows && m->cols == cols, what, " is ", m->rows, " x ",
+                                  m->cols, " but ", shape, " is ", rows, " x ", cols);
     }
   };
   check(c, "C");

@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <string>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -135,8 +135,8 @@ template <class S, class Accum, class V, class I>
 csr_matrix<V, I> mxm_host(const host_resources& res,
                           std::type_identity_t<std::optional<csr_view<V, I>>> c,
                           std::type_identity_t<std::optional<csr_view<V, I>>> mask,
-                          const Accum& accum, const S& s,
-                          csr_view<V, I> a, csr_view<V, I> b, const descriptor& o)
+                          const Accum& accum, const S& s, csr_view<V, I> a, csr_view<V, I> b,
+                          const descriptor& o)
 {
   using T = host_compute_t;
   using traits = distance_traits<S, T>;
@@ -171,8 +171,8 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
     for (std::int64_t i = 0; i < rows; ++i) {
       row.build(i, false);
       offset_t n = 0;
-      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
-                       accum, o, false, [&](std::int64_t, T) { ++n; });
+      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask, accum,
+                       o, false, [&](std::int64_t, T) { ++n; });
       ptr[std::size_t(i) + 1] = n;
     }
   }
@@ -189,12 +189,12 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
     for (std::int64_t i = 0; i < rows; ++i) {
       row.build(i, true);
       offset_t p = ptr[std::size_t(i)];
-      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
-                       accum, o, true, [&](std::int64_t j, T v) {
-                      out.col_idx()[p] = I(j);
-                      out.values()[p] = V(v);
-                      ++p;
-                    });
+      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask, accum,
+                       o, true, [&](std::int64_t j, T v) {
+                         out.col_idx()[p] = I(j);
+                         out.values()[p] = V(v);
+                         ++p;
+                       });
     }
   }
   return out;
