@@ -54,15 +54,17 @@ csr_matrix<V, I> ewise_result(const host_resources& res, ewise_kind kind, const 
       } else if (only_a) {
         if (kind != ewise_kind::mult) {
           const T x = T(a.values[pa]);
-          out(std::int64_t(a.col_idx[pa]),
-              !values ? 0 : kind == ewise_kind::fill ? T(op(x, beta)) : x);
+          out(std::int64_t(a.col_idx[pa]), !values                    ? 0
+                                           : kind == ewise_kind::fill ? T(op(x, beta))
+                                                                      : x);
         }
         ++pa;
       } else {
         if (kind != ewise_kind::mult) {
           const T y = T(b.values[pb]);
-          out(std::int64_t(b.col_idx[pb]),
-              !values ? 0 : kind == ewise_kind::fill ? T(op(alpha, y)) : y);
+          out(std::int64_t(b.col_idx[pb]), !values                    ? 0
+                                           : kind == ewise_kind::fill ? T(op(alpha, y))
+                                                                      : y);
         }
         ++pb;
       }
@@ -142,8 +144,8 @@ template <class Accum, class Op, class ValueT, class IndexT>
     const Op& op, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b,
     const descriptor& options = {})
 {
-  return detail::ewise(res, "spira::ewise_mult", c, mask, accum, detail::ewise_kind::mult, op, a,
-                       0, b, 0, options);
+  return detail::ewise(res, "spira::ewise_mult", c, mask, accum, detail::ewise_kind::mult, op, a, 0,
+                       b, 0, options);
 }
 
 /// C⟨M⟩ = accum(C, T), T the union of op(A) and op(B) with `alpha` standing in for A's missing

@@ -1,11 +1,15 @@
 // spira: GraphBLAS-style operations on the host, templated on the semiring / monoid / distance, so
 // a user-defined operator struct runs without rebuilding the library.
 //
-//   mxv(res, A, x, y, semiring)            y = A ⊕.⊗ x (CSR times dense vector)
-//   pairwise(res, A, B, out, distance)     out = finalize(A ⊕.⊗ Bᵀ) (dense output, rows(A) x
-//   rows(B)) reduce_rows(res, A, out, monoid, map)  out[i] = ⊕ over the stored entries of row i of
-//   map(a) apply(res, A, op)                      a copy of A with every stored value replaced by
-//   op(a) apply(res, X, op)                      X(i,j) = op(X(i,j)) in place (dense)
+//   mxv(res, A, x, y, semiring)         y = A ⊕.⊗ x (CSR times dense vector)
+//   pairwise(res, A, B, out, distance)  out = finalize(A ⊕.⊗ Bᵀ), dense, rows(A) x rows(B)
+//   reduce_rows(res, A, out, monoid)    out[i] = ⊕ over the stored entries of row i of map(A)
+//   reduce_cols(res, A, out, monoid)    the same per column
+//   reduce_scalar(res, A, monoid)       ⊕ over every stored entry of map(A)
+//   apply(res, A, op)                   a copy of A with every stored value replaced by op(a)
+//   apply(res, X, op)                   X(i,j) = op(X(i,j)) in place (dense)
+// (the masked forms with an accumulator: spira/mxm.hpp, spira/ewise.hpp, spira/apply.hpp,
+// spira/select.hpp)
 //
 // All run on host_resources::num_threads() OpenMP threads, give the same result for any thread
 // count, and validate their arguments (mxv and pairwise need canonical CSR: sorted, duplicate-free
@@ -204,6 +208,47 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
   }
   out[i] = V(acc);
 }
+}
+
+/// out[j] = ⊕ over the stored entries of column j of map(A[i,j]), in increasing row order; an
+/// empty column gives the identity. Needs a canonical CSR matrix (it is transposed: O(nnz) memory).
+template <class M, class Map = identity_map, class V, class I>
+void reduce_cols(const host_resources& res, csr_view<V, I> a, std::span<V> out, const M& m = {},
+                 const Map& map = {})
+{
+  detail::require_host_space(a.space, "spira::reduce_cols", "A");
+  validate(res, a, csr_check::canonical, "spira::reduce_cols: A");
+  detail::expects<dimension_mismatch>(std::int64_t(out.size()) == a.cols,
+                                      "spira::reduce_cols: out has ", out.size(),
+                                      " entries but A has ", a.cols, " columns");
+  const auto t = transpose(res, a);
+  reduce_rows(res, t.view(), out, m, map);
+}
+
+/// ⊕ over every stored entry of map(A): each row's in column order, then the rows' in row order
+/// (the same value for any number of threads); the identity for a matrix with no entries.
+template <class M, class Map = identity_map, class V, class I>
+[[nodiscard]] V reduce_scalar(const host_resources& res, csr_view<V, I> a, const M& m = {},
+                              const Map& map = {})
+{
+  using T = detail::host_compute_t;
+  static_assert(monoid<M, T>, "spira::reduce_scalar: M must model spira::monoid");
+  detail::require_host_space(a.space, "spira::reduce_scalar", "A");
+  validate(res, a, csr_check::valid, "spira::reduce_scalar: A");
+  std::vector<T> rows(std::size_t(a.rows));
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
+for (std::int64_t i = 0; i < a.rows; ++i) {
+  T acc = M::template identity<T>();
+  for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+    acc = m(acc, T(map(T(a.values[k]))));
+  }
+  rows[std::size_t(i)] = acc;
+}
+T acc = M::template identity<T>();
+for (const T r : rows) {
+  acc = m(acc, r);
+}
+return V(acc);
 }
 
 /// A copy of A (same pattern, explicit zeros kept) with every stored value replaced by op(value).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <spira/accuracy.hpp>
+#include <spira/apply.hpp>
 #include <spira/config.hpp>
 #include <spira/convert.hpp>
 #include <spira/descriptor.hpp>
@@ -20,5 +21,6 @@
 #include <spira/mxm.hpp>
 #include <spira/ops.hpp>
 #include <spira/resources.hpp>
+#include <spira/select.hpp>
 #include <spira/select_k.hpp>
 #include <spira/semiring.hpp>

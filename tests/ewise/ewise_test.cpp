@@ -24,9 +24,9 @@ enum class kind { add, mult, fill };
 constexpr double alpha = 2, beta = -3;  // ewise_union's stand-ins for missing entries
 
 template <class V, class I>
-void graphblas_ewise(kind w, const sweep_case& k, GrB_BinaryOp op, GrB_BinaryOp acc,
-                     GrB_Type type, csr_view<V, I> a, csr_view<V, I> b, csr_view<V, I> c,
-                     csr_view<V, I> m, entry_list* out)
+void graphblas_ewise(kind w, const sweep_case& k, GrB_BinaryOp op, GrB_BinaryOp acc, GrB_Type type,
+                     csr_view<V, I> a, csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m,
+                     entry_list* out)
 {
   GrB_Matrix ga = nullptr, gb = nullptr;
   grb_case g;
@@ -128,8 +128,8 @@ TEST(ewise, bad_arguments_name_the_operand)
   const host_resources res{};
   expect_throw_with<dimension_mismatch>(
       [&] {
-        (void)ewise_add(res, std::nullopt, std::nullopt, no_accumulator{}, plus_monoid{},
-                        a.view(), b.view());
+        (void)ewise_add(res, std::nullopt, std::nullopt, no_accumulator{}, plus_monoid{}, a.view(),
+                        b.view());
       },
       "spira::ewise_add: A is 10 x 8 but B is 10 x 7");
   expect_throw_with<dimension_mismatch>(

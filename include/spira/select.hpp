@@ -1,0 +1,182 @@
+// spira: GraphBLAS select on the host, with a mask and an accumulator:
+//
+//   select(res, C, M, accum, pred, A, desc)                T = the entries of op(A) where
+//                                                           pred(value, row, col) holds
+//   select_top_k(res, C, M, accum, A, k, order, desc)      T = the k best stored values of each
+//                                                           row of op(A) (ties to the smaller column)
+//
+// then C⟨M⟩ = accum(C, T) (spira/descriptor.hpp); op(A) is Aᵀ with the descriptor's transpose_a.
+// The predicates of GraphBLAS's index-unary select are in spira::select_ops (tril, triu, diag,
+// offdiag, row_le, row_gt, col_le, col_gt and the value comparisons); any callable
+// pred(double value, std::int64_t row, std::int64_t col) -> bool will do. select_top_k is
+// spira::select_k on the rows (docs/selection.md: NaN is the worst value, -0 equals +0). Operands:
+// canonical CSR in host memory; results canonical, the same for any number of threads.
+// Work O(nnz(A) + nnz(C) + nnz(M)) for select, plus select_k's for select_top_k.
+#pragma once
+
+#include <spira/convert.hpp>
+#include <spira/descriptor.hpp>
+#include <spira/detail/masked_update.hpp>
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+#include <spira/select_k.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace spira {
+
+/// The index-unary predicates of GraphBLAS select (GrB_TRIL, GrB_TRIU, ... with their thunk).
+namespace select_ops {
+struct tril {  ///< col <= row + k (GrB_TRIL)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t i, std::int64_t j) const { return j <= i + k; }
+};
+struct triu {  ///< col >= row + k (GrB_TRIU)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t i, std::int64_t j) const { return j >= i + k; }
+};
+struct diag {  ///< col == row + k (GrB_DIAG)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t i, std::int64_t j) const { return j == i + k; }
+};
+struct offdiag {  ///< col != row + k (GrB_OFFDIAG)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t i, std::int64_t j) const { return j != i + k; }
+};
+struct row_le {  ///< row <= k (GrB_ROWLE)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t i, std::int64_t) const { return i <= k; }
+};
+struct row_gt {  ///< row > k (GrB_ROWGT)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t i, std::int64_t) const { return i > k; }
+};
+struct col_le {  ///< col <= k (GrB_COLLE)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t, std::int64_t j) const { return j <= k; }
+};
+struct col_gt {  ///< col > k (GrB_COLGT)
+  std::int64_t k = 0;
+  bool operator()(double, std::int64_t, std::int64_t j) const { return j > k; }
+};
+struct value_eq {  ///< value == y (GrB_VALUEEQ)
+  double y = 0;
+  bool operator()(double x, std::int64_t, std::int64_t) const { return x == y; }
+};
+struct value_ne {  ///< value != y (GrB_VALUENE)
+  double y = 0;
+  bool operator()(double x, std::int64_t, std::int64_t) const { return x != y; }
+};
+struct value_gt {  ///< value > y (GrB_VALUEGT)
+  double y = 0;
+  bool operator()(double x, std::int64_t, std::int64_t) const { return x > y; }
+};
+struct value_ge {  ///< value >= y (GrB_VALUEGE)
+  double y = 0;
+  bool operator()(double x, std::int64_t, std::int64_t) const { return x >= y; }
+};
+struct value_lt {  ///< value < y (GrB_VALUELT)
+  double y = 0;
+  bool operator()(double x, std::int64_t, std::int64_t) const { return x < y; }
+};
+struct value_le {  ///< value <= y (GrB_VALUELE)
+  double y = 0;
+  bool operator()(double x, std::int64_t, std::int64_t) const { return x <= y; }
+};
+}  // namespace select_ops
+
+namespace detail {
+
+/// op(A) checked, with C and the mask; `store` keeps a transpose.
+template <class V, class I>
+csr_view<V, I> unary_operand(const host_resources& res, const char* op, csr_view<V, I> a,
+                             const std::optional<csr_view<V, I>>& c,
+                             const std::optional<csr_view<V, I>>& mask, const descriptor& o,
+                             std::optional<csr_matrix<V, I>>& store)
+{
+  require_host_space(a.space, op, "A");
+  validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
+  a = maybe_transposed(res, a, o.transpose_a, store);
+  check_output_operands(res, c, mask, a.rows, a.cols, op, o.transpose_a ? "Aᵀ" : "A");
+  return a;
+}
+
+/// The entries (i, j, x) of `a` for which keep(x, i, j) holds, as a canonical CSR matrix, with
+/// value(x, i, j) in place of x (two passes: count, then fill).
+template <class V, class I, class Keep, class Value>
+csr_matrix<V, I> filter_map(const host_resources& res, csr_view<V, I> a, const Keep& keep,
+                            const Value& value)
+{
+  using T = host_compute_t;
+  std::vector<offset_t> ptr(std::size_t(a.rows) + 1, 0);
+#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    offset_t n = 0;
+    for (offset_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      n += keep(T(a.values[p]), i, std::int64_t(a.col_idx[p])) ? 1 : 0;
+    }
+    ptr[std::size_t(i) + 1] = n;
+  }
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
+  }
+  csr_matrix<V, I> t(res, a.rows, a.cols, ptr[std::size_t(a.rows)]);
+  std::copy(ptr.begin(), ptr.end(), t.row_ptr());
+#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    offset_t q = ptr[std::size_t(i)];
+    for (offset_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const T x = T(a.values[p]);
+      const auto j = std::int64_t(a.col_idx[p]);
+      if (keep(x, i, j)) {
+        t.col_idx()[q] = a.col_idx[p];
+        t.values()[q] = V(value(x, i, j));
+        ++q;
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace detail
+
+/// C⟨M⟩ = accum(C, T), T the entries of op(A) for which pred(value, row, col) holds (GrB_select).
+template <class Accum, class Pred, class ValueT, class IndexT>
+[[nodiscard]] csr_matrix<ValueT, IndexT> select(
+    const host_resources& res, std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> c,
+    std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
+    const Pred& pred, csr_view<ValueT, IndexT> a, const descriptor& options = {})
+{
+  using T = detail::host_compute_t;
+  detail::check_accumulator<Accum>("spira::select");
+  static_assert(std::is_invocable_r_v<bool, const Pred&, T, std::int64_t, std::int64_t>,
+                "spira::select: pred must be callable as pred(value, row, col) -> bool");
+  std::optional<csr_matrix<ValueT, IndexT>> at;
+  a = detail::unary_operand(res, "spira::select", a, c, mask, options, at);
+  const auto t = detail::filter_map(res, a, pred, [](T x, std::int64_t, std::int64_t) { return x; });
+  return detail::masked_update(res, c, mask, accum, t.view(), options);
+}
+
+/// C⟨M⟩ = accum(C, T), T the min(k, stored) best values of each row of op(A) (largest or smallest,
+/// by spira::select_k's order; ties to the smaller column), k >= 1.
+template <class Accum, class ValueT, class IndexT>
+[[nodiscard]] csr_matrix<ValueT, IndexT> select_top_k(
+    const host_resources& res, std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> c,
+    std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
+    csr_view<ValueT, IndexT> a, std::int64_t k, select_order order, const descriptor& options = {})
+{
+  detail::check_accumulator<Accum>("spira::select_top_k");
+  detail::expects(k >= 1, "spira::select_top_k: k = ", k, " must be at least 1");
+  std::optional<csr_matrix<ValueT, IndexT>> at;
+  a = detail::unary_operand(res, "spira::select_top_k", a, c, mask, options, at);
+  select_params params;
+  params.sorted = false;  // by increasing column: a canonical CSR
+  const auto t = select_k(res, a, k, order, params);
+  return detail::masked_update(res, c, mask, accum, t.view(), options);
+}
+
+}  // namespace spira
