@@ -2,9 +2,9 @@
 //
 //   apply(res, C, M, accum, op, A, desc)          T(i,j) = op(A(i,j))         (GrB_apply, unary;
 //                                                  a bound binary operator is a lambda capture)
-//   apply_index(res, C, M, accum, op, A, desc)    T(i,j) = op(A(i,j), i, j)   (GrB_apply, index-unary)
-//   transpose(res, C, M, accum, A, desc)          T = Aᵀ                      (GrB_transpose)
-//   extract(res, C, M, accum, A, rows, cols, desc) T(i,j) = A(rows[i], cols[j]) (GrB_extract)
+//   apply_index(res, C, M, accum, op, A, desc)    T(i,j) = op(A(i,j), i, j)   (GrB_apply,
+//   index-unary) transpose(res, C, M, accum, A, desc)          T = Aᵀ (GrB_transpose) extract(res,
+//   C, M, accum, A, rows, cols, desc) T(i,j) = A(rows[i], cols[j]) (GrB_extract)
 //
 // then C⟨M⟩ = accum(C, T) (spira/descriptor.hpp). transpose_a of the descriptor applies to A first
 // (so transpose with it set gives T = A, as GrB_transpose does). T has an entry where A does;
@@ -101,8 +101,8 @@ template <class Accum, class ValueT, class IndexT>
   a = detail::maybe_transposed(res, a, options.transpose_a, at);
   const auto check = [&](std::span<const std::int64_t> list, std::int64_t n, const char* name) {
     for (std::size_t p = 0; p < list.size(); ++p) {
-      detail::expects(list[p] >= 0 && list[p] < n, op, ": ", name, "[", p,
-                                          "] = ", list[p], " is outside [0, ", n, ")");
+      detail::expects(list[p] >= 0 && list[p] < n, op, ": ", name, "[", p, "] = ", list[p],
+                      " is outside [0, ", n, ")");
     }
   };
   if (rows) {

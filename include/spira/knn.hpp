@@ -227,6 +227,13 @@ enum class knn_graph_order {
 /// the other; both directions carry the same value), as used for spectral clustering. G may list
 /// a row's entries in any order (either order of to_csr_graph); a column listed twice in one row
 /// is an error. The result is canonical (columns increasing).
+/// (ewise_add of G and Gᵀ with max: spira/ewise.hpp.)
 [[nodiscard]] csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> g);
+
+/// UMAP's fuzzy set union G + Gᵀ - G∘Gᵀ of a square graph of membership strengths in [0, 1]: an
+/// edge where either end lists the other, a + b - ab where both do (a, b the two directions'
+/// values), the one value where only one does. G as for symmetrize; the result is canonical.
+/// (ewise_union of G and Gᵀ: spira/ewise.hpp.)
+[[nodiscard]] csr_matrix<float, std::int64_t> fuzzy_union(csr_view<float, std::int64_t> g);
 
 }  // namespace spira

@@ -3,7 +3,8 @@
 //   select(res, C, M, accum, pred, A, desc)                T = the entries of op(A) where
 //                                                           pred(value, row, col) holds
 //   select_top_k(res, C, M, accum, A, k, order, desc)      T = the k best stored values of each
-//                                                           row of op(A) (ties to the smaller column)
+//                                                           row of op(A) (ties to the smaller
+//                                                           column)
 //
 // then C⟨M⟩ = accum(C, T) (spira/descriptor.hpp); op(A) is Aᵀ with the descriptor's transpose_a.
 // The predicates of GraphBLAS's index-unary select are in spira::select_ops (tril, triu, diag,
@@ -157,7 +158,8 @@ template <class Accum, class Pred, class ValueT, class IndexT>
                 "spira::select: pred must be callable as pred(value, row, col) -> bool");
   std::optional<csr_matrix<ValueT, IndexT>> at;
   a = detail::unary_operand(res, "spira::select", a, c, mask, options, at);
-  const auto t = detail::filter_map(res, a, pred, [](T x, std::int64_t, std::int64_t) { return x; });
+  const auto t =
+      detail::filter_map(res, a, pred, [](T x, std::int64_t, std::int64_t) { return x; });
   return detail::masked_update(res, c, mask, accum, t.view(), options);
 }
 

@@ -13,11 +13,13 @@ with OpenMP, CUDA backend when compiled in) with the GIL released.
 - :func:`show_config` -- version, backends and GPU
 - :mod:`spira.neighbors` -- ``KNeighborsTransformer`` (scikit-learn), :func:`umap_knn`,
   :func:`opentsne_knn`
+- :mod:`spira.graph` -- :func:`~spira.graph.symmetrize` and UMAP's
+  :func:`~spira.graph.fuzzy_union` of a graph
 - :mod:`spira.dask` -- the same exact k-NN graphs on a Dask cluster (``import spira.dask``; needs
   ``dask[array]`` and ``distributed``, the ``spira[dask]`` extra)
 """
 
-from . import _core, neighbors
+from . import _core, graph, neighbors
 from ._device import show_config
 from ._merge import merge_knn
 from ._neighbors import kneighbors, kneighbors_graph
@@ -28,6 +30,7 @@ __version__ = _core.version()
 
 __all__ = [
     "__version__",
+    "graph",
     "kneighbors",
     "kneighbors_graph",
     "merge_knn",

@@ -163,6 +163,36 @@ nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>&
   return knn_arrays(std::move(result));
 }
 
+/// spira::symmetrize or spira::fuzzy_union of a square float32 CSR graph with int64 indices;
+/// returns (indptr, indices, data) of the canonical result, owning its memory.
+nb::tuple graph_union_py(const nb::tuple& g, const std::string& which)
+{
+  const csr_input m = csr_of(g, "G");
+  detail::expects(!m.on_device() && !m.value64 && m.index64,
+                  "G: expected a float32 CSR matrix with int64 indices in host memory");
+  const csr_view<float, std::int64_t> v{m.rows,
+                                        m.cols,
+                                        m.nnz,
+                                        m.indptr,
+                                        static_cast<const std::int64_t*>(m.indices),
+                                        static_cast<const float*>(m.data),
+                                        memory_space::host};
+  auto out = std::make_unique<csr_matrix<float, std::int64_t>>();
+  {
+    nb::gil_scoped_release release;
+    *out = which == "fuzzy_union" ? fuzzy_union(v) : symmetrize(v);
+  }
+  auto* r = out.release();
+  nb::capsule owner(
+      r, [](void* p) noexcept { delete static_cast<csr_matrix<float, std::int64_t>*>(p); });
+  const std::size_t n_ptr[1] = {static_cast<std::size_t>(r->rows() + 1)};
+  const std::size_t n_nz[1] = {static_cast<std::size_t>(r->nnz())};
+  return nb::make_tuple(
+      nb::ndarray<nb::numpy, offset_t, nb::ndim<1>>(r->row_ptr(), 1, n_ptr, owner),
+      nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(r->col_idx(), 1, n_nz, owner),
+      nb::ndarray<nb::numpy, float, nb::ndim<1>>(r->values(), 1, n_nz, owner));
+}
+
 nb::tuple kneighbors_py(const nb::tuple& x, std::optional<nb::tuple> y, std::int64_t k,
                         const std::string& metric_name, double p, bool exclude_self, bool cuda,
                         std::size_t memory_budget, nb::object progress)
@@ -321,6 +351,7 @@ NB_MODULE(_core, m)
         return std::string(to_string(spira::metric_from_string(name)));
       },
       nb::arg("name"), "The library's name of a metric name or alias (ValueError when unknown).");
+  m.def("graph_union", &graph_union_py, nb::arg("G"), nb::arg("which"));
   m.def("metric_names", [] {
     std::vector<std::string> names;
     for (const spira::metric mt : spira::all_metrics()) {

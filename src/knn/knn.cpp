@@ -5,6 +5,7 @@
 #include <spira/convert.hpp>
 #include <spira/detail/knn_driver.hpp>
 #include <spira/detail/type_lists.hpp>
+#include <spira/ewise.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>
 #include <spira/select_k.hpp>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace spira {
@@ -69,7 +71,7 @@ csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t i
 namespace {
 
 /// g with each row's entries in column order; a column listed twice in a row is an error.
-csr_matrix<float, std::int64_t> rows_by_column(csr_view<float, std::int64_t> g)
+csr_matrix<float, std::int64_t> rows_by_column(csr_view<float, std::int64_t> g, const char* op)
 {
   const host_resources res{};
   std::vector<offset_t> ptr(g.row_ptr, g.row_ptr + g.rows + 1);
@@ -84,7 +86,7 @@ csr_matrix<float, std::int64_t> rows_by_column(csr_view<float, std::int64_t> g)
     std::sort(row.begin(), row.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
     for (std::size_t j = 0; j < row.size(); ++j) {
-      detail::expects(j == 0 || row[j - 1].first != row[j].first, "symmetrize: graph row ", i,
+      detail::expects(j == 0 || row[j - 1].first != row[j].first, op, ": graph row ", i,
                       " lists column ", row[j].first, " twice");
       cols[static_cast<std::size_t>(g.row_ptr[i]) + j] = row[j].first;
       vals[static_cast<std::size_t>(g.row_ptr[i]) + j] = row[j].second;
@@ -93,45 +95,34 @@ csr_matrix<float, std::int64_t> rows_by_column(csr_view<float, std::int64_t> g)
   return make_csr<float, std::int64_t>(res, g.rows, g.cols, ptr, cols, vals, csr_check::canonical);
 }
 
+/// g canonical (rows_by_column) and square, for symmetrize and fuzzy_union (`op` names the caller).
+csr_matrix<float, std::int64_t> square_graph(csr_view<float, std::int64_t> input, const char* op)
+{
+  detail::expects(input.rows == input.cols, op, ": the graph must be square, got ", input.rows,
+                  " x ", input.cols);
+  validate(host_resources{}, input, csr_check::valid, (std::string(op) + ": graph").c_str());
+  return rows_by_column(input, op);
+}
+
 }  // namespace
 
 csr_matrix<float, std::int64_t> symmetrize(csr_view<float, std::int64_t> input)
 {
-  const host_resources res{};
-  detail::expects(input.rows == input.cols, "symmetrize: the graph must be square, got ",
-                  input.rows, " x ", input.cols);
-  validate(res, input, csr_check::valid, "symmetrize: graph");
-  const auto sorted = rows_by_column(input);
-  const auto g = sorted.view();
-  const auto t = transpose(res, g);
-  // Union of the sparsity patterns of G and G^T, max of the values where both are present.
-  std::vector<offset_t> ptr(static_cast<std::size_t>(g.rows) + 1, 0);
-  std::vector<std::int64_t> cols;
-  std::vector<float> vals;
-  cols.reserve(static_cast<std::size_t>(2 * g.nnz));
-  vals.reserve(static_cast<std::size_t>(2 * g.nnz));
-  for (std::int64_t i = 0; i < g.rows; ++i) {
-    offset_t a = g.row_ptr[i];
-    offset_t b = t.row_ptr()[i];
-    const offset_t ae = g.row_ptr[i + 1];
-    const offset_t be = t.row_ptr()[i + 1];
-    while (a < ae || b < be) {
-      const std::int64_t ca = a < ae ? g.col_idx[a] : std::numeric_limits<std::int64_t>::max();
-      const std::int64_t cb = b < be ? t.col_idx()[b] : std::numeric_limits<std::int64_t>::max();
-      if (ca == cb) {
-        cols.push_back(ca);
-        vals.push_back(std::max(g.values[a++], t.values()[b++]));
-      } else if (ca < cb) {
-        cols.push_back(ca);
-        vals.push_back(g.values[a++]);
-      } else {
-        cols.push_back(cb);
-        vals.push_back(t.values()[b++]);
-      }
-    }
-    ptr[i + 1] = static_cast<offset_t>(cols.size());
-  }
-  return make_csr<float, std::int64_t>(res, g.rows, g.cols, ptr, cols, vals, csr_check::canonical);
+  const auto g = square_graph(input, "symmetrize");
+  // max(G, Gᵀ): the union of the patterns, the larger value where both hold one.
+  return ewise_add(host_resources{}, std::nullopt, std::nullopt, no_accumulator{}, max_monoid{},
+                   g.view(), g.view(), descriptor{.transpose_b = true});
+}
+
+csr_matrix<float, std::int64_t> fuzzy_union(csr_view<float, std::int64_t> input)
+{
+  const auto g = square_graph(input, "fuzzy_union");
+  // G + Gᵀ - G∘Gᵀ: a + b - ab where both hold a value, the value itself where one does (0 stands
+  // in for the missing one).
+  return ewise_union(
+      host_resources{}, std::nullopt, std::nullopt, no_accumulator{},
+      [](double a, double b) { return a + b - a * b; }, g.view(), 0.0f, g.view(), 0.0f,
+      descriptor{.transpose_b = true});
 }
 
 #define SPIRA_KNN_INSTANTIATE(V, I)                                    \

@@ -35,8 +35,8 @@ void sweep_unary(std::int64_t rows_a, std::int64_t cols_a, std::int64_t out_rows
                  std::int64_t out_cols, const Grb& grb, const Mine& mine, const char* what)
 {
   for (const bool ta : {false, true}) {
-    const auto a = ta ? operand<V, I>(cols_a, rows_a, 91, false)
-                      : operand<V, I>(rows_a, cols_a, 91, false);
+    const auto a =
+        ta ? operand<V, I>(cols_a, rows_a, 91, false) : operand<V, I>(rows_a, cols_a, 91, false);
     const auto c = operand<V, I>(out_rows, out_cols, 92, false);
     const auto mask = operand<V, I>(out_rows, out_cols, 93, false, true);
     for (int bits = 0; bits < sweep_case::count; ++bits) {
@@ -75,8 +75,9 @@ TYPED_TEST(apply_graphblas, unary_and_index_unary)
       },
       [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
         return with_accum(k, [&](const auto& accum) {
-          return apply(host_resources{}, k.c_of(c), k.mask_of(m), accum,
-                       [](double x) { return -x; }, a, k.desc());
+          return apply(
+              host_resources{}, k.c_of(c), k.mask_of(m), accum, [](double x) { return -x; }, a,
+              k.desc());
         });
       },
       "apply ainv");
@@ -88,9 +89,9 @@ TYPED_TEST(apply_graphblas, unary_and_index_unary)
       },
       [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
         return with_accum(k, [&](const auto& accum) {
-          return apply_index(host_resources{}, k.c_of(c), k.mask_of(m), accum,
-                             [](double, std::int64_t i, std::int64_t) { return double(i + 5); },
-                             a, k.desc());
+          return apply_index(
+              host_resources{}, k.c_of(c), k.mask_of(m), accum,
+              [](double, std::int64_t i, std::int64_t) { return double(i + 5); }, a, k.desc());
         });
       },
       "apply_index rowindex");
@@ -102,9 +103,9 @@ TYPED_TEST(apply_graphblas, unary_and_index_unary)
       },
       [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
         return with_accum(k, [&](const auto& accum) {
-          return apply_index(host_resources{}, k.c_of(c), k.mask_of(m), accum,
-                             [](double, std::int64_t, std::int64_t j) { return double(j - 1); },
-                             a, k.desc());
+          return apply_index(
+              host_resources{}, k.c_of(c), k.mask_of(m), accum,
+              [](double, std::int64_t, std::int64_t j) { return double(j - 1); }, a, k.desc());
         });
       },
       "apply_index colindex");
@@ -162,11 +163,12 @@ TYPED_TEST(apply_graphblas, extract_with_repeated_unsorted_and_all_indices)
         },
         [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
           return with_accum(k, [&](const auto& accum) {
-            return extract(host_resources{}, k.c_of(c), k.mask_of(m), accum, a, rs, cs,
-                           k.desc());
+            return extract(host_resources{}, k.c_of(c), k.mask_of(m), accum, a, rs, cs, k.desc());
           });
         },
-        all_rows ? "extract, all rows" : all_cols ? "extract, all columns" : "extract");
+        all_rows   ? "extract, all rows"
+        : all_cols ? "extract, all columns"
+                   : "extract");
   }
 }
 
@@ -177,8 +179,7 @@ TEST(apply, bad_arguments_name_the_operand)
   const host_resources res{};
   expect_throw_with<dimension_mismatch>(
       [&] {
-        (void)transpose(res, std::optional(wrong.view()), std::nullopt, no_accumulator{},
-                        a.view());
+        (void)transpose(res, std::optional(wrong.view()), std::nullopt, no_accumulator{}, a.view());
       },
       "spira::transpose: C is 10 x 8 but Aᵀ is 8 x 10");
   const std::vector<std::int64_t> bad{1, 10};

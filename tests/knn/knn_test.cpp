@@ -874,5 +874,46 @@ TEST(knn_graph_conversions, csr_graph_and_symmetrized_graph)
   }
 }
 
+/// fuzzy_union = G + Gᵀ - G∘Gᵀ (UMAP's fuzzy set union) against a dense float64 reconstruction,
+/// on membership strengths in (0, 1] with one-sided and two-sided edges, rows nearest first.
+TEST(knn_graph_conversions, fuzzy_union_of_membership_strengths)
+{
+  const host_resources res{};
+  const std::int64_t n = 30;
+  const auto data = random_matrix(n, 20, 5, 107);
+  const auto g = knn_self(res, data.view(), {.k = 5, .metric = metric::euclidean});
+  auto gm = to_csr_graph(g, n, knn_graph_mode::distance);  // nearest first, not canonical
+  for (offset_t e = 0; e < gm.nnz(); ++e) {
+    gm.values()[e] = float(std::exp(-double(gm.values()[e])));  // strengths in (0, 1]
+  }
+  const auto u = fuzzy_union(gm.view());
+  std::vector<std::vector<double>> v(n, std::vector<double>(n, 0.0));
+  std::vector<std::vector<bool>> present(n, std::vector<bool>(n, false));
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (offset_t e = gm.row_ptr()[i]; e < gm.row_ptr()[i + 1]; ++e) {
+      v[i][gm.col_idx()[e]] = gm.values()[e];
+      present[i][gm.col_idx()[e]] = true;
+    }
+  }
+  std::int64_t both = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<std::pair<std::int64_t, float>> want, got;
+    for (std::int64_t j = 0; j < n; ++j) {
+      if (present[i][j] || present[j][i]) {
+        const double a = v[i][j], b = v[j][i];  // 0 where absent
+        want.emplace_back(j, float(a + b - a * b));
+        both += present[i][j] && present[j][i] ? 1 : 0;
+      }
+    }
+    for (offset_t e = u.row_ptr()[i]; e < u.row_ptr()[i + 1]; ++e) {
+      got.emplace_back(u.col_idx()[e], u.values()[e]);
+    }
+    EXPECT_EQ(got, want) << "row " << i;
+  }
+  EXPECT_GT(both, 0);  // two-sided edges, where a + b - ab differs from max
+  const auto wide = to_csr_graph(g, n + 1, knn_graph_mode::distance);
+  EXPECT_THROW((void)fuzzy_union(wide.view()), invalid_argument);
+}
+
 }  // namespace
 }  // namespace spira::test

@@ -54,7 +54,9 @@ void check(const M& m, GrB_Monoid gm, double identity, const char* what)
   const auto a = operand<V, I>(57, 44, 101, false);
   GrB_Matrix ga = nullptr;
   to_graphblas(a.view(), GrB_FP64, &ga);
-  const auto as_double = [](const std::vector<V>& v) { return std::vector<double>(v.begin(), v.end()); };
+  const auto as_double = [](const std::vector<V>& v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
   std::vector<V> rows(57), cols(44);
   reduce_rows(host_resources{}, a.view(), std::span<V>(rows), m);
   reduce_cols(host_resources{}, a.view(), std::span<V>(cols), m);

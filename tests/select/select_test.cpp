@@ -68,8 +68,8 @@ TYPED_TEST(select_graphblas, every_index_unary_predicate)
         [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
           return k.accumulate ? select(host_resources{}, k.c_of(c), k.mask_of(m), plus_monoid{},
                                        pred, a, k.desc())
-                              : select(host_resources{}, k.c_of(c), k.mask_of(m),
-                                       no_accumulator{}, pred, a, k.desc());
+                              : select(host_resources{}, k.c_of(c), k.mask_of(m), no_accumulator{},
+                                       pred, a, k.desc());
         },
         what);
   };
@@ -90,8 +90,8 @@ TYPED_TEST(select_graphblas, every_index_unary_predicate)
         [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
           return k.accumulate ? select(host_resources{}, k.c_of(c), k.mask_of(m), min_monoid{},
                                        pred, a, k.desc())
-                              : select(host_resources{}, k.c_of(c), k.mask_of(m),
-                                       no_accumulator{}, pred, a, k.desc());
+                              : select(host_resources{}, k.c_of(c), k.mask_of(m), no_accumulator{},
+                                       pred, a, k.desc());
         },
         what);
   };
