@@ -2,9 +2,9 @@
 // graph's adjacency matrix; C⟨L⟩ = L ⊕.⊗ Lᵀ with plus_pair counts, for each edge (i, j) of L, the
 // common neighbours k < j of i and j: each triangle once. Prints the count; exits non-zero when it
 // differs from the triangles counted by brute force over all vertex triples.
-#include <spira/semirings/graphblas.hpp>
 #include <spira/convert.hpp>
 #include <spira/mxm.hpp>
+#include <spira/semirings/graphblas.hpp>
 
 #include <cstdint>
 #include <cstdio>
