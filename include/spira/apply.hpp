@@ -19,7 +19,6 @@
 #include <spira/detail/masked_update.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
-#include <spira/select.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -143,35 +142,15 @@ template <class Accum, class ValueT, class IndexT>
       std::sort(e.begin(), e.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     }
   };
-  std::vector<offset_t> ptr(std::size_t(n_rows) + 1, 0);
-#pragma omp parallel num_threads(res.num_threads())
-  {
-    std::vector<std::pair<std::int64_t, ValueT>> e;
-#pragma omp for schedule(dynamic, 256)
-    for (std::int64_t i = 0; i < n_rows; ++i) {
-      row_entries(i, e);
-      ptr[std::size_t(i) + 1] = offset_t(e.size());
-    }
-  }
-  for (std::int64_t i = 0; i < n_rows; ++i) {
-    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
-  }
-  csr_matrix<ValueT, IndexT> t(res, n_rows, n_cols, ptr[std::size_t(n_rows)]);
-  std::copy(ptr.begin(), ptr.end(), t.row_ptr());
-#pragma omp parallel num_threads(res.num_threads())
-  {
-    std::vector<std::pair<std::int64_t, ValueT>> e;
-#pragma omp for schedule(dynamic, 256)
-    for (std::int64_t i = 0; i < n_rows; ++i) {
-      row_entries(i, e);
-      offset_t q = ptr[std::size_t(i)];
-      for (const auto& [j, v] : e) {
-        t.col_idx()[q] = IndexT(j);
-        t.values()[q] = v;
-        ++q;
-      }
-    }
-  }
+  using entries = std::vector<std::pair<std::int64_t, ValueT>>;
+  const auto t = detail::csr_by_rows<ValueT, IndexT>(
+      res, n_rows, n_cols, [] { return entries{}; },
+      [&](entries& e, std::int64_t i, bool, auto&& out) {
+        row_entries(i, e);
+        for (const auto& [j, v] : e) {
+          out(j, detail::host_compute_t(v));
+        }
+      });
   return detail::masked_update(res, c, mask, accum, t.view(), options);
 }
 

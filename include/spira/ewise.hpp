@@ -35,7 +35,7 @@ namespace detail {
 
 enum class ewise_kind { add, mult, fill };
 
-/// T of an element-wise operation (the checks done), in two passes: count, then fill.
+/// T of an element-wise operation (the checks done).
 template <class Op, class V, class I>
 csr_matrix<V, I> ewise_result(const host_resources& res, ewise_kind kind, const Op& op,
                               csr_view<V, I> a, host_compute_t alpha, csr_view<V, I> b,
@@ -70,28 +70,9 @@ csr_matrix<V, I> ewise_result(const host_resources& res, ewise_kind kind, const 
       }
     }
   };
-  std::vector<offset_t> ptr(std::size_t(a.rows) + 1, 0);
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    offset_t n = 0;
-    row(i, false, [&](std::int64_t, T) { ++n; });
-    ptr[std::size_t(i) + 1] = n;
-  }
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
-  }
-  csr_matrix<V, I> t(res, a.rows, a.cols, ptr[std::size_t(a.rows)]);
-  std::copy(ptr.begin(), ptr.end(), t.row_ptr());
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    offset_t p = ptr[std::size_t(i)];
-    row(i, true, [&](std::int64_t j, T v) {
-      t.col_idx()[p] = I(j);
-      t.values()[p] = V(v);
-      ++p;
-    });
-  }
-  return t;
+  return csr_by_rows<V, I>(
+      res, a.rows, a.cols, [] { return no_row_state{}; },
+      [&](no_row_state, std::int64_t i, bool values, auto&& out) { row(i, values, out); });
 }
 
 template <class Accum, class Op, class V, class I>

@@ -90,61 +90,6 @@ struct value_le {  ///< value <= y (GrB_VALUELE)
 };
 }  // namespace select_ops
 
-namespace detail {
-
-/// op(A) checked, with C and the mask; `store` keeps a transpose.
-template <class V, class I>
-csr_view<V, I> unary_operand(const host_resources& res, const char* op, csr_view<V, I> a,
-                             const std::optional<csr_view<V, I>>& c,
-                             const std::optional<csr_view<V, I>>& mask, const descriptor& o,
-                             std::optional<csr_matrix<V, I>>& store)
-{
-  require_host_space(a.space, op, "A");
-  validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
-  a = maybe_transposed(res, a, o.transpose_a, store);
-  check_output_operands(res, c, mask, a.rows, a.cols, op, o.transpose_a ? "Aᵀ" : "A");
-  return a;
-}
-
-/// The entries (i, j, x) of `a` for which keep(x, i, j) holds, as a canonical CSR matrix, with
-/// value(x, i, j) in place of x (two passes: count, then fill).
-template <class V, class I, class Keep, class Value>
-csr_matrix<V, I> filter_map(const host_resources& res, csr_view<V, I> a, const Keep& keep,
-                            const Value& value)
-{
-  using T = host_compute_t;
-  std::vector<offset_t> ptr(std::size_t(a.rows) + 1, 0);
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    offset_t n = 0;
-    for (offset_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
-      n += keep(T(a.values[p]), i, std::int64_t(a.col_idx[p])) ? 1 : 0;
-    }
-    ptr[std::size_t(i) + 1] = n;
-  }
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
-  }
-  csr_matrix<V, I> t(res, a.rows, a.cols, ptr[std::size_t(a.rows)]);
-  std::copy(ptr.begin(), ptr.end(), t.row_ptr());
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    offset_t q = ptr[std::size_t(i)];
-    for (offset_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
-      const T x = T(a.values[p]);
-      const auto j = std::int64_t(a.col_idx[p]);
-      if (keep(x, i, j)) {
-        t.col_idx()[q] = a.col_idx[p];
-        t.values()[q] = V(value(x, i, j));
-        ++q;
-      }
-    }
-  }
-  return t;
-}
-
-}  // namespace detail
-
 /// C⟨M⟩ = accum(C, T), T the entries of op(A) for which pred(value, row, col) holds (GrB_select).
 template <class Accum, class Pred, class ValueT, class IndexT>
 [[nodiscard]] csr_matrix<ValueT, IndexT> select(

@@ -23,45 +23,7 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new graphblas_env);
 
 template <class T>
 class apply_graphblas : public ::testing::Test {};
-using value_index =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(apply_graphblas, value_index);
-
-/// For both orientations of A (rows_a x cols_a as op(A)) and every case of the sweep, with C and
-/// the mask out_rows x out_cols: grb(k, g, ga) runs GraphBLAS into g.c, mine(k, a, c, mask) spira.
-template <class V, class I, class Grb, class Mine>
-void sweep_unary(std::int64_t rows_a, std::int64_t cols_a, std::int64_t out_rows,
-                 std::int64_t out_cols, const Grb& grb, const Mine& mine, const char* what)
-{
-  for (const bool ta : {false, true}) {
-    const auto a =
-        ta ? operand<V, I>(cols_a, rows_a, 91, false) : operand<V, I>(rows_a, cols_a, 91, false);
-    const auto c = operand<V, I>(out_rows, out_cols, 92, false);
-    const auto mask = operand<V, I>(out_rows, out_cols, 93, false, true);
-    for (int bits = 0; bits < sweep_case::count; ++bits) {
-      const auto k = sweep_case::nth(bits, ta);
-      GrB_Matrix ga = nullptr;
-      grb_case g;
-      to_graphblas(a.view(), GrB_FP64, &ga);
-      grb_case_of(k, GrB_FP64, c.view(), mask.view(), &g);
-      grb(k, g, ga);
-      entry_list want;
-      from_graphblas(g.c, GrB_FP64, &want);
-      GrB_Matrix_free(&ga);
-      grb_free(&g);
-      const auto got = mine(k, a.view(), c.view(), mask.view());
-      ASSERT_EQ(entries_of(got.view()), want) << what << ": " << k.name();
-    }
-  }
-}
-
-/// Runs spira's operation with the case's accumulator (plus) or none.
-template <class Fn>
-auto with_accum(const sweep_case& k, const Fn& fn)
-{
-  return k.accumulate ? fn(plus_monoid{}) : fn(no_accumulator{});
-}
+TYPED_TEST_SUITE(apply_graphblas, value_index_types);
 
 TYPED_TEST(apply_graphblas, unary_and_index_unary)
 {
@@ -74,7 +36,7 @@ TYPED_TEST(apply_graphblas, unary_and_index_unary)
         SPIRA_GRB_OK(GrB_Matrix_apply(g.c, g.mask, acc(k), GrB_AINV_FP64, ga, g.desc));
       },
       [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
-        return with_accum(k, [&](const auto& accum) {
+        return with_accum(k, plus_monoid{}, [&](const auto& accum) {
           return apply(
               host_resources{}, k.c_of(c), k.mask_of(m), accum, [](double x) { return -x; }, a,
               k.desc());
@@ -88,7 +50,7 @@ TYPED_TEST(apply_graphblas, unary_and_index_unary)
                                                     std::int64_t{5}, g.desc));
       },
       [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
-        return with_accum(k, [&](const auto& accum) {
+        return with_accum(k, plus_monoid{}, [&](const auto& accum) {
           return apply_index(
               host_resources{}, k.c_of(c), k.mask_of(m), accum,
               [](double, std::int64_t i, std::int64_t) { return double(i + 5); }, a, k.desc());
@@ -102,7 +64,7 @@ TYPED_TEST(apply_graphblas, unary_and_index_unary)
                                                     std::int64_t{-1}, g.desc));
       },
       [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
-        return with_accum(k, [&](const auto& accum) {
+        return with_accum(k, plus_monoid{}, [&](const auto& accum) {
           return apply_index(
               host_resources{}, k.c_of(c), k.mask_of(m), accum,
               [](double, std::int64_t, std::int64_t j) { return double(j - 1); }, a, k.desc());
@@ -115,30 +77,20 @@ TYPED_TEST(apply_graphblas, transpose)
 {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  // GrB_transpose(C, M, accum, A, desc) with GrB_INP0 = GrB_TRAN gives C = A: the sweep's A is
-  // 40 x 30 (its transposed form 30 x 40) and C is 30 x 40 either way.
-  for (const bool ta : {false, true}) {
-    const auto a = ta ? operand<V, I>(30, 40, 94, false) : operand<V, I>(40, 30, 94, false);
-    const auto c = operand<V, I>(30, 40, 95, false);
-    const auto mask = operand<V, I>(30, 40, 96, false, true);
-    for (int bits = 0; bits < sweep_case::count; ++bits) {
-      const auto k = sweep_case::nth(bits, ta);
-      GrB_Matrix ga = nullptr;
-      grb_case g;
-      to_graphblas(a.view(), GrB_FP64, &ga);
-      grb_case_of(k, GrB_FP64, c.view(), mask.view(), &g);
-      SPIRA_GRB_OK(GrB_transpose(g.c, g.mask, k.accumulate ? GrB_PLUS_FP64 : nullptr, ga, g.desc));
-      entry_list want;
-      from_graphblas(g.c, GrB_FP64, &want);
-      GrB_Matrix_free(&ga);
-      grb_free(&g);
-      const auto got = with_accum(k, [&](const auto& accum) {
-        return transpose(host_resources{}, k.c_of(c.view()), k.mask_of(mask.view()), accum,
-                         a.view(), k.desc());
-      });
-      ASSERT_EQ(entries_of(got.view()), want) << "transpose: " << k.name();
-    }
-  }
+  // GrB_transpose(C, M, accum, A, desc) with GrB_INP0 = GrB_TRAN gives C = A: op(A) is 40 x 30,
+  // C is 30 x 40 either way.
+  sweep_unary<V, I>(
+      40, 30, 30, 40,
+      [&](const sweep_case& k, grb_case& g, GrB_Matrix ga) {
+        SPIRA_GRB_OK(
+            GrB_transpose(g.c, g.mask, k.accumulate ? GrB_PLUS_FP64 : nullptr, ga, g.desc));
+      },
+      [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
+        return with_accum(k, plus_monoid{}, [&](const auto& accum) {
+          return transpose(host_resources{}, k.c_of(c), k.mask_of(m), accum, a, k.desc());
+        });
+      },
+      "transpose");
 }
 
 TYPED_TEST(apply_graphblas, extract_with_repeated_unsorted_and_all_indices)
@@ -162,7 +114,7 @@ TYPED_TEST(apply_graphblas, extract_with_repeated_unsorted_and_all_indices)
                                           all_cols ? GrB_ALL : gc.data(), GrB_Index(nc), g.desc));
         },
         [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
-          return with_accum(k, [&](const auto& accum) {
+          return with_accum(k, plus_monoid{}, [&](const auto& accum) {
             return extract(host_resources{}, k.c_of(c), k.mask_of(m), accum, a, rs, cs, k.desc());
           });
         },

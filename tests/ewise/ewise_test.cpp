@@ -68,16 +68,13 @@ entry_list spira_ewise(kind w, const sweep_case& k, const Op& op, const Accum& a
     }
     return ewise_union(res, k.c_of(c), k.mask_of(m), accum, op, a, V(alpha), b, V(beta), k.desc());
   };
-  const auto r = k.accumulate ? run(acc) : run(no_accumulator{});
+  const auto r = with_accum(k, acc, run);
   return entries_of(r.view());
 }
 
 template <class T>
 class ewise_graphblas : public ::testing::Test {};
-using value_index =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(ewise_graphblas, value_index);
+TYPED_TEST_SUITE(ewise_graphblas, value_index_types);
 
 template <class V, class I, class Op, class Accum>
 void sweep(const Op& op, GrB_BinaryOp gop, const Accum& acc, GrB_BinaryOp gacc, bool logical,

@@ -45,19 +45,15 @@ template <class V, class I, class S, class Accum>
 entry_list spira_mxm(const sweep_case& k, const S& s, const Accum& acc, csr_view<V, I> a,
                      csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m)
 {
-  const auto r =
-      k.accumulate
-          ? mxm(host_resources{}, k.c_of(c), k.mask_of(m), acc, s, a, b, k.desc())
-          : mxm(host_resources{}, k.c_of(c), k.mask_of(m), no_accumulator{}, s, a, b, k.desc());
+  const auto r = with_accum(k, acc, [&](const auto& accum) {
+    return mxm(host_resources{}, k.c_of(c), k.mask_of(m), accum, s, a, b, k.desc());
+  });
   return entries_of(r.view());
 }
 
 template <class T>
 class mxm_graphblas : public ::testing::Test {};
-using value_index =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(mxm_graphblas, value_index);
+TYPED_TEST_SUITE(mxm_graphblas, value_index_types);
 
 /// Every mask / complement / accumulator / replace / transpose / C combination for one semiring.
 template <class V, class I, class S, class Accum>

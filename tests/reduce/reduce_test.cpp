@@ -43,10 +43,7 @@ std::vector<double> graphblas_reduce(GrB_Matrix a, GrB_Monoid m, bool columns, s
 
 template <class T>
 class reduce_graphblas : public ::testing::Test {};
-using value_index =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(reduce_graphblas, value_index);
+TYPED_TEST_SUITE(reduce_graphblas, value_index_types);
 
 template <class V, class I, class M>
 void check(const M& m, GrB_Monoid gm, double identity, const char* what)

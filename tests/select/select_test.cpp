@@ -22,37 +22,7 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new graphblas_env);
 
 template <class T>
 class select_graphblas : public ::testing::Test {};
-using value_index =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(select_graphblas, value_index);
-
-/// For both orientations of A and every case of the sweep: grb(k, g, ga) runs the GraphBLAS
-/// operation into g.c; mine(k, a, c, mask) returns spira's; they must be equal.
-template <class V, class I, class Grb, class Mine>
-void sweep_unary(const Grb& grb, const Mine& mine, const char* what)
-{
-  const std::int64_t m = 33, n = 47;
-  for (const bool ta : {false, true}) {
-    const auto a = ta ? operand<V, I>(n, m, 71, false) : operand<V, I>(m, n, 71, false);
-    const auto c = operand<V, I>(m, n, 72, false);
-    const auto mask = operand<V, I>(m, n, 73, false, true);
-    for (int bits = 0; bits < sweep_case::count; ++bits) {
-      const auto k = sweep_case::nth(bits, ta);
-      GrB_Matrix ga = nullptr;
-      grb_case g;
-      to_graphblas(a.view(), GrB_FP64, &ga);
-      grb_case_of(k, GrB_FP64, c.view(), mask.view(), &g);
-      grb(k, g, ga);
-      entry_list want;
-      from_graphblas(g.c, GrB_FP64, &want);
-      GrB_Matrix_free(&ga);
-      grb_free(&g);
-      const auto got = mine(k, a.view(), c.view(), mask.view());
-      ASSERT_EQ(entries_of(got.view()), want) << what << ": " << k.name();
-    }
-  }
-}
+TYPED_TEST_SUITE(select_graphblas, value_index_types);
 
 TYPED_TEST(select_graphblas, every_index_unary_predicate)
 {
@@ -61,6 +31,7 @@ TYPED_TEST(select_graphblas, every_index_unary_predicate)
   using namespace select_ops;
   const auto by_index = [](auto pred, GrB_IndexUnaryOp gop, std::int64_t thunk, const char* what) {
     sweep_unary<V, I>(
+        33, 47, 33, 47,
         [&](const sweep_case& k, grb_case& g, GrB_Matrix ga) {
           SPIRA_GRB_OK(GrB_Matrix_select_INT64(g.c, g.mask, k.accumulate ? GrB_PLUS_FP64 : nullptr,
                                                gop, ga, thunk, g.desc));
@@ -83,6 +54,7 @@ TYPED_TEST(select_graphblas, every_index_unary_predicate)
   by_index(col_gt{7}, GrB_COLGT, 7, "col_gt");
   const auto by_value = [](auto pred, GrB_IndexUnaryOp gop, double thunk, const char* what) {
     sweep_unary<V, I>(
+        33, 47, 33, 47,
         [&](const sweep_case& k, grb_case& g, GrB_Matrix ga) {
           SPIRA_GRB_OK(GrB_Matrix_select_FP64(g.c, g.mask, k.accumulate ? GrB_MIN_FP64 : nullptr,
                                               gop, ga, thunk, g.desc));
@@ -141,6 +113,7 @@ TYPED_TEST(select_graphblas, top_k_per_row_with_ties)
   for (const std::int64_t kk : {1, 3, 100}) {
     for (const bool largest : {true, false}) {
       sweep_unary<V, I>(
+          33, 47, 33, 47,
           [&](const sweep_case& k, grb_case& g, GrB_Matrix ga) {
             csr_matrix<V, I> a(host_resources{}, 0, 0, 0);
             GrB_Index nr = 0, nc = 0, nv = 0;
@@ -173,10 +146,10 @@ TYPED_TEST(select_graphblas, top_k_per_row_with_ties)
           },
           [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
             const auto order = largest ? select_order::largest : select_order::smallest;
-            return k.accumulate ? select_top_k(host_resources{}, k.c_of(c), k.mask_of(m),
-                                               plus_monoid{}, a, kk, order, k.desc())
-                                : select_top_k(host_resources{}, k.c_of(c), k.mask_of(m),
-                                               no_accumulator{}, a, kk, order, k.desc());
+            return with_accum(k, plus_monoid{}, [&](const auto& acc) {
+              return select_top_k(host_resources{}, k.c_of(c), k.mask_of(m), acc, a, kk, order,
+                                  k.desc());
+            });
           },
           largest ? "top-k largest" : "top-k smallest");
     }

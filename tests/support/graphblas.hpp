@@ -19,6 +19,7 @@ extern "C" {
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace spira::test {
@@ -221,6 +222,47 @@ csr_matrix<V, I> operand(std::int64_t rows, std::int64_t cols, std::uint32_t see
     }
   }
   return m;
+}
+
+/// The value and index types every GraphBLAS cross-check runs with.
+using value_index_types =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
+                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
+
+/// fn(accum) with the case's accumulator `acc`, or fn(no_accumulator{}).
+template <class Accum, class Fn>
+auto with_accum(const sweep_case& k, const Accum& acc, const Fn& fn)
+{
+  return k.accumulate ? fn(acc) : fn(no_accumulator{});
+}
+
+/// For both orientations of A (op(A) is rows_a x cols_a) and every case of the sweep, with C and
+/// the mask out_rows x out_cols (FP64): grb(k, g, ga) runs the GraphBLAS operation into g.c and
+/// mine(k, a, c, mask) returns spira's; they must be equal entry for entry.
+template <class V, class I, class Grb, class Mine>
+void sweep_unary(std::int64_t rows_a, std::int64_t cols_a, std::int64_t out_rows,
+                 std::int64_t out_cols, const Grb& grb, const Mine& mine, const char* what)
+{
+  for (const bool ta : {false, true}) {
+    const auto a =
+        ta ? operand<V, I>(cols_a, rows_a, 91, false) : operand<V, I>(rows_a, cols_a, 91, false);
+    const auto c = operand<V, I>(out_rows, out_cols, 92, false);
+    const auto mask = operand<V, I>(out_rows, out_cols, 93, false, true);
+    for (int bits = 0; bits < sweep_case::count; ++bits) {
+      const auto k = sweep_case::nth(bits, ta);
+      GrB_Matrix ga = nullptr;
+      grb_case g;
+      to_graphblas(a.view(), GrB_FP64, &ga);
+      grb_case_of(k, GrB_FP64, c.view(), mask.view(), &g);
+      grb(k, g, ga);
+      entry_list want;
+      from_graphblas(g.c, GrB_FP64, &want);
+      GrB_Matrix_free(&ga);
+      grb_free(&g);
+      const auto got = mine(k, a.view(), c.view(), mask.view());
+      ASSERT_EQ(entries_of(got.view()), want) << what << ": " << k.name();
+    }
+  }
 }
 
 }  // namespace spira::test

@@ -1,6 +1,8 @@
-// spira internals: C⟨M⟩ = accum(C, T), the write-back every GraphBLAS-style operation ends with
-// (spira/descriptor.hpp says what it means): the checks of C and the mask, the merge of one row,
-// and the whole update from a computed T in two passes (count, then fill at known offsets).
+// spira internals shared by the host GraphBLAS-style operations: C⟨M⟩ = accum(C, T), the
+// write-back every one of them ends with (spira/descriptor.hpp says what it means: the checks of C
+// and the mask, the merge of one row, the whole update from a computed T); csr_by_rows, the
+// two-pass (count, then fill at known offsets) construction of a CSR result row by row; and the
+// checked, possibly transposed operand of the unary operations with filter_map over its entries.
 #pragma once
 
 #include <spira/convert.hpp>
@@ -103,6 +105,50 @@ void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, st
   }
 }
 
+/// A canonical CSR matrix of rows x cols built row by row in two passes over the rows, in parallel
+/// on res's threads: emit(state, i, values, out) calls out(column, value) for each entry of row i
+/// in increasing column order, first to count them (`values` false: the value is not used), then
+/// to write them at their offsets. make_state() gives each thread the scratch state emit uses.
+template <class V, class I, class MakeState, class Emit>
+csr_matrix<V, I> csr_by_rows(const host_resources& res, std::int64_t rows, std::int64_t cols,
+                             const MakeState& make_state, const Emit& emit)
+{
+  using T = host_compute_t;
+  std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
+#pragma omp parallel num_threads(res.num_threads())
+  {
+    auto state = make_state();
+#pragma omp for schedule(dynamic, 64)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      offset_t n = 0;
+      emit(state, i, false, [&](std::int64_t, T) { ++n; });
+      ptr[std::size_t(i) + 1] = n;
+    }
+  }
+  for (std::int64_t i = 0; i < rows; ++i) {
+    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
+  }
+  csr_matrix<V, I> out(res, rows, cols, ptr[std::size_t(rows)]);
+  std::copy(ptr.begin(), ptr.end(), out.row_ptr());
+#pragma omp parallel num_threads(res.num_threads())
+  {
+    auto state = make_state();
+#pragma omp for schedule(dynamic, 64)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      offset_t p = ptr[std::size_t(i)];
+      emit(state, i, true, [&](std::int64_t j, T v) {
+        out.col_idx()[p] = I(j);
+        out.values()[p] = V(v);
+        ++p;
+      });
+    }
+  }
+  return out;
+}
+
+/// No per-thread state (for csr_by_rows).
+struct no_row_state {};
+
 /// The new C from the old one (nullopt: empty), the mask (nullopt: none), the accumulator and the
 /// computed result T (canonical, the shape of C): C⟨M⟩ = accum(C, T), canonical.
 template <class Accum, class V, class I>
@@ -110,35 +156,13 @@ csr_matrix<V, I> masked_update(const host_resources& res, const std::optional<cs
                                const std::optional<csr_view<V, I>>& mask, const Accum& accum,
                                csr_view<V, I> t, const descriptor& o)
 {
-  using T = host_compute_t;
-  const std::int64_t rows = t.rows;
-  const auto row = [&](std::int64_t i, bool values, auto&& out) {
-    const offset_t b = t.row_ptr[i];
-    masked_merge_row(i, t.col_idx + b, t.values + b, std::size_t(t.row_ptr[i + 1] - b), c, mask,
-                     accum, o, values, out);
-  };
-  std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < rows; ++i) {
-    offset_t n = 0;
-    row(i, false, [&](std::int64_t, T) { ++n; });
-    ptr[std::size_t(i) + 1] = n;
-  }
-  for (std::int64_t i = 0; i < rows; ++i) {
-    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
-  }
-  csr_matrix<V, I> out(res, rows, t.cols, ptr[std::size_t(rows)]);
-  std::copy(ptr.begin(), ptr.end(), out.row_ptr());
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < rows; ++i) {
-    offset_t p = ptr[std::size_t(i)];
-    row(i, true, [&](std::int64_t j, T v) {
-      out.col_idx()[p] = I(j);
-      out.values()[p] = V(v);
-      ++p;
-    });
-  }
-  return out;
+  return csr_by_rows<V, I>(
+      res, t.rows, t.cols, [] { return no_row_state{}; },
+      [&](no_row_state, std::int64_t i, bool values, auto&& out) {
+        const offset_t b = t.row_ptr[i];
+        masked_merge_row(i, t.col_idx + b, t.values + b, std::size_t(t.row_ptr[i + 1] - b), c, mask,
+                         accum, o, values, out);
+      });
 }
 
 /// `a` as given, or its transpose (kept in `store`) when `transpose` is set.
@@ -151,6 +175,40 @@ csr_view<V, I> maybe_transposed(const host_resources& res, csr_view<V, I> a, boo
   }
   store = spira::transpose(res, a);
   return store->view();
+}
+
+/// op(A) checked, with C and the mask; `store` keeps a transpose.
+template <class V, class I>
+csr_view<V, I> unary_operand(const host_resources& res, const char* op, csr_view<V, I> a,
+                             const std::optional<csr_view<V, I>>& c,
+                             const std::optional<csr_view<V, I>>& mask, const descriptor& o,
+                             std::optional<csr_matrix<V, I>>& store)
+{
+  require_host_space(a.space, op, "A");
+  validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
+  a = maybe_transposed(res, a, o.transpose_a, store);
+  check_output_operands(res, c, mask, a.rows, a.cols, op, o.transpose_a ? "Aᵀ" : "A");
+  return a;
+}
+
+/// The entries (i, j, x) of `a` for which keep(x, i, j) holds, as a canonical CSR matrix, with
+/// value(x, i, j) in place of x.
+template <class V, class I, class Keep, class Value>
+csr_matrix<V, I> filter_map(const host_resources& res, csr_view<V, I> a, const Keep& keep,
+                            const Value& value)
+{
+  using T = host_compute_t;
+  return csr_by_rows<V, I>(
+      res, a.rows, a.cols, [] { return no_row_state{}; },
+      [&](no_row_state, std::int64_t i, bool values, auto&& out) {
+        for (offset_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+          const T x = T(a.values[p]);
+          const auto j = std::int64_t(a.col_idx[p]);
+          if (keep(x, i, j)) {
+            out(j, values ? T(value(x, i, j)) : T(0));
+          }
+        }
+      });
 }
 
 }  // namespace spira::detail

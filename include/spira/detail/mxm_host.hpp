@@ -1,6 +1,6 @@
 // spira internals: the host mxm (spira/mxm.hpp). Gustavson's row-by-row product: row i of
 // T = A ⊕.⊗ B is the ⊕ of the rows B[k,:] scaled by A[i,k], gathered in an accumulator, then merged
-// with row i of C under row i of the mask. Two passes (count, then fill at known offsets).
+// with row i of C under row i of the mask (csr_by_rows: count, then fill at known offsets).
 #pragma once
 
 #include <spira/convert.hpp>
@@ -161,43 +161,13 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
                               " (inner dimensions differ)");
   const std::string shape = std::string(ta) + " " + tb;
   check_output_operands(res, c, mask, a.rows, b.cols, op, shape.c_str());
-  const std::int64_t rows = a.rows;
-  std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
-  // Pass 1: the entries of each row of the new C, from the patterns (and the mask's values).
-#pragma omp parallel num_threads(res.num_threads())
-  {
-    mxm_row_builder<S, V, I> row(a, b, s);
-#pragma omp for schedule(dynamic, 64)
-    for (std::int64_t i = 0; i < rows; ++i) {
-      row.build(i, false);
-      offset_t n = 0;
-      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask, accum,
-                       o, false, [&](std::int64_t, T) { ++n; });
-      ptr[std::size_t(i) + 1] = n;
-    }
-  }
-  for (std::int64_t i = 0; i < rows; ++i) {
-    ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
-  }
-  csr_matrix<V, I> out(res, rows, b.cols, ptr[std::size_t(rows)]);
-  std::copy(ptr.begin(), ptr.end(), out.row_ptr());
-  // Pass 2: the values, written at the offsets of pass 1.
-#pragma omp parallel num_threads(res.num_threads())
-  {
-    mxm_row_builder<S, V, I> row(a, b, s);
-#pragma omp for schedule(dynamic, 64)
-    for (std::int64_t i = 0; i < rows; ++i) {
-      row.build(i, true);
-      offset_t p = ptr[std::size_t(i)];
-      masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask, accum,
-                       o, true, [&](std::int64_t j, T v) {
-                         out.col_idx()[p] = I(j);
-                         out.values()[p] = V(v);
-                         ++p;
-                       });
-    }
-  }
-  return out;
+  return csr_by_rows<V, I>(
+      res, a.rows, b.cols, [&] { return mxm_row_builder<S, V, I>(a, b, s); },
+      [&](mxm_row_builder<S, V, I>& row, std::int64_t i, bool values, auto&& out) {
+        row.build(i, values);
+        masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
+                         accum, o, values, out);
+      });
 }
 
 }  // namespace spira::detail
