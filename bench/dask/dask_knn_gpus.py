@@ -19,7 +19,6 @@ Writes DIR/dask_knn_gpus-DATE.json.
 """
 
 import argparse
-import datetime
 import json
 import os
 import subprocess
@@ -28,6 +27,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_common import breakdown, result_header  # noqa: E402
 DEVICE = "cuda"  # every run is on GPUs
 COLS, MEAN_DEGREE, MAX_DEGREE, ZIPF_S = 858_000, 0.000007 * 858_000, 51, 0.6
 
@@ -90,23 +91,14 @@ def run_single(args, rows, out):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def breakdown(task_stream, wall):
-    """Seconds of compute by task kind, of transfers, and the wall time not covered by either."""
+def kind_of(name):
+    """A task's kind: spira.dask's part / merge / result, or the key's prefix."""
     from dask.utils import key_split
 
-    compute, transfer = {}, 0.0
-    for t in task_stream:
-        name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
-        kind = key_split(name)
-        if name.rsplit("-", 1)[-1] in ("part", "merge", "result"):  # spira.dask's task kinds
-            kind += "-" + name.rsplit("-", 1)[-1]
-        for ss in t["startstops"]:
-            dt = ss["stop"] - ss["start"]
-            if ss["action"] == "compute":
-                compute[kind] = compute.get(kind, 0.0) + dt
-            elif ss["action"] == "transfer":
-                transfer += dt
-    return dict(compute_s=compute, transfer_s=transfer, wall_s=wall)
+    kind = key_split(name)
+    if name.rsplit("-", 1)[-1] in ("part", "merge", "result"):  # spira.dask's task kinds
+        kind += "-" + name.rsplit("-", 1)[-1]
+    return kind
 
 
 def run_distributed(args, rows, gpus, want):
@@ -142,7 +134,7 @@ def run_distributed(args, rows, gpus, want):
             out["times"].append(wall)
             same_i = i == want[1]
             out["runs"].append(dict(
-                breakdown(ts.data, wall),
+                breakdown(ts.data, wall, kind_of),
                 indices_equal_fraction=float(same_i.mean()),
                 distances_equal_fraction=float((d == want[0]).mean()),
                 max_abs_diff=float(np.abs(d - want[0]).max()),
@@ -169,22 +161,12 @@ def main():
     if args.single_out:
         return single(args)
 
-    import dask
-    import dask_cuda
-    import distributed
     import numpy as np
 
-    import spira
-
-    gpu_names = spira._core.gpu_names()
-    result = dict(benchmark="dask_knn_gpus", date=datetime.date.today().isoformat(),
-                  machine=dict(gpus=gpu_names, cores=os.cpu_count()),
-                  versions=dict(spira=spira.__version__, dask=dask.__version__,
-                                distributed=distributed.__version__,
-                                dask_cuda=dask_cuda.__version__),
-                  params=dict(cols=COLS, blocks=args.blocks, k=args.k, metric=args.metric,
-                              seed=args.seed, repeats=args.repeats),
-                  command=" ".join(["bench/dask/dask_knn_gpus.py"] + sys.argv[1:]), cases=[])
+    result = result_header("dask_knn_gpus", dict(cols=COLS, blocks=args.blocks, k=args.k,
+                                                 metric=args.metric, seed=args.seed,
+                                                 repeats=args.repeats))
+    gpu_names = result["machine"]["gpus"]
     out_json = os.path.join(args.out, f"dask_knn_gpus-{result['date']}.json")
     with tempfile.TemporaryDirectory() as tmp:
         for rows in [int(r) for r in args.rows.split(",") if r]:

@@ -11,19 +11,12 @@ import statistics
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_common import command, finish_plot  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "distributed.md")
 BEGIN, END = "<!-- dask_knn_gpus: begin -->", "<!-- dask_knn_gpus: end -->"
 KINDS = (("spira-kneighbors-part", "block pairs (GPU)"), ("spira-kneighbors-merge", "merges (CPU)"),
          ("spira-kneighbors-result", "results (CPU)"))
-
-
-def command(line):
-    """The recorded command without its --out (where the machine that ran it wrote)."""
-    words = line.split()
-    while "--out" in words:
-        i = words.index("--out")
-        del words[i:i + 2]
-    return " ".join(words).replace(" ; ", "` and `")
 
 
 def median_run(d):
@@ -87,18 +80,10 @@ def plot(result, path):
         ax.plot(g, t, "o-", color=f"C{j}", label=f"spira.dask, {c['rows']:,} rows")
         ax.axhline(statistics.median(c["single_gpu_times"]), color=f"C{j}", ls="--",
                    label=f"spira.kneighbors on one GPU, {c['rows']:,} rows")
-    ax.set_xticks(g, [str(x) for x in g])
-    ax.set_yscale("log")
-    ax.set_xlabel("GPUs (one Dask worker each)")
-    ax.set_ylabel("seconds for the whole graph")
     gpus = ", ".join(sorted(set(result["machine"]["gpus"])))
-    ax.set_title(f"k-NN graph, SEC EDGAR shape, {result['params']['metric']}, "
-                 f"k = {result['params']['k']} ({gpus})", fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    print(f"wrote {path}")
+    finish_plot(ax, fig, g, "seconds for the whole graph",
+                f"k-NN graph, SEC EDGAR shape, {result['params']['metric']}, "
+                f"k = {result['params']['k']} ({gpus})", path)
 
 
 def main():

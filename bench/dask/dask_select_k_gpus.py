@@ -20,7 +20,6 @@ Writes DIR/dask_select_k_gpus-DATE.json (after every case: a time limit keeps wh
 """
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -29,6 +28,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_common import breakdown, result_header  # noqa: E402
 
 
 def make_chunk(c, size, seed):
@@ -90,20 +91,10 @@ def run_single(args, log2n, ref):
 STAGES = ("delegates", "delegate-merge", "threshold", "candidates", "merge", "result")
 
 
-def breakdown(task_stream, wall):
-    """Seconds of compute by stage, of transfers, and the wall time covered by neither."""
-    compute, transfer = {}, 0.0
-    for t in task_stream:
-        name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
-        stage = next((s for s in STAGES if name.startswith("spira-select-k-") and
-                      f"-{s}" in name), "other")
-        for ss in t["startstops"]:
-            dt = ss["stop"] - ss["start"]
-            if ss["action"] == "compute":
-                compute[stage] = compute.get(stage, 0.0) + dt
-            elif ss["action"] == "transfer":
-                transfer += dt
-    return dict(compute_s=compute, transfer_s=transfer, wall_s=wall)
+def stage_of(name):
+    """The stage of a spira.dask.select_k task (by its key name)."""
+    return next((s for s in STAGES if name.startswith("spira-select-k-") and f"-{s}" in name),
+                "other")
 
 
 def run_cluster(args, sizes_log2, gpus, wants, cases):
@@ -146,7 +137,7 @@ def run_cluster(args, sizes_log2, gpus, wants, cases):
                             t0 = time.perf_counter()
                             v, i = dask.compute(*spira.dask.select_k(x, k, prune=prune))
                             wall = time.perf_counter() - t0
-                        runs.append(breakdown(ts.data, wall))
+                        runs.append(breakdown(ts.data, wall, stage_of))
                     med = statistics.median(r["wall_s"] for r in runs)
                     row = dict(k=k, prune=prune, times=[r["wall_s"] for r in runs], median=med,
                                breakdown=min(runs, key=lambda r: abs(r["wall_s"] - med)))
@@ -179,22 +170,11 @@ def main():
 
     import tempfile
 
-    import dask
-    import dask_cuda
-    import distributed
     import numpy as np
 
-    import spira
-
-    gpu_names = spira._core.gpu_names()
-    result = dict(benchmark="dask_select_k_gpus", date=datetime.date.today().isoformat(),
-                  machine=dict(gpus=gpu_names, cores=os.cpu_count()),
-                  versions=dict(spira=spira.__version__, dask=dask.__version__,
-                                distributed=distributed.__version__,
-                                dask_cuda=dask_cuda.__version__),
-                  params=dict(chunks=args.chunks, k=args.k, seed=args.seed, repeats=args.repeats,
-                              dtype="float32"),
-                  command=" ".join(["bench/dask/dask_select_k_gpus.py"] + sys.argv[1:]), cases=[])
+    result = result_header("dask_select_k_gpus", dict(chunks=args.chunks, k=args.k, seed=args.seed,
+                                                      repeats=args.repeats, dtype="float32"))
+    gpu_names = result["machine"]["gpus"]
     out_json = os.path.join(args.out, f"dask_select_k_gpus-{result['date']}.json")
     sizes_log2 = [int(s) for s in args.log2n.split(",") if s]
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,64 @@
+"""What the multi-GPU Dask benchmarks share (dask_knn_gpus.py, dask_select_k_gpus.py and their
+table scripts): the result's header, the task stream's breakdown, the recorded command, and the
+plot's frame."""
+
+import datetime
+import os
+import sys
+
+
+def result_header(benchmark, params):
+    """The JSON result's header: benchmark, date, machine (GPUs, cores), versions, params and the
+    command line."""
+    import dask
+    import dask_cuda
+    import distributed
+
+    import spira
+
+    return dict(benchmark=benchmark, date=datetime.date.today().isoformat(),
+                machine=dict(gpus=spira._core.gpu_names(), cores=os.cpu_count()),
+                versions=dict(spira=spira.__version__, dask=dask.__version__,
+                              distributed=distributed.__version__, dask_cuda=dask_cuda.__version__),
+                params=params, command=" ".join([f"bench/dask/{benchmark}.py"] + sys.argv[1:]),
+                cases=[])
+
+
+def breakdown(task_stream, wall, kind_of):
+    """Seconds of compute by task kind (kind_of(task key name)), of transfers between workers, and
+    the wall time."""
+    compute, transfer = {}, 0.0
+    for t in task_stream:
+        name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
+        kind = kind_of(name)
+        for ss in t["startstops"]:
+            dt = ss["stop"] - ss["start"]
+            if ss["action"] == "compute":
+                compute[kind] = compute.get(kind, 0.0) + dt
+            elif ss["action"] == "transfer":
+                transfer += dt
+    return dict(compute_s=compute, transfer_s=transfer, wall_s=wall)
+
+
+def command(line):
+    """A recorded command without its --out (where the machine that ran it wrote); two commands
+    joined by " ; " become "`a` and `b`"."""
+    words = line.split()
+    while "--out" in words:
+        i = words.index("--out")
+        del words[i:i + 2]
+    return " ".join(words).replace(" ; ", "` and `")
+
+
+def finish_plot(ax, fig, gpu_counts, ylabel, title, path, legend_size=8, legend_cols=1):
+    """The frame both GPU plots share (GPUs on x, log time on y), saved to path."""
+    ax.set_xticks(gpu_counts, [str(x) for x in gpu_counts])
+    ax.set_yscale("log")
+    ax.set_xlabel("GPUs (one Dask worker each)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=legend_size, ncol=legend_cols)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
