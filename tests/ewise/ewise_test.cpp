@@ -30,8 +30,8 @@ void graphblas_ewise(kind w, const sweep_case& k, GrB_BinaryOp op, GrB_BinaryOp 
 {
   GrB_Matrix ga = nullptr, gb = nullptr;
   grb_case g;
-  to_graphblas(a, type, &ga);
-  to_graphblas(b, type, &gb);
+  make_grb(a, type, &ga);
+  make_grb(b, type, &gb);
   grb_case_of(k, type, c, m, &g);
   GrB_BinaryOp accum = k.accumulate ? acc : nullptr;
   if (w == kind::add) {
@@ -48,7 +48,7 @@ void graphblas_ewise(kind w, const sweep_case& k, GrB_BinaryOp op, GrB_BinaryOp 
     GrB_Scalar_free(&sa);
     GrB_Scalar_free(&sb);
   }
-  from_graphblas(g.c, type, out);
+  grb_entries(g.c, type, out);
   GrB_Matrix_free(&ga);
   GrB_Matrix_free(&gb);
   grb_free(&g);

@@ -31,11 +31,11 @@ void graphblas_mxm(const sweep_case& k, GrB_Semiring s, GrB_BinaryOp acc, GrB_Ty
 {
   GrB_Matrix ga = nullptr, gb = nullptr;
   grb_case g;
-  to_graphblas(a, type, &ga);
-  to_graphblas(b, type, &gb);
+  make_grb(a, type, &ga);
+  make_grb(b, type, &gb);
   grb_case_of(k, type, c, m, &g);
   SPIRA_GRB_OK(GrB_mxm(g.c, g.mask, k.accumulate ? acc : nullptr, s, ga, gb, g.desc));
-  from_graphblas(g.c, type, out);
+  grb_entries(g.c, type, out);
   GrB_Matrix_free(&ga);
   GrB_Matrix_free(&gb);
   grb_free(&g);

@@ -50,7 +50,7 @@ void check(const M& m, GrB_Monoid gm, double identity, const char* what)
 {
   const auto a = operand<V, I>(57, 44, 101, false);
   GrB_Matrix ga = nullptr;
-  to_graphblas(a.view(), GrB_FP64, &ga);
+  make_grb(a.view(), GrB_FP64, &ga);
   const auto as_double = [](const std::vector<V>& v) {
     return std::vector<double>(v.begin(), v.end());
   };

@@ -121,7 +121,7 @@ TYPED_TEST(select_graphblas, top_k_per_row_with_ties)
             SPIRA_GRB_OK(GrB_Matrix_ncols(&nc, ga));
             SPIRA_GRB_OK(GrB_Matrix_nvals(&nv, ga));
             entry_list e;
-            from_graphblas(ga, GrB_FP64, &e);
+            grb_entries(ga, GrB_FP64, &e);
             std::vector<offset_t> ptr(nr + 1, 0);
             std::vector<I> cols;
             std::vector<V> vals;
@@ -137,7 +137,7 @@ TYPED_TEST(select_graphblas, top_k_per_row_with_ties)
                                             ptr, cols, vals, csr_check::canonical);
             const auto want = naive_top_k(src.view(), k.transpose_a, kk, largest);
             GrB_Matrix gt = nullptr;
-            to_graphblas(want.view(), GrB_FP64, &gt);
+            make_grb(want.view(), GrB_FP64, &gt);
             // The descriptor's transpose applied to A already: none for the identity's input.
             SPIRA_GRB_OK(GrB_Descriptor_set(g.desc, GrB_INP0, GxB_DEFAULT));
             SPIRA_GRB_OK(GrB_Matrix_apply(g.c, g.mask, k.accumulate ? GrB_PLUS_FP64 : nullptr,

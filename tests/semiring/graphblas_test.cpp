@@ -26,12 +26,12 @@ void graphblas_abt(const csr_matrix<V, I>& a, const csr_matrix<V, I>& b, GrB_Sem
                    GrB_Type type, double identity, std::vector<std::vector<double>>* out)
 {
   GrB_Matrix ga = nullptr, gb = nullptr, gc = nullptr;
-  to_graphblas(a.view(), type, &ga);
-  to_graphblas(b.view(), type, &gb);
+  make_grb(a.view(), type, &ga);
+  make_grb(b.view(), type, &gb);
   SPIRA_GRB_OK(GrB_Matrix_new(&gc, type, GrB_Index(a.rows()), GrB_Index(b.rows())));
   SPIRA_GRB_OK(GrB_mxm(gc, nullptr, nullptr, s, ga, gb, GrB_DESC_T1));
   std::vector<std::tuple<std::int64_t, std::int64_t, double>> e;
-  from_graphblas(gc, type, &e);
+  grb_entries(gc, type, &e);
   out->assign(a.rows(), std::vector<double>(b.rows(), identity));
   for (const auto& [i, j, v] : e) {
     (*out)[i][j] = v;

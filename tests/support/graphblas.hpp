@@ -48,7 +48,7 @@ std::vector<std::tuple<std::int64_t, std::int64_t, double>> entries_of(csr_view<
 
 /// m as a new GrB_Matrix of `type` (GrB_FP64 or GrB_BOOL: nonzero is true).
 template <class V, class I>
-void to_graphblas(csr_view<V, I> m, GrB_Type type, GrB_Matrix* out)
+void make_grb(csr_view<V, I> m, GrB_Type type, GrB_Matrix* out)
 {
   std::vector<GrB_Index> r, c;
   std::vector<double> x;
@@ -72,8 +72,8 @@ void to_graphblas(csr_view<V, I> m, GrB_Type type, GrB_Matrix* out)
 }
 
 /// The entries of a GrB_Matrix of `type` as (row, column, value) tuples, row-major.
-inline void from_graphblas(GrB_Matrix m, GrB_Type type,
-                           std::vector<std::tuple<std::int64_t, std::int64_t, double>>* out)
+inline void grb_entries(GrB_Matrix m, GrB_Type type,
+                        std::vector<std::tuple<std::int64_t, std::int64_t, double>>* out)
 {
   GrB_Index nvals = 0;
   SPIRA_GRB_OK(GrB_Matrix_nvals(&nvals, m));
@@ -173,12 +173,12 @@ void grb_case_of(const sweep_case& k, GrB_Type type, csr_view<V, I> c, csr_view<
                  grb_case* g)
 {
   if (k.with_c) {
-    to_graphblas(c, type, &g->c);
+    make_grb(c, type, &g->c);
   } else {
     SPIRA_GRB_OK(GrB_Matrix_new(&g->c, type, GrB_Index(c.rows), GrB_Index(c.cols)));
   }
   if (k.mask != 0) {
-    to_graphblas(m, GrB_FP64, &g->mask);
+    make_grb(m, GrB_FP64, &g->mask);
   }
   SPIRA_GRB_OK(GrB_Descriptor_new(&g->desc));
   if (k.replace) {
@@ -252,11 +252,11 @@ void sweep_unary(std::int64_t rows_a, std::int64_t cols_a, std::int64_t out_rows
       const auto k = sweep_case::nth(bits, ta);
       GrB_Matrix ga = nullptr;
       grb_case g;
-      to_graphblas(a.view(), GrB_FP64, &ga);
+      make_grb(a.view(), GrB_FP64, &ga);
       grb_case_of(k, GrB_FP64, c.view(), mask.view(), &g);
       grb(k, g, ga);
       entry_list want;
-      from_graphblas(g.c, GrB_FP64, &want);
+      grb_entries(g.c, GrB_FP64, &want);
       GrB_Matrix_free(&ga);
       grb_free(&g);
       const auto got = mine(k, a.view(), c.view(), mask.view());
