@@ -28,7 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_common import breakdown, result_header  # noqa: E402
+from common import breakdown, result_header  # noqa: E402
 DEVICE = "cuda"  # every run is on GPUs
 COLS, MEAN_DEGREE, MAX_DEGREE, ZIPF_S = 858_000, 0.000007 * 858_000, 51, 0.6
 

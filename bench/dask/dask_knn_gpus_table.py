@@ -12,7 +12,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_common import command, finish_plot  # noqa: E402
+from common import command, finish_plot, write_section  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "distributed.md")
 BEGIN, END = "<!-- dask_knn_gpus: begin -->", "<!-- dask_knn_gpus: end -->"
 KINDS = (("spira-kneighbors-part", "block pairs (GPU)"), ("spira-kneighbors-merge", "merges (CPU)"),
@@ -112,15 +112,7 @@ transfers per worker: scheduling, the client, idle workers):
 
 ![time against GPUs](bench-dask-gpus.png)
 {END}"""
-    with open(DOC) as f:
-        doc = f.read()
-    if BEGIN in doc:
-        doc = doc[:doc.index(BEGIN)] + section + doc[doc.index(END) + len(END):]
-    else:
-        raise SystemExit(f"{DOC} has no '{BEGIN}' marker")
-    with open(DOC, "w") as f:
-        f.write(doc)
-    print(f"wrote {DOC}")
+    write_section(DOC, BEGIN, END, section)
     plot(result, os.path.join(ROOT, "docs", "bench-dask-gpus.png"))
 
 

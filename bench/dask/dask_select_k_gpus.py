@@ -29,7 +29,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_common import breakdown, result_header  # noqa: E402
+from common import breakdown, result_header  # noqa: E402
 
 
 def make_chunk(c, size, seed):

@@ -13,7 +13,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_common import command, finish_plot  # noqa: E402
+from common import command, finish_plot, write_section  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "distributed.md")
 BEGIN, END = "<!-- dask_select_k_gpus: begin -->", "<!-- dask_select_k_gpus: end -->"
 # Task stages of spira.dask.select_k, grouped as the docs name them.
@@ -130,14 +130,7 @@ scheduling, the client, idle workers):
 
 ![time against GPUs](bench-dask-select-gpus.png)
 {END}"""
-    with open(DOC) as f:
-        doc = f.read()
-    if BEGIN not in doc:
-        raise SystemExit(f"{DOC} has no '{BEGIN}' marker")
-    doc = doc[:doc.index(BEGIN)] + section + doc[doc.index(END) + len(END):]
-    with open(DOC, "w") as f:
-        f.write(doc)
-    print(f"wrote {DOC}")
+    write_section(DOC, BEGIN, END, section)
     plot(result, os.path.join(ROOT, "docs", "bench-dask-select-gpus.png"))
 
 

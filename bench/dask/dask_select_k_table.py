@@ -11,7 +11,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_common import command  # noqa: E402
+from common import command, write_section  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "distributed.md")
 BEGIN, END = "<!-- dask_select_k: begin -->", "<!-- dask_select_k: end -->"
@@ -123,14 +123,7 @@ What the threshold pass does (the same runs):
 
 ![time against workers](bench-dask-select.png)
 {END}"""
-    with open(DOC) as f:
-        doc = f.read()
-    if BEGIN not in doc:
-        raise SystemExit(f"{DOC} has no '{BEGIN}' marker")
-    doc = doc[:doc.index(BEGIN)] + section + doc[doc.index(END) + len(END):]
-    with open(DOC, "w") as f:
-        f.write(doc)
-    print(f"wrote {DOC}")
+    write_section(DOC, BEGIN, END, section)
     plot(result, os.path.join(ROOT, "docs", "bench-dask-select.png"))
 
 

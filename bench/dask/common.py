@@ -1,6 +1,6 @@
-"""What the multi-GPU Dask benchmarks share (dask_knn_gpus.py, dask_select_k_gpus.py and their
-table scripts): the result's header, the task stream's breakdown, the recorded command, and the
-plot's frame."""
+"""What the Dask benchmarks and their table scripts share: the multi-GPU results' header, the task
+stream's breakdown, the recorded command, the plots' frame, and writing a generated section of a
+doc between its markers."""
 
 import datetime
 import os
@@ -62,3 +62,16 @@ def finish_plot(ax, fig, gpu_counts, ylabel, title, path, legend_size=8, legend_
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"wrote {path}")
+
+
+def write_section(doc, begin, end, section):
+    """Replaces what lies between the markers `begin` and `end` of `doc` (both kept: `section`
+    starts with begin and ends with end)."""
+    with open(doc) as f:
+        text = f.read()
+    if begin not in text:
+        raise SystemExit(f"{doc} has no '{begin}' marker")
+    text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+    with open(doc, "w") as f:
+        f.write(text)
+    print(f"wrote {doc}")
