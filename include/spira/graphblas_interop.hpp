@@ -11,8 +11,8 @@
 //
 // GraphBLAS's indices are 64-bit, so the zero-copy view has int64 column indices; its values
 // type must be GrB_FP32 for float, GrB_FP64 for double (else with_csr_view works on a typecast
-// copy); an iso-valued m (one stored value) gets that value repeated in a values array. This header needs
-// <GraphBLAS.h> and libgraphblas (Debian: libgraphblas-dev) in the program that includes it;
+// copy); an iso-valued m (one stored value) gets that value repeated in a values array. This header
+// needs <GraphBLAS.h> and libgraphblas (Debian: libgraphblas-dev) in the program that includes it;
 // the spira library itself does not depend on GraphBLAS. GraphBLAS must be initialised (GrB_init).
 #pragma once
 
@@ -55,8 +55,7 @@ GrB_Type grb_type_of()
 template <class ValueT, class IndexT>
 [[nodiscard]] GrB_Matrix to_graphblas(csr_view<ValueT, IndexT> a)
 {
-  detail::expects(a.space == memory_space::host,
-                  "to_graphblas: the matrix must be in host memory");
+  detail::expects(a.space == memory_space::host, "to_graphblas: the matrix must be in host memory");
   validate(host_resources{}, a, csr_check::valid, "to_graphblas: the matrix");
   std::vector<GrB_Index> ptr(a.row_ptr, a.row_ptr + a.rows + 1);
   std::vector<GrB_Index> cols(a.col_idx, a.col_idx + a.nnz);
@@ -86,11 +85,11 @@ template <class ValueT, class IndexT>
   GrB_Matrix typed = m;
   if (type != want) {  // a typecast copy: GrB_Matrix_export needs the matching type
     detail::grb_check(GrB_Matrix_new(&typed, want, rows, cols), "GrB_Matrix_new");
-    detail::grb_check(GrB_Matrix_apply(typed, nullptr, nullptr,
-                                       std::is_same_v<ValueT, float> ? GrB_IDENTITY_FP32
-                                                                     : GrB_IDENTITY_FP64,
-                                       m, nullptr),
-                      "GrB_Matrix_apply (typecast)");
+    detail::grb_check(
+        GrB_Matrix_apply(typed, nullptr, nullptr,
+                         std::is_same_v<ValueT, float> ? GrB_IDENTITY_FP32 : GrB_IDENTITY_FP64, m,
+                         nullptr),
+        "GrB_Matrix_apply (typecast)");
   }
   GrB_Index np = 0, ni = 0, nx = 0;
   detail::grb_check(GrB_Matrix_exportSize(&np, &ni, &nx, GrB_CSR_FORMAT, typed),
@@ -136,16 +135,19 @@ void with_csr_view(GrB_Matrix m, Fn&& fn)
   void* ax = nullptr;
   GrB_Index ap_size = 0, aj_size = 0, ax_size = 0;
   // jumbled = nullptr: GraphBLAS returns each row's columns sorted.
-  detail::grb_check(GxB_Matrix_unpack_CSR(m, &ap, &aj, &ax, &ap_size, &aj_size, &ax_size, &iso,
-                                          nullptr, nullptr),
-                    "GxB_Matrix_unpack_CSR");
+  detail::grb_check(
+      GxB_Matrix_unpack_CSR(m, &ap, &aj, &ax, &ap_size, &aj_size, &ax_size, &iso, nullptr, nullptr),
+      "GxB_Matrix_unpack_CSR");
   struct repack {
     GrB_Matrix m;
     GrB_Index **ap, **aj;
     void** ax;
     GrB_Index ap_size, aj_size, ax_size;
     bool iso;
-    ~repack() { GxB_Matrix_pack_CSR(m, ap, aj, ax, ap_size, aj_size, ax_size, iso, false, nullptr); }
+    ~repack()
+    {
+      GxB_Matrix_pack_CSR(m, ap, aj, ax, ap_size, aj_size, ax_size, iso, false, nullptr);
+    }
   } guard{m, &ap, &aj, &ax, ap_size, aj_size, ax_size, iso};
   const auto nnz = std::int64_t(ap[rows]);
   // An iso-valued matrix stores its one value once: the view gets it repeated (the pattern stays

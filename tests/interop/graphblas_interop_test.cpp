@@ -55,9 +55,8 @@ TEST(interop, by_column_unsorted_and_other_types)
   const entry_list want{{0, 0, 2}, {0, 4, -1}, {1, 2, 4}, {2, 0, 7}, {3, 1, 5}, {3, 3, 9}};
   EXPECT_EQ(entries_of(a.view()), want);
   // with_csr_view of a matrix of another type works on a typecast copy.
-  with_csr_view<double>(m, [&](csr_view<double, std::int64_t> v) {
-    EXPECT_EQ(entries_of(v), want);
-  });
+  with_csr_view<double>(m,
+                        [&](csr_view<double, std::int64_t> v) { EXPECT_EQ(entries_of(v), want); });
   GrB_Matrix_free(&m);
 }
 
@@ -81,9 +80,8 @@ TEST(interop, view_feeds_mxm_and_leaves_the_matrix_whole)
   entry_list after;
   grb_entries(m, GrB_FP64, &after);
   EXPECT_EQ(after, entries_of(a.view()));
-  EXPECT_THROW(with_csr_view<double>(m, [](csr_view<double, std::int64_t>) {
-                 throw std::runtime_error("inside");
-               }),
+  EXPECT_THROW(with_csr_view<double>(
+                   m, [](csr_view<double, std::int64_t>) { throw std::runtime_error("inside"); }),
                std::runtime_error);
   grb_entries(m, GrB_FP64, &after);
   EXPECT_EQ(after, entries_of(a.view()));
