@@ -55,13 +55,13 @@ std::int64_t max_row_length(const host_resources& res, const offset_t* row_ptr, 
 std::int64_t max_row_length(const cuda_resources& res, const offset_t* row_ptr, std::int64_t rows);
 
 /// Drops the padding of rows x k outputs (row r keeps min(k, degree of r) entries) into a CSR.
-template <class V, class I>
-csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
-                              const dense_matrix<V>& values, const dense_matrix<I>& indices,
-                              std::int64_t k);
-template <class V, class I>
-csr_matrix<V, I> compact_rows(const cuda_resources& res, csr_view<V, I> rows,
-                              const dense_matrix<V>& values, const dense_matrix<I>& indices,
-                              std::int64_t k);
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> compact_rows(const host_resources& res, csr_view<ValueT, IndexT> rows,
+                                        const dense_matrix<ValueT>& values,
+                                        const dense_matrix<IndexT>& indices, std::int64_t k);
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> compact_rows(const cuda_resources& res, csr_view<ValueT, IndexT> rows,
+                                        const dense_matrix<ValueT>& values,
+                                        const dense_matrix<IndexT>& indices, std::int64_t k);
 
 }  // namespace spira::selection

@@ -74,14 +74,15 @@ SPIRA_HD inline bool expansion_trusted(T dot, T nx, T ny, accumulator_bounds b)
 /// (scale m, Σ (|a - b| / m)^p) over the union of two rows, p = 2 or any p >= 1: the overflow-safe
 /// form of Σ |a - b|^p, with m = max |a - b| (0 when the rows are equal; inf or NaN when a
 /// difference is). Returns the p-th root of the sum times m.
-template <class T, class V, class I>
-SPIRA_HD inline T scaled_p_norm_of_difference(sparse_row<V, I> x, sparse_row<V, I> y, double p)
+template <class T, class ValueT, class IndexT>
+SPIRA_HD inline T scaled_p_norm_of_difference(sparse_row<ValueT, IndexT> x,
+                                              sparse_row<ValueT, IndexT> y, double p)
 {
   using std::pow;
   using std::sqrt;
   T m = T(0);
   bool nan = false;
-  spira::detail::for_each_union(x, y, [&](V a, V b) {
+  spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
     const T v = abs_diff(T(a), T(b));
     nan = nan || v != v;
     m = v > m ? v : m;
@@ -93,7 +94,7 @@ SPIRA_HD inline T scaled_p_norm_of_difference(sparse_row<V, I> x, sparse_row<V, 
     return m;
   }
   T s = T(0);
-  spira::detail::for_each_union(x, y, [&](V a, V b) {
+  spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
     const T v = abs_diff(T(a), T(b)) / m;
     s += p == 1.0 ? v : (p == 2.0 ? v * v : pow(v, T(p)));
   });
@@ -101,11 +102,11 @@ SPIRA_HD inline T scaled_p_norm_of_difference(sparse_row<V, I> x, sparse_row<V, 
 }
 
 /// Σ (a - b)^2 over the union (equal values contribute 0).
-template <class T, class V, class I>
-SPIRA_HD inline T squared_difference(sparse_row<V, I> x, sparse_row<V, I> y)
+template <class T, class ValueT, class IndexT>
+SPIRA_HD inline T squared_difference(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y)
 {
   T s = T(0);
-  spira::detail::for_each_union(x, y, [&](V a, V b) {
+  spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
     const T v = abs_diff(T(a), T(b));
     s += v * v;
   });
@@ -122,8 +123,8 @@ struct scaled_row_stats {
   T sum_sq = T(0);
   bool constant = true;
 };
-template <class T, class V, class I>
-SPIRA_HD inline scaled_row_stats<T> row_stats(sparse_row<V, I> x, std::int64_t dim)
+template <class T, class ValueT, class IndexT>
+SPIRA_HD inline scaled_row_stats<T> row_stats(sparse_row<ValueT, IndexT> x, std::int64_t dim)
 {
   scaled_row_stats<T> r;
   r.scale = spira::detail::max_abs<T>(x);

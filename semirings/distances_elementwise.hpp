@@ -64,9 +64,9 @@ struct minkowski {
   }
   /// The direct form scaled by the largest |x - y|: |x - y|^p may overflow (p = 1000) where the
   /// distance does not.
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 0>&, const terms<T, 0>&,
-                   std::int64_t) const
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const terms<T, 0>&,
+                   const terms<T, 0>&, std::int64_t) const
   {
     return detail::scaled_p_norm_of_difference<T>(x, y, p);
   }
@@ -136,9 +136,9 @@ struct braycurtis {
   }
   /// Both sums over the union on the rows scaled by one power of two at or above their largest
   /// |value| (the ratio is scale-invariant), so neither sum overflows.
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 0>& nx,
-                   const terms<T, 0>& ny, std::int64_t dim) const
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y,
+                   const terms<T, 0>& nx, const terms<T, 0>& ny, std::int64_t dim) const
   {
     const T mx = spira::detail::max_abs<T>(x);
     const T my = spira::detail::max_abs<T>(y);
@@ -148,7 +148,7 @@ struct braycurtis {
     }
     terms<T, 2> acc{{T(0), T(0)}};
     const spira::detail::power_scale<T> ps(m);
-    spira::detail::for_each_union(x, y, [&](V a, V b) {
+    spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
       const auto t = multiply(ps(T(a)), ps(T(b)));
       acc[0] += t[0];
       acc[1] += t[1];

@@ -30,9 +30,9 @@ struct inner_product {
   {
     return detail::finite(dot);
   }
-  template <class T, class V, class I, class Norms>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const Norms&, const Norms&,
-                   std::int64_t) const
+  template <class T, class ValueT, class IndexT, class Norms>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const Norms&,
+                   const Norms&, std::int64_t) const
   {
     using std::ldexp;
     const T mx = spira::detail::max_abs<T>(x);
@@ -41,7 +41,7 @@ struct inner_product {
       // Infinite entries: the infinite products decide (finite ones, even if they overflow, do
       // not count against them); NaN for ∞ · 0 and for infinite products of both signs.
       T inf_sum = T(0);
-      spira::detail::for_each_union(x, y, [&](V a, V b) {
+      spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
         if (!detail::finite(T(a)) || !detail::finite(T(b))) {
           inf_sum += T(a) * T(b);
         }
@@ -50,7 +50,7 @@ struct inner_product {
     }
     const spira::detail::power_scale<T> sx(mx), sy(my);
     T dot = T(0);
-    spira::detail::for_each_union(x, y, [&](V a, V b) { dot += sx(T(a)) * sy(T(b)); });
+    spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) { dot += sx(T(a)) * sy(T(b)); });
     return ldexp(dot, sx.exponent() + sy.exponent());
   }
 };
@@ -77,9 +77,9 @@ struct sqeuclidean {
   {
     return detail::expansion_trusted(dot, nx[0], ny[0], b);
   }
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
-                   std::int64_t) const
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const terms<T, 1>&,
+                   const terms<T, 1>&, std::int64_t) const
   {
     return detail::squared_difference<T>(x, y);
   }
@@ -93,9 +93,9 @@ struct euclidean : sqeuclidean {
     using std::sqrt;
     return sqrt(sqeuclidean::finalize(dot, nx, ny, k));
   }
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
-                   std::int64_t) const
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const terms<T, 1>&,
+                   const terms<T, 1>&, std::int64_t) const
   {
     return detail::scaled_p_norm_of_difference<T>(x, y, 2.0);
   }
@@ -137,9 +137,9 @@ struct cosine {
   }
   /// Each row scaled by its largest |value| (cosine is scale-invariant; rows with infinite values
   /// point along their infinite coordinates).
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
-                   std::int64_t) const
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const terms<T, 1>&,
+                   const terms<T, 1>&, std::int64_t) const
   {
     using std::sqrt;
     const T mx = spira::detail::max_abs<T>(x);
@@ -152,7 +152,7 @@ struct cosine {
     }
     const spira::detail::power_scale<T> px(mx), py(my);
     T dot = T(0), sx = T(0), sy = T(0);
-    spira::detail::for_each_union(x, y, [&](V a, V b) {
+    spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
       const T u = px(T(a));
       const T v = py(T(b));
       dot += u * v;
@@ -224,9 +224,9 @@ struct correlation {
   }
   /// Two passes on rows scaled by their largest |value| (correlation is scale-invariant): the
   /// means, then the centred sums over all dim columns; the constant-row test is exact.
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 2>&, const terms<T, 2>&,
-                   std::int64_t dim) const
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const terms<T, 2>&,
+                   const terms<T, 2>&, std::int64_t dim) const
   {
     using std::sqrt;
     if (dim == 0) {
@@ -248,7 +248,7 @@ struct correlation {
     T cov = T(0), vx = T(0), vy = T(0), su = T(0), sv = T(0);
     std::int64_t both_missing = dim;
     const spira::detail::power_scale<T> px(sx.scale), py(sy.scale);
-    spira::detail::for_each_union(x, y, [&](V a, V b) {
+    spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
       const T u = px(T(a)) - mx;
       const T v = py(T(b)) - my;
       cov += u * v;

@@ -88,9 +88,9 @@ struct hellinger {
   }
   /// sqrt(Σ (sqrt(x) - sqrt(y))^2 / 2) over the union, each difference as (x - y) / (sqrt(x) +
   /// sqrt(y)) (no cancellation between close values).
-  template <class T, class V, class I>
-  SPIRA_HD T exact(sparse_row<V, I> x, sparse_row<V, I> y, const terms<T, 1>&, const terms<T, 1>&,
-                   std::int64_t) const
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const terms<T, 1>&,
+                   const terms<T, 1>&, std::int64_t) const
   {
     using std::sqrt;
     auto difference = [](T a, T b) {
@@ -98,7 +98,7 @@ struct hellinger {
       return a == b ? T(0) : (detail::finite(ra + rb) ? (a - b) / (ra + rb) : ra - rb);
     };
     T m = T(0);  // the largest |difference|: the sum of squares is scaled by it
-    spira::detail::for_each_union(x, y, [&](V a, V b) {
+    spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
       const T v = detail::abs(difference(T(a), T(b)));
       m = (v > m || v != v) ? v : m;
     });
@@ -106,7 +106,7 @@ struct hellinger {
       return m;
     }
     T s = T(0);
-    spira::detail::for_each_union(x, y, [&](V a, V b) {
+    spira::detail::for_each_union(x, y, [&](ValueT a, ValueT b) {
       const T v = difference(T(a), T(b)) / m;
       s += v * v;
     });

@@ -17,7 +17,8 @@
 //   * an annihilating distance may declare
 //       template <class T> bool trusted(acc, const terms<T, K>& nx, const terms<T, K>& ny,
 //                                       std::int64_t dim, accumulator_bounds b) const;
-//       template <class T, class V, class I> T exact(sparse_row<V, I> x, sparse_row<V, I> y,
+//       template <class T, class ValueT, class IndexT> T exact(sparse_row<ValueT, IndexT> x,
+//       sparse_row<ValueT, IndexT> y,
 //                                                    const terms<T, K>& nx, const terms<T, K>& ny,
 //                                                    std::int64_t dim) const;
 //     (the catalogue's expansions do: sqeuclidean, euclidean, cosine, correlation, hellinger,
@@ -42,29 +43,29 @@ namespace spira {
 
 /// A row of a canonical CSR matrix as the exact evaluation reads it: `size` sorted columns and
 /// their values.
-template <class V, class I>
+template <class ValueT, class IndexT>
 struct sparse_row {
-  const I* cols = nullptr;
-  const V* values = nullptr;
+  const IndexT* cols = nullptr;
+  const ValueT* values = nullptr;
   std::int64_t size = 0;
 };
 
 /// The rows of a canonical CSR matrix (row pointers, columns, values), read one at a time by the
 /// guard only for the pairs it evaluates directly.
-template <class V, class I>
+template <class ValueT, class IndexT>
 struct csr_rows {
   const offset_t* ptr = nullptr;
-  const I* cols = nullptr;
-  const V* values = nullptr;
-  SPIRA_HD sparse_row<V, I> operator[](std::int64_t i) const
+  const IndexT* cols = nullptr;
+  const ValueT* values = nullptr;
+  SPIRA_HD sparse_row<ValueT, IndexT> operator[](std::int64_t i) const
   {
     return {cols + ptr[i], values + ptr[i], ptr[i + 1] - ptr[i]};
   }
 };
 
 /// The rows of a CSR view, for the guard and the direct evaluations.
-template <class V, class I>
-SPIRA_HD inline csr_rows<V, I> rows_of(csr_view<V, I> m)
+template <class ValueT, class IndexT>
+SPIRA_HD inline csr_rows<ValueT, IndexT> rows_of(csr_view<ValueT, IndexT> m)
 {
   return {m.row_ptr, m.col_idx, m.values};
 }
@@ -119,8 +120,8 @@ SPIRA_HD inline T abs_value(T x)
 }
 
 /// Whether two sorted rows store the same columns (a row with itself, exact and near duplicates).
-template <class V, class I>
-SPIRA_HD inline bool same_columns(sparse_row<V, I> x, sparse_row<V, I> y)
+template <class ValueT, class IndexT>
+SPIRA_HD inline bool same_columns(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y)
 {
   if (x.size != y.size) {
     return false;
@@ -139,8 +140,9 @@ SPIRA_HD inline bool same_columns(sparse_row<V, I> x, sparse_row<V, I> y)
 /// Calls f(a, b) for every column of the union of two sorted rows (0 where a row lacks it), in
 /// column order. Rows with the same columns (the pairs the guard evaluates most: a row with itself
 /// and near duplicates) are walked in step, without the merge's chain of dependent reads.
-template <class V, class I, class F>
-SPIRA_HD inline void for_each_union(sparse_row<V, I> x, sparse_row<V, I> y, F&& f)
+template <class ValueT, class IndexT, class F>
+SPIRA_HD inline void for_each_union(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y,
+                                    F&& f)
 {
   if (same_columns(x, y)) {
     for (std::int64_t k = 0; k < x.size; ++k) {
@@ -151,26 +153,26 @@ SPIRA_HD inline void for_each_union(sparse_row<V, I> x, sparse_row<V, I> y, F&& 
   std::int64_t p = 0, q = 0;
   while (p < x.size && q < y.size) {
     if (x.cols[p] < y.cols[q]) {
-      f(x.values[p++], V(0));
+      f(x.values[p++], ValueT(0));
     } else if (y.cols[q] < x.cols[p]) {
-      f(V(0), y.values[q++]);
+      f(ValueT(0), y.values[q++]);
     } else {
-      const V a = x.values[p++];
+      const ValueT a = x.values[p++];
       f(a, y.values[q++]);
     }
   }
   for (; p < x.size; ++p) {
-    f(x.values[p], V(0));
+    f(x.values[p], ValueT(0));
   }
   for (; q < y.size; ++q) {
-    f(V(0), y.values[q]);
+    f(ValueT(0), y.values[q]);
   }
 }
 
 /// ⊕ over the union of the stored columns of two sorted rows of ⊗ (a column missing from a row is
 /// the value 0): the NAMM's definition, in T.
-template <class D, class T, class V, class I>
-SPIRA_HD auto union_reduce(const D& d, sparse_row<V, I> x, sparse_row<V, I> y)
+template <class D, class T, class ValueT, class IndexT>
+SPIRA_HD auto union_reduce(const D& d, sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y)
 {
   using traits = distance_traits<D, T>;
   using add = typename traits::add_monoid;
@@ -179,7 +181,7 @@ SPIRA_HD auto union_reduce(const D& d, sparse_row<V, I> x, sparse_row<V, I> y)
   for (int t = 0; t < nt; ++t) {
     acc[t] = add::template identity<T>();
   }
-  for_each_union(x, y, [&](V a, V b) {
+  for_each_union(x, y, [&](ValueT a, ValueT b) {
     const auto p = as_terms(d.template multiply<T>(T(a), T(b)));
     for (int t = 0; t < nt; ++t) {
       acc[t] = add{}(acc[t], p[t]);
@@ -189,8 +191,8 @@ SPIRA_HD auto union_reduce(const D& d, sparse_row<V, I> x, sparse_row<V, I> y)
 }
 
 /// The largest |value| of a row (NaN if it holds one).
-template <class T, class V, class I>
-SPIRA_HD inline T max_abs(sparse_row<V, I> x)
+template <class T, class ValueT, class IndexT>
+SPIRA_HD inline T max_abs(sparse_row<ValueT, IndexT> x)
 {
   T m = T(0);
   for (std::int64_t k = 0; k < x.size; ++k) {
@@ -253,9 +255,10 @@ class power_scale {
 
 /// d(x, y) evaluated directly, in T: D::exact where D has it, else finalize of the ⊕ over the
 /// union of the two rows (the definition; no expansion, no correction). x and y as ⊗ sees them.
-template <class D, class T, class V, class I, class Norms>
-SPIRA_HD SPIRA_RARE_PATH T direct_value(const D& d, sparse_row<V, I> x, sparse_row<V, I> y,
-                                        const Norms& nx, const Norms& ny, std::int64_t dim)
+template <class D, class T, class ValueT, class IndexT, class Norms>
+SPIRA_HD SPIRA_RARE_PATH T direct_value(const D& d, sparse_row<ValueT, IndexT> x,
+                                        sparse_row<ValueT, IndexT> y, const Norms& nx,
+                                        const Norms& ny, std::int64_t dim)
 {
   using traits = distance_traits<D, T>;
   if constexpr (accuracy_traits<D, T>::has_exact) {
@@ -312,12 +315,12 @@ SPIRA_HD bool guard_trusts(const D& d, const terms<T, distance_traits<D, T>::num
 /// The value of pair (x, y) from the engine's accumulated total: finalize_total when the guard
 /// trusts it (guard_trusts), else the direct evaluation of row i of A and row j of B
 /// (detail::direct_value). The rows are those ⊗ sees (prepared, where D prepares them).
-template <class D, class T, class Norms, class V, class I>
+template <class D, class T, class Norms, class ValueT, class IndexT>
 SPIRA_HD T guarded_finalize(const D& d, const terms<T, distance_traits<D, T>::num_terms>& total,
                             const terms<T, distance_traits<D, T>::num_terms>& magnitude,
-                            const Norms& nx, const Norms& ny, std::int64_t dim, csr_rows<V, I> a,
-                            std::int64_t i, csr_rows<V, I> b, std::int64_t j,
-                            accumulator_bounds bounds)
+                            const Norms& nx, const Norms& ny, std::int64_t dim,
+                            csr_rows<ValueT, IndexT> a, std::int64_t i, csr_rows<ValueT, IndexT> b,
+                            std::int64_t j, accumulator_bounds bounds)
 {
   if (guard_trusts<D, T>(d, total, magnitude, nx, ny, dim, bounds)) {
     return finalize_total<D, T>(d, total, nx, ny, dim);

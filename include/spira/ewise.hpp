@@ -36,10 +36,10 @@ namespace detail {
 enum class ewise_kind { add, mult, fill };
 
 /// T of an element-wise operation (the checks done).
-template <class Op, class V, class I>
-csr_matrix<V, I> ewise_result(const host_resources& res, ewise_kind kind, const Op& op,
-                              csr_view<V, I> a, host_compute_t alpha, csr_view<V, I> b,
-                              host_compute_t beta)
+template <class Op, class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> ewise_result(const host_resources& res, ewise_kind kind, const Op& op,
+                                        csr_view<ValueT, IndexT> a, host_compute_t alpha,
+                                        csr_view<ValueT, IndexT> b, host_compute_t beta)
 {
   using T = host_compute_t;
   const auto row = [&](std::int64_t i, bool values, auto&& out) {
@@ -70,17 +70,19 @@ csr_matrix<V, I> ewise_result(const host_resources& res, ewise_kind kind, const 
       }
     }
   };
-  return csr_by_rows<V, I>(
+  return csr_by_rows<ValueT, IndexT>(
       res, a.rows, a.cols, [] { return no_row_state{}; },
       [&](no_row_state, std::int64_t i, bool values, auto&& out) { row(i, values, out); });
 }
 
-template <class Accum, class Op, class V, class I>
-csr_matrix<V, I> ewise(const host_resources& res, const char* op_name,
-                       const std::optional<csr_view<V, I>>& c,
-                       const std::optional<csr_view<V, I>>& mask, const Accum& accum,
-                       ewise_kind kind, const Op& op, csr_view<V, I> a, host_compute_t alpha,
-                       csr_view<V, I> b, host_compute_t beta, const descriptor& o)
+template <class Accum, class Op, class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> ewise(const host_resources& res, const char* op_name,
+                                 const std::optional<csr_view<ValueT, IndexT>>& c,
+                                 const std::optional<csr_view<ValueT, IndexT>>& mask,
+                                 const Accum& accum, ewise_kind kind, const Op& op,
+                                 csr_view<ValueT, IndexT> a, host_compute_t alpha,
+                                 csr_view<ValueT, IndexT> b, host_compute_t beta,
+                                 const descriptor& o)
 {
   using T = host_compute_t;
   check_accumulator<Accum>(op_name);
@@ -91,7 +93,7 @@ csr_matrix<V, I> ewise(const host_resources& res, const char* op_name,
   require_host_space(b.space, op_name, "B");
   validate(res, a, csr_check::canonical, (name + ": A").c_str());
   validate(res, b, csr_check::canonical, (name + ": B").c_str());
-  std::optional<csr_matrix<V, I>> at, bt;
+  std::optional<csr_matrix<ValueT, IndexT>> at, bt;
   a = maybe_transposed(res, a, o.transpose_a, at);
   b = maybe_transposed(res, b, o.transpose_b, bt);
   const char* ta = o.transpose_a ? "Aᵀ" : "A";

@@ -2,9 +2,11 @@
 //
 //   to_graphblas(a)                   a new GrB_Matrix (GrB_FP32 or GrB_FP64, as a's values) with
 //                                     a's entries (copied; GrB_Matrix_import)
-//   from_graphblas<V, I>(res, m)      a canonical csr_matrix<V, I> with m's entries (copied; any
-//                                     format or storage, values typecast to V by GraphBLAS)
-//   with_csr_view<V>(m, fn)           fn(csr_view<V, std::int64_t>) over m's own CSR arrays, no
+//   from_graphblas<ValueT, IndexT>(res, m)      a canonical csr_matrix<ValueT, IndexT> with m's
+//   entries (copied; any
+//                                     format or storage, values typecast to ValueT by GraphBLAS)
+//   with_csr_view<ValueT>(m, fn)           fn(csr_view<ValueT, std::int64_t>) over m's own CSR
+//   arrays, no
 //                                     copy: m is unpacked (GxB_Matrix_unpack_CSR, which converts
 //                                     it to sorted CSR first if it is stored otherwise) for the
 //                                     call and packed back after it, also when fn throws
@@ -40,12 +42,12 @@ inline void grb_check(GrB_Info info, const char* what)
   expects(info == GrB_SUCCESS, "GraphBLAS: ", what, " failed with GrB_Info ", int(info));
 }
 
-template <class V>
+template <class ValueT>
 GrB_Type grb_type_of()
 {
-  static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>,
+  static_assert(std::is_same_v<ValueT, float> || std::is_same_v<ValueT, double>,
                 "spira's GraphBLAS interop takes float or double values");
-  return std::is_same_v<V, float> ? GrB_FP32 : GrB_FP64;
+  return std::is_same_v<ValueT, float> ? GrB_FP32 : GrB_FP64;
 }
 
 }  // namespace detail

@@ -23,20 +23,20 @@
 
 namespace spira {
 
-template <class D, class V, class I>
-knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
-                     std::type_identity_t<std::optional<csr_view<V, I>>> queries, const D& d,
-                     select_order order, const knn_params& params)
+template <class D, class ValueT, class IndexT>
+knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
+                     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> queries,
+                     const D& d, select_order order, const knn_params& params)
 {
   detail::check_knn_args(index, queries, params);
   return detail::knn_host(
       res, index, queries, params, order == select_order::largest,
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
-          detail::host_pairwise_prepared<D, V, I>* prepared) {
+      [&](csr_view<ValueT, IndexT> qv, csr_view<ValueT, IndexT> iv, dense_view<ValueT> out,
+          detail::host_pairwise_prepared<D, ValueT, IndexT>* prepared) {
         detail::pairwise_host(res, qv, iv, out, d, prepared);
       },
-      [&](csr_view<V, I> iv) {
-        return std::make_unique<detail::host_pairwise_prepared<D, V, I>>(res, d, iv);
+      [&](csr_view<ValueT, IndexT> iv) {
+        return std::make_unique<detail::host_pairwise_prepared<D, ValueT, IndexT>>(res, d, iv);
       });
 }
 

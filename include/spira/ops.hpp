@@ -65,9 +65,10 @@ namespace detail {
 /// spira::pairwise with B prepared once for calls with many A (`prepared_b`: a
 /// host_pairwise_prepared of this b and an equal d, or null): the same checks, and the same
 /// results bit for bit (see host_pairwise_prepared). The tiled k-NN graph's distance tiles.
-template <class D, class V, class I>
-void pairwise_host(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
-                   const D& d, std::type_identity_t<host_pairwise_prepared<D, V, I>>* prepared_b)
+template <class D, class ValueT, class IndexT>
+void pairwise_host(const host_resources& res, csr_view<ValueT, IndexT> a,
+                   csr_view<ValueT, IndexT> b, dense_view<ValueT> out, const D& d,
+                   std::type_identity_t<host_pairwise_prepared<D, ValueT, IndexT>>* prepared_b)
 {
   using T = host_compute_t;
   static_assert(semiring<D, T>,
@@ -81,7 +82,7 @@ void pairwise_host(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b
                               " columns but B has ", b.cols);
   check_dense_output(out, a.rows, b.rows, "spira::pairwise", "rows(A) x rows(B)");
   if (prepared_b != nullptr) {
-    const csr_view<V, I> p = prepared_b->b;
+    const csr_view<ValueT, IndexT> p = prepared_b->b;
     expects(p.row_ptr == b.row_ptr && p.col_idx == b.col_idx && p.values == b.values &&
                 p.rows == b.rows && p.cols == b.cols && p.nnz == b.nnz,
             "spira::pairwise: the prepared B is not the operand B of this call");
@@ -98,9 +99,9 @@ void pairwise_host(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b
 /// and row j of B, over the intersection (annihilating D) or the union (NAMM) of their stored
 /// columns. D is a semiring or a distance (spira/semiring.hpp); A and B must be canonical host CSR
 /// matrices with the same number of columns; out must be rows(A) x rows(B).
-template <class D, class V, class I>
-void pairwise(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
-              const D& d = {})
+template <class D, class ValueT, class IndexT>
+void pairwise(const host_resources& res, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b,
+              dense_view<ValueT> out, const D& d = {})
 {
   detail::pairwise_host(res, a, b, out, d, nullptr);
 }
@@ -109,9 +110,9 @@ void pairwise(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, den
 /// columns (NAMM: a column missing from the row is the value 0). The semiring has one term.
 /// Complexity: O(nnz(A)) for annihilating semirings and sum-kind NAMMs, O(nnz(A) log + cols log
 /// cols) for min/max-kind NAMMs, O(rows x cols) for NAMMs with a custom ⊕.
-template <class S, class V, class I>
-void mxv(const host_resources& res, csr_view<V, I> a, std::span<const V> x, std::span<V> y,
-         const S& s = {})
+template <class S, class ValueT, class IndexT>
+void mxv(const host_resources& res, csr_view<ValueT, IndexT> a, std::span<const ValueT> x,
+         std::span<ValueT> y, const S& s = {})
 {
   using T = detail::host_compute_t;
   using traits = distance_traits<S, T>;
@@ -146,8 +147,8 @@ void mxv(const host_resources& res, csr_view<V, I> a, std::span<const V> x, std:
 
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 256))
 for (std::int64_t i = 0; i < a.rows; ++i) {
-  const I* cols = a.col_idx + a.row_ptr[i];
-  const V* vals = a.values + a.row_ptr[i];
+  const IndexT* cols = a.col_idx + a.row_ptr[i];
+  const ValueT* vals = a.values + a.row_ptr[i];
   const offset_t deg = a.row_ptr[i + 1] - a.row_ptr[i];
   T acc = add::template identity<T>();
   if constexpr (traits::annihilating) {
@@ -167,7 +168,7 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
     if constexpr (add::kind == monoid_kind::min || add::kind == monoid_kind::max) {
       // ⊕ is a selection: the best column outside the row is the first one in `order`.
       for (const std::int64_t c : order) {
-        if (!std::binary_search(cols, cols + deg, I(c))) {
+        if (!std::binary_search(cols, cols + deg, IndexT(c))) {
           acc = add{}(acc, mul(T(0), T(x[c])));
           break;
         }
@@ -183,15 +184,15 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
       }
     }
   }
-  y[i] = V(acc);
+  y[i] = ValueT(acc);
 }
 }
 
 /// out[i] = ⊕ over the stored entries of row i of map(A[i,c]); an empty row gives the identity.
 /// Needs a valid (not necessarily canonical) CSR matrix.
-template <class M, class Map = identity_map, class V, class I>
-void reduce_rows(const host_resources& res, csr_view<V, I> a, std::span<V> out, const M& m = {},
-                 const Map& map = {})
+template <class M, class Map = identity_map, class ValueT, class IndexT>
+void reduce_rows(const host_resources& res, csr_view<ValueT, IndexT> a, std::span<ValueT> out,
+                 const M& m = {}, const Map& map = {})
 {
   using T = detail::host_compute_t;
   static_assert(monoid<M, T>, "spira::reduce_rows: M must model spira::monoid");
@@ -206,15 +207,15 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
   for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
     acc = m(acc, T(map(T(a.values[k]))));
   }
-  out[i] = V(acc);
+  out[i] = ValueT(acc);
 }
 }
 
 /// out[j] = ⊕ over the stored entries of column j of map(A[i,j]), in increasing row order; an
 /// empty column gives the identity. Needs a canonical CSR matrix (it is transposed: O(nnz) memory).
-template <class M, class Map = identity_map, class V, class I>
-void reduce_cols(const host_resources& res, csr_view<V, I> a, std::span<V> out, const M& m = {},
-                 const Map& map = {})
+template <class M, class Map = identity_map, class ValueT, class IndexT>
+void reduce_cols(const host_resources& res, csr_view<ValueT, IndexT> a, std::span<ValueT> out,
+                 const M& m = {}, const Map& map = {})
 {
   detail::require_host_space(a.space, "spira::reduce_cols", "A");
   validate(res, a, csr_check::canonical, "spira::reduce_cols: A");
@@ -227,9 +228,9 @@ void reduce_cols(const host_resources& res, csr_view<V, I> a, std::span<V> out, 
 
 /// ⊕ over every stored entry of map(A): each row's in column order, then the rows' in row order
 /// (the same value for any number of threads); the identity for a matrix with no entries.
-template <class M, class Map = identity_map, class V, class I>
-[[nodiscard]] V reduce_scalar(const host_resources& res, csr_view<V, I> a, const M& m = {},
-                              const Map& map = {})
+template <class M, class Map = identity_map, class ValueT, class IndexT>
+[[nodiscard]] ValueT reduce_scalar(const host_resources& res, csr_view<ValueT, IndexT> a,
+                                   const M& m = {}, const Map& map = {})
 {
   using T = detail::host_compute_t;
   static_assert(monoid<M, T>, "spira::reduce_scalar: M must model spira::monoid");
@@ -248,36 +249,37 @@ T acc = M::template identity<T>();
 for (const T r : rows) {
   acc = m(acc, r);
 }
-return V(acc);
+return ValueT(acc);
 }
 
 /// A copy of A (same pattern, explicit zeros kept) with every stored value replaced by op(value).
-template <class Op, class V, class I>
-csr_matrix<V, I> apply(const host_resources& res, csr_view<V, I> a, const Op& op)
+template <class Op, class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> apply(const host_resources& res, csr_view<ValueT, IndexT> a,
+                                 const Op& op)
 {
   detail::require_host_space(a.space, "spira::apply", "A");
   validate(res, a, csr_check::valid, "spira::apply: A");
-  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  csr_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
-  V* out = m.values();
+  ValueT* out = m.values();
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
 for (std::int64_t k = 0; k < a.nnz; ++k) {
-  out[k] = V(op(a.values[k]));
+  out[k] = ValueT(op(a.values[k]));
 }
 return m;
 }
 
 /// X(i, j) = op(X(i, j)) for every element of a dense host matrix.
-template <class Op, class V>
-void apply(const host_resources& res, dense_view<V> x, const Op& op)
+template <class Op, class ValueT>
+void apply(const host_resources& res, dense_view<ValueT> x, const Op& op)
 {
   detail::require_host_space(x.space, "spira::apply", "X");
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
 for (std::int64_t i = 0; i < x.rows; ++i) {
-  V* row = x.row(i);
+  ValueT* row = x.row(i);
   for (std::int64_t j = 0; j < x.cols; ++j) {
-    row[j] = V(op(row[j]));
+    row[j] = ValueT(op(row[j]));
   }
 }
 }

@@ -166,28 +166,30 @@ void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T
 // The top-k among each row's stored values; indices are the stored column indices. k >= 1; rows
 // with fewer than k stored values are padded (see above). out_values/out_indices: rows x k.
 
-template <class V, class I>
-  requires is_value_type_v<V>
-void select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
-              dense_view<V> out_values, dense_view<I> out_indices,
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+void select_k(const host_resources& res, csr_view<ValueT, IndexT> rows, std::int64_t k,
+              select_order order, dense_view<ValueT> out_values, dense_view<IndexT> out_indices,
               const select_params& params = {});
 
-template <class V, class I>
-  requires is_value_type_v<V>
-void select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
-              dense_view<V> out_values, dense_view<I> out_indices,
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+void select_k(const cuda_resources& res, csr_view<ValueT, IndexT> rows, std::int64_t k,
+              select_order order, dense_view<ValueT> out_values, dense_view<IndexT> out_indices,
               const select_params& params = {});
 
 /// As above, returned as a CSR matrix (same shape as `rows`) with min(k, degree) entries per row,
 /// in the output order of `params.sorted`, in the memory space of the backend.
-template <class V, class I>
-  requires is_value_type_v<V>
-csr_matrix<V, I> select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k,
-                          select_order order, const select_params& params = {});
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+csr_matrix<ValueT, IndexT> select_k(const host_resources& res, csr_view<ValueT, IndexT> rows,
+                                    std::int64_t k, select_order order,
+                                    const select_params& params = {});
 
-template <class V, class I>
-  requires is_value_type_v<V>
-csr_matrix<V, I> select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k,
-                          select_order order, const select_params& params = {});
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+csr_matrix<ValueT, IndexT> select_k(const cuda_resources& res, csr_view<ValueT, IndexT> rows,
+                                    std::int64_t k, select_order order,
+                                    const select_params& params = {});
 
 }  // namespace spira

@@ -32,15 +32,15 @@ std::int64_t progress_block_rows(std::int64_t rows, bool cuda)
       cuda ? detail::knn_policy::cuda_progress_min_rows : detail::knn_policy::progress_min_rows);
 }
 
-template <class V, class I>
-csr_view<V, I> view_of(const csr_input& m)
+template <class ValueT, class IndexT>
+csr_view<ValueT, IndexT> view_of(const csr_input& m)
 {
   return {m.rows,
           m.cols,
           m.nnz,
           m.indptr,
-          static_cast<const I*>(m.indices),
-          static_cast<const V*>(m.data),
+          static_cast<const IndexT*>(m.indices),
+          static_cast<const ValueT*>(m.data),
           m.on_device() ? memory_space::device : memory_space::host};
 }
 
@@ -51,8 +51,8 @@ cuda_resources device_of(const csr_input& m)
 }
 
 /// Checks `m` as canonical CSR where it is (name: the argument's name in Python).
-template <class V, class I>
-void validate_input(const csr_input& m, csr_view<V, I> v, const char* name)
+template <class ValueT, class IndexT>
+void validate_input(const csr_input& m, csr_view<ValueT, IndexT> v, const char* name)
 {
   if (m.on_device()) {
     validate(device_of(m), v, csr_check::canonical, name);
@@ -61,11 +61,11 @@ void validate_input(const csr_input& m, csr_view<V, I> v, const char* name)
   }
 }
 
-/// Calls fn(type_identity<V>, type_identity<I>) for the value and index type of `m`.
+/// Calls fn(type_identity<ValueT>, type_identity<IndexT>) for the value and index type of `m`.
 template <class Fn>
 decltype(auto) with_types(const csr_input& m, Fn&& fn)
 {
-  const auto by_index = [&]<class V>(std::type_identity<V> v) -> decltype(auto) {
+  const auto by_index = [&]<class ValueT>(std::type_identity<ValueT> v) -> decltype(auto) {
     return m.index64 ? fn(v, std::type_identity<std::int64_t>{})
                      : fn(v, std::type_identity<std::int32_t>{});
   };
@@ -74,16 +74,17 @@ decltype(auto) with_types(const csr_input& m, Fn&& fn)
 
 /// Device operands and a device out: one call, or blocks of rows of A with `progress` (the
 /// distances are written where they belong; nothing goes through the host).
-template <class V, class I>
-void pairwise_on_device(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_params& params,
-                        const cuda_resources& res, const progress_fn& progress)
+template <class ValueT, class IndexT>
+void pairwise_on_device(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, ValueT* out,
+                        const distance_params& params, const cuda_resources& res,
+                        const progress_fn& progress)
 {
 #if !defined(SPIRA_HAS_CUDA)
   (void)a, (void)b, (void)out, (void)params, (void)res, (void)progress;
   throw not_compiled("pairwise_distances: X is in CUDA memory, but this build has no CUDA backend");
 #else
   const auto out_rows = [&](std::int64_t r0, std::int64_t r1) {
-    return dense_view<V>{r1 - r0, b.rows, b.rows, out + r0 * b.rows, memory_space::device};
+    return dense_view<ValueT>{r1 - r0, b.rows, b.rows, out + r0 * b.rows, memory_space::device};
   };
   if (!progress) {
     pairwise_distance(res, a, b, out_rows(0, a.rows), params);
@@ -102,10 +103,10 @@ void pairwise_on_device(csr_view<V, I> a, csr_view<V, I> b, V* out, const distan
 #endif
 }
 
-template <class V, class I>
-void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_params& params,
-                    bool cuda, const cuda_resources& res_of, std::size_t memory_budget,
-                    const progress_fn& progress)
+template <class ValueT, class IndexT>
+void pairwise_typed(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, ValueT* out,
+                    const distance_params& params, bool cuda, const cuda_resources& res_of,
+                    std::size_t memory_budget, const progress_fn& progress)
 {
   if (a.space == memory_space::device) {
     pairwise_on_device(a, b, out, params, res_of, progress);
@@ -113,7 +114,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
   }
   const host_resources host{};
   if (!cuda && !progress) {
-    pairwise_distance(host, a, b, dense_view<V>{a.rows, b.rows, b.rows, out}, params);
+    pairwise_distance(host, a, b, dense_view<ValueT>{a.rows, b.rows, b.rows, out}, params);
     return;
   }
   if (!cuda) {
@@ -123,7 +124,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
     for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
       const std::int64_t r1 = std::min(a.rows, r0 + step);
       pairwise_distance(host, row_slice(a, r0, r1, ptr), b,
-                        dense_view<V>{r1 - r0, b.rows, b.rows, out + r0 * b.rows}, params);
+                        dense_view<ValueT>{r1 - r0, b.rows, b.rows, out + r0 * b.rows}, params);
       progress(r1, a.rows);
     }
     return;
@@ -135,7 +136,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
                                  ? memory_budget
                                  : std::min(default_cuda_block_bytes, cuda_free_memory(res) / 2);
   const std::size_t row_bytes =
-      sizeof(V) * static_cast<std::size_t>(std::max<std::int64_t>(1, b.rows));
+      sizeof(ValueT) * static_cast<std::size_t>(std::max<std::int64_t>(1, b.rows));
   detail::expects<out_of_memory>(budget >= row_bytes,
                                  "pairwise_distances: memory_budget = ", budget,
                                  " bytes cannot hold one row of distances (", row_bytes, " bytes)");
@@ -149,7 +150,7 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
   for (std::int64_t r0 = 0; r0 < a.rows; r0 += step) {
     const std::int64_t r1 = std::min(a.rows, r0 + step);
     const auto a_dev = to_device(res, row_slice(a, r0, r1, ptr));
-    dense_matrix<V> d(res, r1 - r0, b.rows);
+    dense_matrix<ValueT> d(res, r1 - r0, b.rows);
     pairwise_distance(res, a_dev.view(), b_dev.view(), d.view(), params);
     copy(out + r0 * b.rows, memory_space::host, d.data(), memory_space::device,
          static_cast<std::size_t>((r1 - r0) * b.rows), res);
@@ -164,12 +165,13 @@ void pairwise_typed(csr_view<V, I> a, csr_view<V, I> b, V* out, const distance_p
 knn_result kneighbors(const csr_input& index, const std::optional<csr_input>& queries,
                       const knn_params& params, bool cuda)
 {
-  return with_types(index, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
-    const csr_view<V, I> iv = view_of<V, I>(index);
+  return with_types(index, [&]<class ValueT, class IndexT>(std::type_identity<ValueT>,
+                                                           std::type_identity<IndexT>) {
+    const csr_view<ValueT, IndexT> iv = view_of<ValueT, IndexT>(index);
     validate_input(index, iv, "X");
-    std::optional<csr_view<V, I>> qv;
+    std::optional<csr_view<ValueT, IndexT>> qv;
     if (queries) {
-      qv = view_of<V, I>(*queries);
+      qv = view_of<ValueT, IndexT>(*queries);
       validate_input(*queries, *qv, "Y");
     }
     if (index.on_device()) {
@@ -187,14 +189,15 @@ void pairwise_distances(const csr_input& a, const csr_input& b, void* out,
                         const distance_params& params, bool cuda, std::size_t memory_budget,
                         const progress_fn& progress)
 {
-  with_types(a, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
-    const csr_view<V, I> av = view_of<V, I>(a);
-    const csr_view<V, I> bv = view_of<V, I>(b);
-    validate_input(a, av, "X");
-    validate_input(b, bv, "Y");
-    pairwise_typed(av, bv, static_cast<V*>(out), params, cuda, device_of(a), memory_budget,
-                   progress);
-  });
+  with_types(
+      a, [&]<class ValueT, class IndexT>(std::type_identity<ValueT>, std::type_identity<IndexT>) {
+        const csr_view<ValueT, IndexT> av = view_of<ValueT, IndexT>(a);
+        const csr_view<ValueT, IndexT> bv = view_of<ValueT, IndexT>(b);
+        validate_input(a, av, "X");
+        validate_input(b, bv, "Y");
+        pairwise_typed(av, bv, static_cast<ValueT*>(out), params, cuda, device_of(a), memory_budget,
+                       progress);
+      });
 }
 
 void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_t cols,
@@ -239,43 +242,45 @@ void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_
 void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted, void* out_values,
                    void* out_indices, bool cuda)
 {
-  with_types(m, [&]<class V, class I>(std::type_identity<V>, std::type_identity<I>) {
+  with_types(m, [&]<class ValueT, class IndexT>(std::type_identity<ValueT>,
+                                                std::type_identity<IndexT>) {
     const host_resources host{};
-    const csr_view<V, I> mv = view_of<V, I>(m);
+    const csr_view<ValueT, IndexT> mv = view_of<ValueT, IndexT>(m);
     validate_input(m, mv, "A");
     const select_order order = largest ? select_order::largest : select_order::smallest;
     const select_params params{.sorted = sorted};
     if (m.on_device()) {
       const cuda_resources res = device_of(m);
-      select_k(res, mv, k, order,
-               dense_view<V>{m.rows, k, k, static_cast<V*>(out_values), memory_space::device},
-               dense_view<I>{m.rows, k, k, static_cast<I*>(out_indices), memory_space::device},
-               params);
+      select_k(
+          res, mv, k, order,
+          dense_view<ValueT>{m.rows, k, k, static_cast<ValueT*>(out_values), memory_space::device},
+          dense_view<IndexT>{m.rows, k, k, static_cast<IndexT*>(out_indices), memory_space::device},
+          params);
       synchronize(res);
       return;
     }
     const auto n = static_cast<std::size_t>(m.rows * k);
-    std::vector<I> narrow(std::is_same_v<I, std::int64_t> ? 0 : n);
-    I* idx = nullptr;
-    if constexpr (std::is_same_v<I, std::int64_t>) {
+    std::vector<IndexT> narrow(std::is_same_v<IndexT, std::int64_t> ? 0 : n);
+    IndexT* idx = nullptr;
+    if constexpr (std::is_same_v<IndexT, std::int64_t>) {
       idx = static_cast<std::int64_t*>(out_indices);
     } else {
       idx = narrow.data();
     }
-    const dense_view<V> v{m.rows, k, k, static_cast<V*>(out_values)};
-    const dense_view<I> i{m.rows, k, k, idx};
+    const dense_view<ValueT> v{m.rows, k, k, static_cast<ValueT*>(out_values)};
+    const dense_view<IndexT> i{m.rows, k, k, idx};
     if (!cuda) {
       select_k(host, mv, k, order, v, i, params);
     } else {
       const cuda_resources res{};
       const auto md = to_device(res, mv);
-      dense_matrix<V> vd(res, m.rows, k);
-      dense_matrix<I> id(res, m.rows, k);
+      dense_matrix<ValueT> vd(res, m.rows, k);
+      dense_matrix<IndexT> id(res, m.rows, k);
       select_k(res, md.view(), k, order, vd.view(), id.view(), params);
       copy(v.data, memory_space::host, vd.data(), memory_space::device, n, res);
       copy(i.data, memory_space::host, id.data(), memory_space::device, n, res);
     }
-    if constexpr (!std::is_same_v<I, std::int64_t>) {
+    if constexpr (!std::is_same_v<IndexT, std::int64_t>) {
       std::copy(narrow.begin(), narrow.end(), static_cast<std::int64_t*>(out_indices));
     }
   });

@@ -43,26 +43,26 @@ std::int64_t block_rows(std::int64_t a_rows, std::int64_t b_rows, std::int64_t b
   return std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(a_rows, 1));
 }
 
-/// Computes on the GPU in V (float when every value is exactly a float32, else double), block by
-/// block over the rows of A, rounding once to float32.
-template <class V, class I>
-void cuda_distances(const host_resources& host, const csr_matrix<double, I>& a,
-                    const csr_matrix<double, I>& b, const distance_params& params,
+/// Computes on the GPU in ValueT (float when every value is exactly a float32, else double), block
+/// by block over the rows of A, rounding once to float32.
+template <class ValueT, class IndexT>
+void cuda_distances(const host_resources& host, const csr_matrix<double, IndexT>& a,
+                    const csr_matrix<double, IndexT>& b, const distance_params& params,
                     std::int64_t step, io::npy_row_writer<float>& out)
 {
   const cuda_resources res{};
-  const auto av = cast_values<V>(host, a.view());
-  const auto b_dev = to_device(res, cast_values<V>(host, b.view()).view());
+  const auto av = cast_values<ValueT>(host, a.view());
+  const auto b_dev = to_device(res, cast_values<ValueT>(host, b.view()).view());
   std::vector<offset_t> ptr;
   for (std::int64_t r0 = 0; r0 < a.rows(); r0 += step) {
     const std::int64_t r1 = std::min(a.rows(), r0 + step);
     const auto a_dev = to_device(res, row_slice(av.view(), r0, r1, ptr));
-    dense_matrix<V> d(res, r1 - r0, b.rows());
+    dense_matrix<ValueT> d(res, r1 - r0, b.rows());
     pairwise_distance(res, a_dev.view(), b_dev.view(), d.view(), params);
-    dense_matrix<V> host_copy(host, r1 - r0, b.rows());
+    dense_matrix<ValueT> host_copy(host, r1 - r0, b.rows());
     copy(host_copy.data(), memory_space::host, d.data(), memory_space::device,
          static_cast<std::size_t>(d.rows() * d.cols()), res);
-    if constexpr (std::is_same_v<V, float>) {
+    if constexpr (std::is_same_v<ValueT, float>) {
       out.append(dense_view<const float>(host_copy.view()));
     } else {
       dense_matrix<float> block(host, r1 - r0, b.rows());
@@ -74,15 +74,15 @@ void cuda_distances(const host_resources& host, const csr_matrix<double, I>& a,
 }
 
 /// Computes in double on the host, block by block over the rows of A, and rounds once to float32.
-template <class I>
-void host_distances(const host_resources& res, const csr_matrix<double, I>& a,
-                    const csr_matrix<double, I>& b, const distance_params& params,
+template <class IndexT>
+void host_distances(const host_resources& res, const csr_matrix<double, IndexT>& a,
+                    const csr_matrix<double, IndexT>& b, const distance_params& params,
                     std::int64_t step, io::npy_row_writer<float>& out)
 {
   std::vector<offset_t> ptr;
   for (std::int64_t r0 = 0; r0 < a.rows(); r0 += step) {
     const std::int64_t r1 = std::min(a.rows(), r0 + step);
-    const csr_view<double, I> tile = row_slice(a.view(), r0, r1, ptr);
+    const csr_view<double, IndexT> tile = row_slice(a.view(), r0, r1, ptr);
     dense_matrix<double> d(res, r1 - r0, b.rows());
     pairwise_distance(res, tile, b.view(), d.view(), params);
     dense_matrix<float> block(res, r1 - r0, b.rows());

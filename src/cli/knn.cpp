@@ -77,9 +77,9 @@ void write_csr_npz(const std::string& path, const csr_matrix<float, std::int64_t
 /// the graph). A reported neighbour counts when its brute-force distance is at least as good as
 /// the k-th best brute-force distance, so a neighbour that ties with the k-th (within float
 /// rounding: 1e-6 relative) is as good as the one the brute force lists.
-template <class V, class I>
-double recall_on_sample(const host_resources& res, const csr_matrix<V, I>& index,
-                        const csr_matrix<V, I>& queries, const knn_result& g,
+template <class ValueT, class IndexT>
+double recall_on_sample(const host_resources& res, const csr_matrix<ValueT, IndexT>& index,
+                        const csr_matrix<ValueT, IndexT>& queries, const knn_result& g,
                         const knn_params& params, std::int64_t sample, bool exclude_self)
 {
   const std::int64_t n_q = queries.rows();
@@ -89,8 +89,8 @@ double recall_on_sample(const host_resources& res, const csr_matrix<V, I>& index
   std::vector<offset_t> ptr;
   for (std::int64_t s = 0; s < sample; ++s) {
     const std::int64_t row = s * n_q / sample;
-    const csr_view<V, I> one = row_slice(queries.view(), row, row + 1, ptr);
-    dense_matrix<V> d(res, 1, index.rows());
+    const csr_view<ValueT, IndexT> one = row_slice(queries.view(), row, row + 1, ptr);
+    dense_matrix<ValueT> d(res, 1, index.rows());
     visit_metric(params.metric, params.p, [&](const auto& dist) {
       detail::pairwise_direct<std::decay_t<decltype(dist)>, double>(res, one, index.view(),
                                                                     d.view(), dist);
@@ -98,7 +98,7 @@ double recall_on_sample(const host_resources& res, const csr_matrix<V, I>& index
     std::vector<std::int64_t> order(static_cast<std::size_t>(index.rows()));
     std::iota(order.begin(), order.end(), 0);
     const bool largest = is_similarity(params.metric);
-    const V* v = d.data();
+    const ValueT* v = d.data();
     auto key = [&](std::int64_t j) {
       const double x = std::isnan(v[j]) ? INFINITY : (largest ? -v[j] : v[j]);
       return std::pair{x, j};
@@ -142,17 +142,17 @@ std::function<void(std::int64_t, std::int64_t)> progress_line(
   };
 }
 
-template <class V, class I>
-int knn(const host_resources& res, backend be, const csr_matrix<V, I>& index,
-        const std::optional<csr_matrix<V, I>>& queries, knn_params params, const knn_output& out,
-        std::int64_t check, const char* metric)
+template <class ValueT, class IndexT>
+int knn(const host_resources& res, backend be, const csr_matrix<ValueT, IndexT>& index,
+        const std::optional<csr_matrix<ValueT, IndexT>>& queries, knn_params params,
+        const knn_output& out, std::int64_t check, const char* metric)
 {
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
   if (tty) {
     params.progress = progress_line(t0);
   }
-  std::optional<csr_view<V, I>> qv;
+  std::optional<csr_view<ValueT, IndexT>> qv;
   if (queries) {
     qv = queries->view();
   }
@@ -351,14 +351,14 @@ int run_knn(int argc, char** argv)
   }
   // The host computes in double; the GPU in float (its native precision for this engine) when every
   // value is exactly a float32, else in double (rounding the data would change the answer).
-  auto run_as = [&]<class V>(std::type_identity<V>) {
-    std::optional<csr_matrix<V, std::int64_t>> qv;
+  auto run_as = [&]<class ValueT>(std::type_identity<ValueT>) {
+    std::optional<csr_matrix<ValueT, std::int64_t>> qv;
     if (queries) {
-      qv = cast_values<V>(res, queries->view());
+      qv = cast_values<ValueT>(res, queries->view());
     }
-    const auto iv = cast_values<V>(res, index.view());
+    const auto iv = cast_values<ValueT>(res, index.view());
     if (detail::fits_index<std::int32_t>(index.cols())) {
-      std::optional<csr_matrix<V, std::int32_t>> q32;
+      std::optional<csr_matrix<ValueT, std::int32_t>> q32;
       if (qv) {
         q32 = cast_indices<std::int32_t>(res, qv->view());
       }

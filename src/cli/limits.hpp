@@ -15,15 +15,16 @@ namespace spira::cli {
 
 /// The metrics of distributions need non-negative values: checks the whole matrix read from
 /// `path` and names the file, the row and the column (counted from 0, as in the outputs).
-template <class V, class I>
-void check_values_for_metric(const csr_matrix<V, I>& m, const std::string& path, metric mt)
+template <class ValueT, class IndexT>
+void check_values_for_metric(const csr_matrix<ValueT, IndexT>& m, const std::string& path,
+                             metric mt)
 {
   if (!requires_nonnegative(mt)) {
     return;
   }
   for (std::int64_t i = 0; i < m.rows(); ++i) {
     for (offset_t e = m.row_ptr()[i]; e < m.row_ptr()[i + 1]; ++e) {
-      if (m.values()[e] < V(0)) {
+      if (m.values()[e] < ValueT(0)) {
         throw invalid_argument(detail::concat(
             path, ": metric ", to_string(mt), " needs non-negative values, but row ", i,
             ", column ", m.col_idx()[e], " holds ", m.values()[e], " (rows and columns from 0)"));
@@ -57,8 +58,8 @@ struct tiled_job {
 /// How many times longer the job is estimated to take in these tiles than in one tile: every
 /// pair of a query tile and an index tile pays a fixed cost (tile_overhead_steps) and a pass over
 /// the index tile (the column form of its nnz, cols and rows, which the engine builds per call),
-/// while the distance cells (query rows x index rows) and the products (nnz(Q) x nnz(I) / cols)
-/// are the same in any tiling. See docs/cli.md.
+/// while the distance cells (query rows x index rows) and the products (nnz(Q) x nnz(index) /
+/// cols) are the same in any tiling. See docs/cli.md.
 double tiling_slowdown(const tiled_job& job);
 
 /// The estimated slowdown at or above which the CLI warns on stderr.

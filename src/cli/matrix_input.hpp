@@ -22,8 +22,8 @@ decltype(auto) with_matrix(const std::string& path, Fn&& fn)
 
 /// True when every value of m is exactly a float32 (NaN included): the GPU may then compute in
 /// float without changing the data.
-template <class I>
-bool values_fit_float(csr_view<double, I> m)
+template <class IndexT>
+bool values_fit_float(csr_view<double, IndexT> m)
 {
   for (std::int64_t k = 0; k < m.nnz; ++k) {
     const double v = m.values[k];

@@ -19,10 +19,10 @@ void require_host(memory_space s, const char* op, const char* name)
 // Sorts the entries [begin, end) of one row by column, stable (so duplicates keep stored order),
 // and merges duplicates by summing. Returns the number of entries kept, written in place from
 // begin.
-template <class V, class I>
-std::int64_t sort_merge_row(I* cols, V* vals, std::int64_t begin, std::int64_t end,
-                            std::vector<std::int64_t>& perm, std::vector<I>& ctmp,
-                            std::vector<V>& vtmp, bool drop_zeros)
+template <class ValueT, class IndexT>
+std::int64_t sort_merge_row(IndexT* cols, ValueT* vals, std::int64_t begin, std::int64_t end,
+                            std::vector<std::int64_t>& perm, std::vector<IndexT>& ctmp,
+                            std::vector<ValueT>& vtmp, bool drop_zeros)
 {
   const std::int64_t n = end - begin;
   bool sorted = true;
@@ -45,13 +45,13 @@ std::int64_t sort_merge_row(I* cols, V* vals, std::int64_t begin, std::int64_t e
   }
   std::int64_t out = begin;
   for (std::int64_t k = begin; k < end;) {
-    I c = cols[k];
-    V sum = vals[k];
+    IndexT c = cols[k];
+    ValueT sum = vals[k];
     std::int64_t j = k + 1;
     for (; j < end && cols[j] == c; ++j) {
       sum += vals[j];
     }
-    if (!(drop_zeros && sum == V(0))) {
+    if (!(drop_zeros && sum == ValueT(0))) {
       cols[out] = c;
       vals[out] = sum;
       ++out;
@@ -68,8 +68,8 @@ constexpr std::int64_t sort_merge_block_rows = std::int64_t(1) << 16;
 // Sorts and merges every row of `m` in place, then compacts the arrays, a block of rows at a time.
 // Shared by coo_to_csr and canonicalize so that both produce exactly the same bytes. Extra memory:
 // O(sort_merge_block_rows + longest row), whatever the number of rows.
-template <class V, class I>
-void sort_merge_rows(const host_resources& res, csr_matrix<V, I>& m, bool drop_zeros)
+template <class ValueT, class IndexT>
+void sort_merge_rows(const host_resources& res, csr_matrix<ValueT, IndexT>& m, bool drop_zeros)
 {
   const std::int64_t rows = m.rows();
   offset_t* rp = m.row_ptr();
@@ -80,8 +80,8 @@ void sort_merge_rows(const host_resources& res, csr_matrix<V, I>& m, bool drop_z
 #pragma omp parallel num_threads(res.num_threads())
     {
       std::vector<std::int64_t> perm;
-      std::vector<I> ctmp;
-      std::vector<V> vtmp;
+      std::vector<IndexT> ctmp;
+      std::vector<ValueT> vtmp;
 #pragma omp for schedule(dynamic, 256)
       for (std::int64_t i = r0; i < r1; ++i) {
         kept[i - r0] =
@@ -107,8 +107,9 @@ void sort_merge_rows(const host_resources& res, csr_matrix<V, I>& m, bool drop_z
 
 }  // namespace
 
-template <class V, class I>
-void validate(const host_resources& res, csr_view<V, I> a, csr_check level, const char* name)
+template <class ValueT, class IndexT>
+void validate(const host_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
+              const char* name)
 {
   require_host(a.space, "spira::validate", name);
   detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
@@ -152,8 +153,8 @@ void validate(const host_resources& res, csr_view<V, I> a, csr_check level, cons
   }
 }
 
-template <class V, class I>
-void validate(const host_resources&, coo_view<V, I> a, const char* name)
+template <class ValueT, class IndexT>
+void validate(const host_resources&, coo_view<ValueT, IndexT> a, const char* name)
 {
   require_host(a.space, "spira::validate", name);
   detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
@@ -167,11 +168,11 @@ void validate(const host_resources&, coo_view<V, I> a, const char* name)
   }
 }
 
-template <class V, class I>
-csr_matrix<V, I> coo_to_csr(const host_resources& res, coo_view<V, I> a)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> coo_to_csr(const host_resources& res, coo_view<ValueT, IndexT> a)
 {
   validate(res, a, "coo_to_csr: input");
-  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  csr_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
   offset_t* rp = m.row_ptr();
   std::fill_n(rp, a.rows + 1, offset_t{0});
   for (std::int64_t k = 0; k < a.nnz; ++k) {
@@ -193,15 +194,15 @@ csr_matrix<V, I> coo_to_csr(const host_resources& res, coo_view<V, I> a)
   return m;
 }
 
-template <class V, class I>
-coo_matrix<V, I> csr_to_coo(const host_resources& res, csr_view<V, I> a)
+template <class ValueT, class IndexT>
+coo_matrix<ValueT, IndexT> csr_to_coo(const host_resources& res, csr_view<ValueT, IndexT> a)
 {
   validate(res, a, csr_check::valid, "csr_to_coo: input");
-  coo_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  coo_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
 #pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1024)
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      m.row_idx()[k] = I(i);
+      m.row_idx()[k] = IndexT(i);
     }
   }
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
@@ -209,13 +210,13 @@ coo_matrix<V, I> csr_to_coo(const host_resources& res, csr_view<V, I> a)
   return m;
 }
 
-template <class V, class I>
-csr_matrix<V, I> transpose(const host_resources& res, csr_view<V, I> a)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> transpose(const host_resources& res, csr_view<ValueT, IndexT> a)
 {
   validate(res, a, csr_check::valid, "transpose: input");
-  detail::expects(detail::fits_index<I>(a.rows), "transpose: ", a.rows,
+  detail::expects(detail::fits_index<IndexT>(a.rows), "transpose: ", a.rows,
                   " rows do not fit the column index type of the transpose");
-  csr_matrix<V, I> t(res, a.cols, a.rows, a.nnz);
+  csr_matrix<ValueT, IndexT> t(res, a.cols, a.rows, a.nnz);
   offset_t* rp = t.row_ptr();
   std::fill_n(rp, a.cols + 1, offset_t{0});
   for (std::int64_t k = 0; k < a.nnz; ++k) {
@@ -226,7 +227,7 @@ csr_matrix<V, I> transpose(const host_resources& res, csr_view<V, I> a)
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       const offset_t dst = rp[a.col_idx[k]]++;
-      t.col_idx()[dst] = I(i);
+      t.col_idx()[dst] = IndexT(i);
       t.values()[dst] = a.values[k];
     }
   }
@@ -235,12 +236,12 @@ csr_matrix<V, I> transpose(const host_resources& res, csr_view<V, I> a)
   return t;
 }
 
-template <class V, class I>
-csr_matrix<V, I> canonicalize(const host_resources& res, csr_view<V, I> a,
-                              canonicalize_options opts)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> canonicalize(const host_resources& res, csr_view<ValueT, IndexT> a,
+                                        canonicalize_options opts)
 {
   validate(res, a, csr_check::valid, "canonicalize: input");
-  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  csr_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
   std::copy_n(a.values, a.nnz, m.values());
@@ -248,17 +249,18 @@ csr_matrix<V, I> canonicalize(const host_resources& res, csr_view<V, I> a,
   return m;
 }
 
-template <class V, class I>
-csr_matrix<V, I> make_csr(const host_resources& res, std::int64_t rows, std::int64_t cols,
-                          std::span<const offset_t> row_ptr, std::span<const I> col_idx,
-                          std::span<const V> values, csr_check level)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> make_csr(const host_resources& res, std::int64_t rows, std::int64_t cols,
+                                    std::span<const offset_t> row_ptr,
+                                    std::span<const IndexT> col_idx, std::span<const ValueT> values,
+                                    csr_check level)
 {
   detail::expects(rows >= 0 && cols >= 0, "make_csr: negative extent ", rows, " x ", cols);
   detail::expects(row_ptr.size() == static_cast<std::size_t>(rows) + 1, "make_csr: row_ptr has ",
                   row_ptr.size(), " entries, expected rows + 1 = ", rows + 1);
   detail::expects(col_idx.size() == values.size(), "make_csr: col_idx has ", col_idx.size(),
                   " entries but values has ", values.size());
-  csr_matrix<V, I> m(res, rows, cols, static_cast<std::int64_t>(values.size()));
+  csr_matrix<ValueT, IndexT> m(res, rows, cols, static_cast<std::int64_t>(values.size()));
   std::copy(row_ptr.begin(), row_ptr.end(), m.row_ptr());
   std::copy(col_idx.begin(), col_idx.end(), m.col_idx());
   std::copy(values.begin(), values.end(), m.values());
@@ -266,45 +268,47 @@ csr_matrix<V, I> make_csr(const host_resources& res, std::int64_t rows, std::int
   return m;
 }
 
-template <class ToI, class V, class I>
-csr_matrix<V, ToI> cast_indices(const host_resources& res, csr_view<V, I> a)
+template <class ToI, class ValueT, class IndexT>
+csr_matrix<ValueT, ToI> cast_indices(const host_resources& res, csr_view<ValueT, IndexT> a)
 {
   require_host(a.space, "spira::cast_indices", "input");
-  csr_matrix<V, ToI> m(res, a.rows, a.cols, a.nnz);  // checks that cols fit ToI
+  csr_matrix<ValueT, ToI> m(res, a.rows, a.cols, a.nnz);  // checks that cols fit ToI
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
-  std::transform(a.col_idx, a.col_idx + a.nnz, m.col_idx(), [](I c) { return ToI(c); });
+  std::transform(a.col_idx, a.col_idx + a.nnz, m.col_idx(), [](IndexT c) { return ToI(c); });
   std::copy_n(a.values, a.nnz, m.values());
   return m;
 }
 
-template <class ToV, class V, class I>
-csr_matrix<ToV, I> cast_values(const host_resources& res, csr_view<V, I> a)
+template <class ToV, class ValueT, class IndexT>
+csr_matrix<ToV, IndexT> cast_values(const host_resources& res, csr_view<ValueT, IndexT> a)
 {
   require_host(a.space, "spira::cast_values", "input");
-  csr_matrix<ToV, I> m(res, a.rows, a.cols, a.nnz);
+  csr_matrix<ToV, IndexT> m(res, a.rows, a.cols, a.nnz);
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
-  std::transform(a.values, a.values + a.nnz, m.values(), [](V v) { return ToV(v); });
+  std::transform(a.values, a.values + a.nnz, m.values(), [](ValueT v) { return ToV(v); });
   return m;
 }
 
-#define SPIRA_INSTANTIATE(V, I)                                                            \
-  template void validate(const host_resources&, csr_view<V, I>, csr_check, const char*);   \
-  template void validate(const host_resources&, coo_view<V, I>, const char*);              \
-  template csr_matrix<V, I> coo_to_csr(const host_resources&, coo_view<V, I>);             \
-  template coo_matrix<V, I> csr_to_coo(const host_resources&, csr_view<V, I>);             \
-  template csr_matrix<V, I> transpose(const host_resources&, csr_view<V, I>);              \
-  template csr_matrix<V, I> canonicalize(const host_resources&, csr_view<V, I>,            \
-                                         canonicalize_options);                            \
-  template csr_matrix<V, I> make_csr(const host_resources&, std::int64_t, std::int64_t,    \
-                                     std::span<const offset_t>, std::span<const I>,        \
-                                     std::span<const V>, csr_check);                       \
-  template csr_matrix<V, std::int32_t> cast_indices<std::int32_t>(const host_resources&,   \
-                                                                  csr_view<V, I>);         \
-  template csr_matrix<V, std::int64_t> cast_indices<std::int64_t>(const host_resources&,   \
-                                                                  csr_view<V, I>);         \
-  template csr_matrix<float, I> cast_values<float>(const host_resources&, csr_view<V, I>); \
-  template csr_matrix<double, I> cast_values<double>(const host_resources&, csr_view<V, I>);
+#define SPIRA_INSTANTIATE(ValueT, IndexT)                                                          \
+  template void validate(const host_resources&, csr_view<ValueT, IndexT>, csr_check, const char*); \
+  template void validate(const host_resources&, coo_view<ValueT, IndexT>, const char*);            \
+  template csr_matrix<ValueT, IndexT> coo_to_csr(const host_resources&, coo_view<ValueT, IndexT>); \
+  template coo_matrix<ValueT, IndexT> csr_to_coo(const host_resources&, csr_view<ValueT, IndexT>); \
+  template csr_matrix<ValueT, IndexT> transpose(const host_resources&, csr_view<ValueT, IndexT>);  \
+  template csr_matrix<ValueT, IndexT> canonicalize(                                                \
+      const host_resources&, csr_view<ValueT, IndexT>, canonicalize_options);                      \
+  template csr_matrix<ValueT, IndexT> make_csr(const host_resources&, std::int64_t, std::int64_t,  \
+                                               std::span<const offset_t>, std::span<const IndexT>, \
+                                               std::span<const ValueT>, csr_check);                \
+  template csr_matrix<ValueT, std::int32_t> cast_indices<std::int32_t>(const host_resources&,      \
+                                                                       csr_view<ValueT, IndexT>);  \
+  template csr_matrix<ValueT, std::int64_t> cast_indices<std::int64_t>(const host_resources&,      \
+                                                                       csr_view<ValueT, IndexT>);  \
+  template csr_matrix<float, IndexT> cast_values<float>(const host_resources&,                     \
+                                                        csr_view<ValueT, IndexT>);                 \
+  template csr_matrix<double, IndexT> cast_values<double>(const host_resources&,                   \
+                                                          csr_view<ValueT, IndexT>);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE
 

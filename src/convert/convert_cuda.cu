@@ -44,8 +44,8 @@ struct csr_report {
   unsigned long long bad_entry_row;   ///< smallest row with a column out of range (or out of order)
 };
 
-template <class I>
-__global__ void check_csr(const offset_t* row_ptr, const I* col_idx, std::int64_t rows,
+template <class IndexT>
+__global__ void check_csr(const offset_t* row_ptr, const IndexT* col_idx, std::int64_t rows,
                           std::int64_t cols, std::int64_t nnz, bool canonical, csr_report* report)
 {
   const std::int64_t first = grid_thread_index();
@@ -82,9 +82,9 @@ __global__ void check_csr(const offset_t* row_ptr, const I* col_idx, std::int64_
   }
 }
 
-template <class I>
-__global__ void check_coo(const I* row_idx, const I* col_idx, std::int64_t rows, std::int64_t cols,
-                          std::int64_t nnz, unsigned long long* bad_entry)
+template <class IndexT>
+__global__ void check_coo(const IndexT* row_idx, const IndexT* col_idx, std::int64_t rows,
+                          std::int64_t cols, std::int64_t nnz, unsigned long long* bad_entry)
 {
   for (std::int64_t k = grid_thread_index(); k < nnz; k += grid_stride()) {
     const std::int64_t r = row_idx[k];
@@ -99,9 +99,9 @@ __global__ void check_coo(const I* row_idx, const I* col_idx, std::int64_t rows,
 // ---- sorting and merging kernels ---------------------------------------------------------------
 
 /// The row of input entry k: read from a COO row array, or searched in CSR row pointers.
-template <class I>
+template <class IndexT>
 struct coo_rows {
-  const I* row_idx;
+  const IndexT* row_idx;
   __device__ std::int64_t operator()(std::int64_t k) const { return row_idx[k]; }
 };
 struct csr_rows {
@@ -127,10 +127,10 @@ struct packed_entries {
 };
 
 /// Entries sorted by two passes (columns, then rows) when row and column bits exceed 64.
-template <class I>
+template <class IndexT>
 struct split_entries {
   const std::uint64_t* rows_sorted;
-  const I* col_idx;  ///< input columns, read through order
+  const IndexT* col_idx;  ///< input columns, read through order
   const offset_t* order;
   __device__ bool same(std::int64_t a, std::int64_t b) const
   {
@@ -140,8 +140,8 @@ struct split_entries {
   __device__ std::int64_t col(std::int64_t k) const { return col_idx[order[k]]; }
 };
 
-template <class Rows, class I>
-__global__ void make_packed_keys(Rows row_of, const I* col_idx, int col_bits, std::int64_t n,
+template <class Rows, class IndexT>
+__global__ void make_packed_keys(Rows row_of, const IndexT* col_idx, int col_bits, std::int64_t n,
                                  std::uint64_t* keys, offset_t* order)
 {
   for (std::int64_t k = grid_thread_index(); k < n; k += grid_stride()) {
@@ -150,8 +150,8 @@ __global__ void make_packed_keys(Rows row_of, const I* col_idx, int col_bits, st
   }
 }
 
-template <class I, class K>
-__global__ void make_column_keys(const I* col_idx, std::int64_t n, K* keys, offset_t* order)
+template <class IndexT, class K>
+__global__ void make_column_keys(const IndexT* col_idx, std::int64_t n, K* keys, offset_t* order)
 {
   for (std::int64_t k = grid_thread_index(); k < n; k += grid_stride()) {
     keys[k] = K(col_idx[k]);
@@ -183,9 +183,9 @@ __global__ void find_descent(const std::uint64_t* keys, std::int64_t n, int* fou
 /// At the head of every run of equal (row, column), sums the run's values left to right (input
 /// order, as the host does) into sums[k] and sets kept[k] to 1 unless the sum is a dropped zero;
 /// kept[k] is 0 elsewhere, and kept[n] is 0 so that an exclusive sum gives the kept count there.
-template <class Entries, class V>
-__global__ void sum_runs(Entries e, const V* values, std::int64_t n, bool drop_zeros, V* sums,
-                         offset_t* kept)
+template <class Entries, class ValueT>
+__global__ void sum_runs(Entries e, const ValueT* values, std::int64_t n, bool drop_zeros,
+                         ValueT* sums, offset_t* kept)
 {
   const std::int64_t first = grid_thread_index();
   if (first == 0) {
@@ -194,11 +194,11 @@ __global__ void sum_runs(Entries e, const V* values, std::int64_t n, bool drop_z
   for (std::int64_t k = first; k < n; k += grid_stride()) {
     offset_t keep = 0;
     if (k == 0 || !e.same(k - 1, k)) {
-      V sum = values[e.order[k]];
+      ValueT sum = values[e.order[k]];
       for (std::int64_t j = k + 1; j < n && e.same(k, j); ++j) {
         sum += values[e.order[j]];
       }
-      keep = !(drop_zeros && sum == V(0));
+      keep = !(drop_zeros && sum == ValueT(0));
       sums[k] = sum;
     }
     kept[k] = keep;
@@ -206,13 +206,13 @@ __global__ void sum_runs(Entries e, const V* values, std::int64_t n, bool drop_z
 }
 
 /// Writes every kept run to its place pos[k] in the output (pos: exclusive sum of kept).
-template <class Entries, class V, class I>
-__global__ void scatter_runs(Entries e, const V* sums, const offset_t* pos, std::int64_t n,
-                             I* col_idx, V* values)
+template <class Entries, class ValueT, class IndexT>
+__global__ void scatter_runs(Entries e, const ValueT* sums, const offset_t* pos, std::int64_t n,
+                             IndexT* col_idx, ValueT* values)
 {
   for (std::int64_t k = grid_thread_index(); k < n; k += grid_stride()) {
     if (pos[k + 1] != pos[k]) {
-      col_idx[pos[k]] = static_cast<I>(e.col(k));
+      col_idx[pos[k]] = static_cast<IndexT>(e.col(k));
       values[pos[k]] = sums[k];
     }
   }
@@ -240,23 +240,24 @@ __global__ void row_pointers_of_keys(const K* sorted, std::int64_t n, std::int64
 }
 
 /// Entry j of the transpose is input entry order[j]: its row becomes the column.
-template <class V, class I>
+template <class ValueT, class IndexT>
 __global__ void gather_transpose(const offset_t* row_ptr, std::int64_t rows, const offset_t* order,
-                                 const V* values, std::int64_t nnz, I* col_idx_t, V* values_t)
+                                 const ValueT* values, std::int64_t nnz, IndexT* col_idx_t,
+                                 ValueT* values_t)
 {
   for (std::int64_t j = grid_thread_index(); j < nnz; j += grid_stride()) {
     const offset_t p = order[j];
-    col_idx_t[j] = static_cast<I>(row_of_entry(row_ptr, rows, p));
+    col_idx_t[j] = static_cast<IndexT>(row_of_entry(row_ptr, rows, p));
     values_t[j] = values[p];
   }
 }
 
-template <class I>
+template <class IndexT>
 __global__ void expand_rows(const offset_t* row_ptr, std::int64_t rows, std::int64_t nnz,
-                            I* row_idx)
+                            IndexT* row_idx)
 {
   for (std::int64_t k = grid_thread_index(); k < nnz; k += grid_stride()) {
-    row_idx[k] = static_cast<I>(row_of_entry(row_ptr, rows, k));
+    row_idx[k] = static_cast<IndexT>(row_of_entry(row_ptr, rows, k));
   }
 }
 
@@ -285,10 +286,11 @@ bool is_sorted(const cuda_resources& res, const std::uint64_t* keys, std::int64_
   return read_back(found.data(), res) == 0;
 }
 
-template <class V, class I>
-csr_matrix<V, I> empty_csr(const cuda_resources& res, std::int64_t rows, std::int64_t cols)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> empty_csr(const cuda_resources& res, std::int64_t rows,
+                                     std::int64_t cols)
 {
-  csr_matrix<V, I> m(res, rows, cols, 0);
+  csr_matrix<ValueT, IndexT> m(res, rows, cols, 0);
   detail::fill_zero_bytes(m.row_ptr(), memory_space::device,
                           (static_cast<std::size_t>(rows) + 1) * sizeof(offset_t), res);
   return m;
@@ -296,19 +298,20 @@ csr_matrix<V, I> empty_csr(const cuda_resources& res, std::int64_t rows, std::in
 
 /// Sums each run of equal (row, column) of the sorted entries, drops zero sums on request and
 /// assembles the CSR.
-template <class V, class I, class Entries>
-csr_matrix<V, I> merge_sorted(const cuda_resources& res, std::int64_t rows, std::int64_t cols,
-                              std::int64_t n, Entries entries, const V* values, bool drop_zeros)
+template <class ValueT, class IndexT, class Entries>
+csr_matrix<ValueT, IndexT> merge_sorted(const cuda_resources& res, std::int64_t rows,
+                                        std::int64_t cols, std::int64_t n, Entries entries,
+                                        const ValueT* values, bool drop_zeros)
 {
-  buffer<V> sums(res, static_cast<std::size_t>(n), "sums of duplicate entries");
+  buffer<ValueT> sums(res, static_cast<std::size_t>(n), "sums of duplicate entries");
   buffer<offset_t> pos(res, static_cast<std::size_t>(n) + 1, "positions of merged entries");
-  launch_elementwise(res, n, sum_runs<Entries, V>, entries, values, n, drop_zeros, sums.data(),
+  launch_elementwise(res, n, sum_runs<Entries, ValueT>, entries, values, n, drop_zeros, sums.data(),
                      pos.data());
   detail::exclusive_sum_in_place(res, pos.data(), n + 1);
   const offset_t kept = read_back(pos.data() + n, res);
-  csr_matrix<V, I> m(res, rows, cols, kept);
-  launch_elementwise(res, n, scatter_runs<Entries, V, I>, entries, sums.data(), pos.data(), n,
-                     m.col_idx(), m.values());
+  csr_matrix<ValueT, IndexT> m(res, rows, cols, kept);
+  launch_elementwise(res, n, scatter_runs<Entries, ValueT, IndexT>, entries, sums.data(),
+                     pos.data(), n, m.col_idx(), m.values());
   launch_elementwise(res, rows + 1, row_pointers_of_runs<Entries>, entries, pos.data(), n, rows,
                      m.row_ptr());
   return m;
@@ -317,13 +320,14 @@ csr_matrix<V, I> merge_sorted(const cuda_resources& res, std::int64_t rows, std:
 /// The canonical CSR of n entries given by their rows (`row_of`), columns and values: sorted by
 /// (row, column) with a stable radix sort over the input positions, duplicates summed in input
 /// order. One sort of packed (row, column) keys when both fit 64 bits, else two stable passes.
-template <class V, class I, class Rows>
-csr_matrix<V, I> sort_and_merge(const cuda_resources& res, std::int64_t rows, std::int64_t cols,
-                                std::int64_t n, Rows row_of, const I* col_idx, const V* values,
-                                bool drop_zeros)
+template <class ValueT, class IndexT, class Rows>
+csr_matrix<ValueT, IndexT> sort_and_merge(const cuda_resources& res, std::int64_t rows,
+                                          std::int64_t cols, std::int64_t n, Rows row_of,
+                                          const IndexT* col_idx, const ValueT* values,
+                                          bool drop_zeros)
 {
   if (n == 0) {
-    return empty_csr<V, I>(res, rows, cols);
+    return empty_csr<ValueT, IndexT>(res, rows, cols);
   }
   const int row_bits = detail::bits_for_extent(rows);
   const int col_bits = detail::bits_for_extent(cols);
@@ -335,8 +339,8 @@ csr_matrix<V, I> sort_and_merge(const cuda_resources& res, std::int64_t rows, st
   if (row_bits + col_bits <= 64) {
     buffer<std::uint64_t> keys(res, count, "sort keys");
     buffer<std::uint64_t> keys_alt;
-    launch_elementwise(res, n, make_packed_keys<Rows, I>, row_of, col_idx, col_bits, n, keys.data(),
-                       order.data());
+    launch_elementwise(res, n, make_packed_keys<Rows, IndexT>, row_of, col_idx, col_bits, n,
+                       keys.data(), order.data());
     detail::ping_pong<std::uint64_t> kp{keys.data(), nullptr};
     if (!is_sorted(res, keys.data(), n)) {
       keys_alt = buffer<std::uint64_t>(res, count, "sort keys");
@@ -345,26 +349,27 @@ csr_matrix<V, I> sort_and_merge(const cuda_resources& res, std::int64_t rows, st
       ord.alternate = order_alt.data();
       detail::stable_sort_pairs(res, kp, ord, n, row_bits + col_bits);
     }
-    return merge_sorted<V, I>(res, rows, cols, n, packed_entries{kp.current, ord.current, col_bits},
-                              values, drop_zeros);
+    return merge_sorted<ValueT, IndexT>(
+        res, rows, cols, n, packed_entries{kp.current, ord.current, col_bits}, values, drop_zeros);
   }
 
   // Wider than 64 bits (huge int64 column spaces): stable by column, then stable by row.
-  using K = std::make_unsigned_t<I>;
+  using K = std::make_unsigned_t<IndexT>;
   order_alt = buffer<offset_t>(res, count, "sort permutation");
   ord.alternate = order_alt.data();
   buffer<K> col_keys(res, count, "column sort keys");
   buffer<K> col_keys_alt(res, count, "column sort keys");
   detail::ping_pong<K> ck{col_keys.data(), col_keys_alt.data()};
-  launch_elementwise(res, n, make_column_keys<I, K>, col_idx, n, ck.current, ord.current);
+  launch_elementwise(res, n, make_column_keys<IndexT, K>, col_idx, n, ck.current, ord.current);
   detail::stable_sort_pairs(res, ck, ord, n, col_bits);
   buffer<std::uint64_t> row_keys(res, count, "row sort keys");
   buffer<std::uint64_t> row_keys_alt(res, count, "row sort keys");
   detail::ping_pong<std::uint64_t> rk{row_keys.data(), row_keys_alt.data()};
   launch_elementwise(res, n, gather_row_keys<Rows>, row_of, ord.current, n, rk.current);
   detail::stable_sort_pairs(res, rk, ord, n, row_bits);
-  return merge_sorted<V, I>(res, rows, cols, n, split_entries<I>{rk.current, col_idx, ord.current},
-                            values, drop_zeros);
+  return merge_sorted<ValueT, IndexT>(res, rows, cols, n,
+                                      split_entries<IndexT>{rk.current, col_idx, ord.current},
+                                      values, drop_zeros);
 }
 
 }  // namespace
@@ -372,8 +377,9 @@ csr_matrix<V, I> sort_and_merge(const cuda_resources& res, std::int64_t rows, st
 // ---- validation
 // ----------------------------------------------------------------------------------
 
-template <class V, class I>
-void validate(const cuda_resources& res, csr_view<V, I> a, csr_check level, const char* name)
+template <class ValueT, class IndexT>
+void validate(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
+              const char* name)
 {
   if (a.space == memory_space::host) {
     validate(host_resources{}, a, level, name);
@@ -388,7 +394,7 @@ void validate(const cuda_resources& res, csr_view<V, I> a, csr_check level, cons
   detail::device_guard guard(res.device);
   buffer<csr_report> report(res, 1, "validation report");
   SPIRA_CUDA_TRY(cudaMemsetAsync(report.data(), 0xFF, sizeof(csr_report), res.stream));
-  launch_elementwise(res, std::max({a.rows, a.nnz, std::int64_t{1}}), check_csr<I>, a.row_ptr,
+  launch_elementwise(res, std::max({a.rows, a.nnz, std::int64_t{1}}), check_csr<IndexT>, a.row_ptr,
                      a.col_idx, a.rows, a.cols, a.nnz, level == csr_check::canonical,
                      report.data());
   const csr_report r = read_back(report.data(), res);
@@ -410,7 +416,7 @@ void validate(const cuda_resources& res, csr_view<V, I> a, csr_check level, cons
   const auto bad_row = static_cast<std::int64_t>(r.bad_entry_row);
   offset_t p[2];
   copy(p, memory_space::host, a.row_ptr + bad_row, memory_space::device, 2, res);
-  std::vector<I> row(static_cast<std::size_t>(p[1] - p[0]));
+  std::vector<IndexT> row(static_cast<std::size_t>(p[1] - p[0]));
   copy(row.data(), memory_space::host, a.col_idx + p[0], memory_space::device, row.size(), res);
   for (offset_t k = p[0]; k < p[1]; ++k) {
     const std::int64_t c = row[k - p[0]];
@@ -424,8 +430,8 @@ void validate(const cuda_resources& res, csr_view<V, I> a, csr_check level, cons
                                   " but its entries check out on the host"));
 }
 
-template <class V, class I>
-void validate(const cuda_resources& res, coo_view<V, I> a, const char* name)
+template <class ValueT, class IndexT>
+void validate(const cuda_resources& res, coo_view<ValueT, IndexT> a, const char* name)
 {
   if (a.space == memory_space::host) {
     validate(host_resources{}, a, name);
@@ -443,14 +449,14 @@ void validate(const cuda_resources& res, coo_view<V, I> a, const char* name)
   detail::device_guard guard(res.device);
   buffer<unsigned long long> bad(res, 1, "validation report");
   SPIRA_CUDA_TRY(cudaMemsetAsync(bad.data(), 0xFF, sizeof(unsigned long long), res.stream));
-  launch_elementwise(res, a.nnz, check_coo<I>, a.row_idx, a.col_idx, a.rows, a.cols, a.nnz,
+  launch_elementwise(res, a.nnz, check_coo<IndexT>, a.row_idx, a.col_idx, a.rows, a.cols, a.nnz,
                      bad.data());
   const unsigned long long k = read_back(bad.data(), res);
   if (k == no_row) {
     return;
   }
-  const I r = read_back(a.row_idx + k, res);
-  const I c = read_back(a.col_idx + k, res);
+  const IndexT r = read_back(a.row_idx + k, res);
+  const IndexT c = read_back(a.col_idx + k, res);
   detail::expects(r >= 0 && r < a.rows, name, ": row index ", r, " of entry ", k,
                   " is outside [0, ", a.rows, ")");
   detail::expects(c >= 0 && c < a.cols, name, ": column index ", c, " of entry ", k,
@@ -462,35 +468,35 @@ void validate(const cuda_resources& res, coo_view<V, I> a, const char* name)
 // ---- conversions
 // -----------------------------------------------------------------------------------
 
-template <class V, class I>
-csr_matrix<V, I> coo_to_csr(const cuda_resources& res, coo_view<V, I> a)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> coo_to_csr(const cuda_resources& res, coo_view<ValueT, IndexT> a)
 {
   require_device(a.space, "spira::coo_to_csr", "input");
   validate(res, a, "coo_to_csr: input");
   detail::device_guard guard(res.device);
-  return sort_and_merge<V, I>(res, a.rows, a.cols, a.nnz, coo_rows<I>{a.row_idx}, a.col_idx,
-                              a.values, /*drop_zeros=*/false);
+  return sort_and_merge<ValueT, IndexT>(res, a.rows, a.cols, a.nnz, coo_rows<IndexT>{a.row_idx},
+                                        a.col_idx, a.values, /*drop_zeros=*/false);
 }
 
-template <class V, class I>
-csr_matrix<V, I> canonicalize(const cuda_resources& res, csr_view<V, I> a,
-                              canonicalize_options opts)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> canonicalize(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                                        canonicalize_options opts)
 {
   require_device(a.space, "spira::canonicalize", "input");
   validate(res, a, csr_check::valid, "canonicalize: input");
   detail::device_guard guard(res.device);
-  return sort_and_merge<V, I>(res, a.rows, a.cols, a.nnz, csr_rows{a.row_ptr, a.rows}, a.col_idx,
-                              a.values, opts.drop_zeros);
+  return sort_and_merge<ValueT, IndexT>(res, a.rows, a.cols, a.nnz, csr_rows{a.row_ptr, a.rows},
+                                        a.col_idx, a.values, opts.drop_zeros);
 }
 
-template <class V, class I>
-coo_matrix<V, I> csr_to_coo(const cuda_resources& res, csr_view<V, I> a)
+template <class ValueT, class IndexT>
+coo_matrix<ValueT, IndexT> csr_to_coo(const cuda_resources& res, csr_view<ValueT, IndexT> a)
 {
   require_device(a.space, "spira::csr_to_coo", "input");
   validate(res, a, csr_check::valid, "csr_to_coo: input");
   detail::device_guard guard(res.device);
-  coo_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
-  launch_elementwise(res, a.nnz, expand_rows<I>, a.row_ptr, a.rows, a.nnz, m.row_idx());
+  coo_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
+  launch_elementwise(res, a.nnz, expand_rows<IndexT>, a.row_ptr, a.rows, a.nnz, m.row_idx());
   copy(m.col_idx(), memory_space::device, a.col_idx, memory_space::device,
        static_cast<std::size_t>(a.nnz), res);
   copy(m.values(), memory_space::device, a.values, memory_space::device,
@@ -502,20 +508,21 @@ namespace detail {
 
 /// The transpose of a device CSR the caller has validated (the pairwise engine validates its
 /// operands once; a second validation would cost a kernel and a device round trip).
-template <class V, class I>
-csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> transpose_validated(const cuda_resources& res,
+                                               csr_view<ValueT, IndexT> a)
 {
   require_device(a.space, "spira::transpose", "input");
-  detail::expects(detail::fits_index<I>(a.rows), "transpose: ", a.rows,
+  detail::expects(detail::fits_index<IndexT>(a.rows), "transpose: ", a.rows,
                   " rows do not fit the column index type of the transpose");
   detail::device_guard guard(res.device);
   if (a.nnz == 0) {
-    return empty_csr<V, I>(res, a.cols, a.rows);
+    return empty_csr<ValueT, IndexT>(res, a.cols, a.rows);
   }
-  csr_matrix<V, I> t(res, a.cols, a.rows, a.nnz);
+  csr_matrix<ValueT, IndexT> t(res, a.cols, a.rows, a.nnz);
   // Stable by column over the entry positions: within a column, entries keep their CSR order,
   // which is the host's row order.
-  using K = std::make_unsigned_t<I>;
+  using K = std::make_unsigned_t<IndexT>;
   const auto count = static_cast<std::size_t>(a.nnz);
   buffer<K> keys(res, count, "column sort keys");
   buffer<K> keys_alt(res, count, "column sort keys");
@@ -523,19 +530,20 @@ csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a
   buffer<offset_t> order_alt(res, count, "sort permutation");
   detail::ping_pong<K> kp{keys.data(), keys_alt.data()};
   detail::ping_pong<offset_t> ord{order.data(), order_alt.data()};
-  launch_elementwise(res, a.nnz, make_column_keys<I, K>, a.col_idx, a.nnz, kp.current, ord.current);
+  launch_elementwise(res, a.nnz, make_column_keys<IndexT, K>, a.col_idx, a.nnz, kp.current,
+                     ord.current);
   detail::stable_sort_pairs(res, kp, ord, a.nnz, detail::bits_for_extent(a.cols));
   launch_elementwise(res, a.cols + 1, row_pointers_of_keys<K>, kp.current, a.nnz, a.cols,
                      t.row_ptr());
-  launch_elementwise(res, a.nnz, gather_transpose<V, I>, a.row_ptr, a.rows, ord.current, a.values,
-                     a.nnz, t.col_idx(), t.values());
+  launch_elementwise(res, a.nnz, gather_transpose<ValueT, IndexT>, a.row_ptr, a.rows, ord.current,
+                     a.values, a.nnz, t.col_idx(), t.values());
   return t;
 }
 
 }  // namespace detail
 
-template <class V, class I>
-csr_matrix<V, I> transpose(const cuda_resources& res, csr_view<V, I> a)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> transpose(const cuda_resources& res, csr_view<ValueT, IndexT> a)
 {
   require_device(a.space, "spira::transpose", "input");
   validate(res, a, csr_check::valid, "transpose: input");
@@ -545,10 +553,10 @@ csr_matrix<V, I> transpose(const cuda_resources& res, csr_view<V, I> a)
 // ---- copies to the device
 // ---------------------------------------------------------------------------
 
-template <class V, class I>
-csr_matrix<V, I> to_device(const cuda_resources& res, csr_view<V, I> a)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> to_device(const cuda_resources& res, csr_view<ValueT, IndexT> a)
 {
-  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  csr_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
   copy(m.row_ptr(), memory_space::device, a.row_ptr, a.space, static_cast<std::size_t>(a.rows) + 1,
        res);
   copy(m.col_idx(), memory_space::device, a.col_idx, a.space, static_cast<std::size_t>(a.nnz), res);
@@ -576,16 +584,17 @@ dense_matrix<T> to_device(const cuda_resources& res, dense_view<const T> a)
   return m;
 }
 
-#define SPIRA_INSTANTIATE(V, I)                                                                 \
-  template void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*);        \
-  template void validate(const cuda_resources&, coo_view<V, I>, const char*);                   \
-  template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);                  \
-  template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);                  \
-  template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);                   \
-  template csr_matrix<V, I> detail::transpose_validated(const cuda_resources&, csr_view<V, I>); \
-  template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,                 \
-                                         canonicalize_options);                                 \
-  template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);
+#define SPIRA_INSTANTIATE(ValueT, IndexT)                                                          \
+  template void validate(const cuda_resources&, csr_view<ValueT, IndexT>, csr_check, const char*); \
+  template void validate(const cuda_resources&, coo_view<ValueT, IndexT>, const char*);            \
+  template csr_matrix<ValueT, IndexT> coo_to_csr(const cuda_resources&, coo_view<ValueT, IndexT>); \
+  template coo_matrix<ValueT, IndexT> csr_to_coo(const cuda_resources&, csr_view<ValueT, IndexT>); \
+  template csr_matrix<ValueT, IndexT> transpose(const cuda_resources&, csr_view<ValueT, IndexT>);  \
+  template csr_matrix<ValueT, IndexT> detail::transpose_validated(const cuda_resources&,           \
+                                                                  csr_view<ValueT, IndexT>);       \
+  template csr_matrix<ValueT, IndexT> canonicalize(                                                \
+      const cuda_resources&, csr_view<ValueT, IndexT>, canonicalize_options);                      \
+  template csr_matrix<ValueT, IndexT> to_device(const cuda_resources&, csr_view<ValueT, IndexT>);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE
 template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);

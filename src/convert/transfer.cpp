@@ -4,10 +4,10 @@
 
 namespace spira {
 
-template <class V, class I>
-csr_matrix<V, I> to_host(csr_view<V, I> a, const cuda_resources& res)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> to_host(csr_view<ValueT, IndexT> a, const cuda_resources& res)
 {
-  csr_matrix<V, I> m(host_resources{}, a.rows, a.cols, a.nnz);
+  csr_matrix<ValueT, IndexT> m(host_resources{}, a.rows, a.cols, a.nnz);
   copy(m.row_ptr(), memory_space::host, a.row_ptr, a.space, static_cast<std::size_t>(a.rows) + 1,
        res);
   copy(m.col_idx(), memory_space::host, a.col_idx, a.space, static_cast<std::size_t>(a.nnz), res);

@@ -64,38 +64,39 @@ void fill_zero_bytes(void* dst, memory_space space, std::size_t bytes, const cud
 }
 }  // namespace detail
 
-template <class V, class I>
-void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*)
+template <class ValueT, class IndexT>
+void validate(const cuda_resources&, csr_view<ValueT, IndexT>, csr_check, const char*)
 {
   no_cuda("spira::validate(cuda_resources)");
 }
-template <class V, class I>
-void validate(const cuda_resources&, coo_view<V, I>, const char*)
+template <class ValueT, class IndexT>
+void validate(const cuda_resources&, coo_view<ValueT, IndexT>, const char*)
 {
   no_cuda("spira::validate(cuda_resources)");
 }
-template <class V, class I>
-csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> coo_to_csr(const cuda_resources&, coo_view<ValueT, IndexT>)
 {
   no_cuda("spira::coo_to_csr(cuda_resources)");
 }
-template <class V, class I>
-coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>)
+template <class ValueT, class IndexT>
+coo_matrix<ValueT, IndexT> csr_to_coo(const cuda_resources&, csr_view<ValueT, IndexT>)
 {
   no_cuda("spira::csr_to_coo(cuda_resources)");
 }
-template <class V, class I>
-csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> transpose(const cuda_resources&, csr_view<ValueT, IndexT>)
 {
   no_cuda("spira::transpose(cuda_resources)");
 }
-template <class V, class I>
-csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>, canonicalize_options)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> canonicalize(const cuda_resources&, csr_view<ValueT, IndexT>,
+                                        canonicalize_options)
 {
   no_cuda("spira::canonicalize(cuda_resources)");
 }
-template <class V, class I>
-csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> to_device(const cuda_resources&, csr_view<ValueT, IndexT>)
 {
   no_cuda("spira::to_device");
 }
@@ -105,29 +106,30 @@ dense_matrix<T> to_device(const cuda_resources&, dense_view<const T>)
   no_cuda("spira::to_device");
 }
 
-#define SPIRA_INSTANTIATE(V, I)                                                          \
-  template void validate(const cuda_resources&, csr_view<V, I>, csr_check, const char*); \
-  template void validate(const cuda_resources&, coo_view<V, I>, const char*);            \
-  template csr_matrix<V, I> coo_to_csr(const cuda_resources&, coo_view<V, I>);           \
-  template coo_matrix<V, I> csr_to_coo(const cuda_resources&, csr_view<V, I>);           \
-  template csr_matrix<V, I> transpose(const cuda_resources&, csr_view<V, I>);            \
-  template csr_matrix<V, I> canonicalize(const cuda_resources&, csr_view<V, I>,          \
-                                         canonicalize_options);                          \
-  template csr_matrix<V, I> to_device(const cuda_resources&, csr_view<V, I>);
+#define SPIRA_INSTANTIATE(ValueT, IndexT)                                                          \
+  template void validate(const cuda_resources&, csr_view<ValueT, IndexT>, csr_check, const char*); \
+  template void validate(const cuda_resources&, coo_view<ValueT, IndexT>, const char*);            \
+  template csr_matrix<ValueT, IndexT> coo_to_csr(const cuda_resources&, coo_view<ValueT, IndexT>); \
+  template coo_matrix<ValueT, IndexT> csr_to_coo(const cuda_resources&, csr_view<ValueT, IndexT>); \
+  template csr_matrix<ValueT, IndexT> transpose(const cuda_resources&, csr_view<ValueT, IndexT>);  \
+  template csr_matrix<ValueT, IndexT> canonicalize(                                                \
+      const cuda_resources&, csr_view<ValueT, IndexT>, canonicalize_options);                      \
+  template csr_matrix<ValueT, IndexT> to_device(const cuda_resources&, csr_view<ValueT, IndexT>);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE
 template dense_matrix<float> to_device(const cuda_resources&, dense_view<const float>);
 template dense_matrix<double> to_device(const cuda_resources&, dense_view<const double>);
 
-template <class V, class I>
-knn_result knn_graph(const cuda_resources&, csr_view<V, I>,
-                     std::type_identity_t<std::optional<csr_view<V, I>>>, const knn_params&)
+template <class ValueT, class IndexT>
+knn_result knn_graph(const cuda_resources&, csr_view<ValueT, IndexT>,
+                     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>>,
+                     const knn_params&)
 {
   no_cuda("spira::knn_graph(cuda_resources)");
 }
-#define SPIRA_KNN_INSTANTIATE(V, I)                                    \
-  template knn_result knn_graph(const cuda_resources&, csr_view<V, I>, \
-                                std::optional<csr_view<V, I>>, const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(ValueT, IndexT)                                    \
+  template knn_result knn_graph(const cuda_resources&, csr_view<ValueT, IndexT>, \
+                                std::optional<csr_view<ValueT, IndexT>>, const knn_params&);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
 #undef SPIRA_KNN_INSTANTIATE
 

@@ -21,9 +21,9 @@
 
 namespace spira {
 
-template <class V, class I>
-knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
-                     std::type_identity_t<std::optional<csr_view<V, I>>> queries,
+template <class ValueT, class IndexT>
+knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
+                     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> queries,
                      const knn_params& params)
 {
   detail::check_knn_args(index, queries, params);
@@ -32,11 +32,13 @@ knn_result knn_graph(const host_resources& res, csr_view<V, I> index,
   const distance_params dp{.metric = params.metric, .p = params.p};
   return detail::knn_host(
       res, index, queries, params, is_similarity(params.metric),
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
+      [&](csr_view<ValueT, IndexT> qv, csr_view<ValueT, IndexT> iv, dense_view<ValueT> out,
           detail::host_prepared_distance_operand* prepared) {
         detail::pairwise_distance_tile(res, qv, iv, out, dp, prepared);
       },
-      [&](csr_view<V, I> iv) { return detail::prepare_host_distance_operand(res, iv, dp); });
+      [&](csr_view<ValueT, IndexT> iv) {
+        return detail::prepare_host_distance_operand(res, iv, dp);
+      });
 }
 
 csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t index_rows,
@@ -125,9 +127,9 @@ csr_matrix<float, std::int64_t> fuzzy_union(csr_view<float, std::int64_t> input)
       descriptor{.transpose_b = true});
 }
 
-#define SPIRA_KNN_INSTANTIATE(V, I)                                    \
-  template knn_result knn_graph(const host_resources&, csr_view<V, I>, \
-                                std::optional<csr_view<V, I>>, const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(ValueT, IndexT)                                    \
+  template knn_result knn_graph(const host_resources&, csr_view<ValueT, IndexT>, \
+                                std::optional<csr_view<ValueT, IndexT>>, const knn_params&);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
 #undef SPIRA_KNN_INSTANTIATE
 

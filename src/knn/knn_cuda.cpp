@@ -14,12 +14,12 @@
 
 namespace spira {
 
-template <class V, class I>
-knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
-                     std::type_identity_t<std::optional<csr_view<V, I>>> queries,
+template <class ValueT, class IndexT>
+knn_result knn_graph(const cuda_resources& res, csr_view<ValueT, IndexT> index,
+                     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> queries,
                      const knn_params& params)
 {
-  const csr_view<V, I> q = detail::check_knn_args(index, queries, params, true);
+  const csr_view<ValueT, IndexT> q = detail::check_knn_args(index, queries, params, true);
   detail::check_minkowski_p(params.metric, params.p, "knn_graph");
   detail::check_strategy_supported(params.metric, params.strategy, "knn_graph");
   detail::knn_validate(res, index, queries);
@@ -37,20 +37,21 @@ knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
   const distance_params dp{.metric = params.metric, .p = params.p, .strategy = params.strategy};
   return detail::knn_cuda(
       res, index, queries, params, is_similarity(params.metric), budget, use_fused,
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
+      [&](csr_view<ValueT, IndexT> qv, csr_view<ValueT, IndexT> iv, dense_view<ValueT> out,
           detail::prepared_distance_operand* prepared) {
         detail::pairwise_distance_checked(res, qv, iv, out, dp, prepared);
       },
-      [&](csr_view<V, I> iv) { return detail::prepare_distance_operand(res, iv, dp); },
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, std::int64_t k, bool exclude_self, V* self_values,
-          dense_view<V> dv, dense_view<std::int64_t> di) {
+      [&](csr_view<ValueT, IndexT> iv) { return detail::prepare_distance_operand(res, iv, dp); },
+      [&](csr_view<ValueT, IndexT> qv, csr_view<ValueT, IndexT> iv, std::int64_t k,
+          bool exclude_self, ValueT* self_values, dense_view<ValueT> dv,
+          dense_view<std::int64_t> di) {
         detail::knn_fused_metric(res, qv, iv, params, k, exclude_self, self_values, dv, di);
       });
 }
 
-#define SPIRA_KNN_INSTANTIATE(V, I)                                    \
-  template knn_result knn_graph(const cuda_resources&, csr_view<V, I>, \
-                                std::optional<csr_view<V, I>>, const knn_params&);
+#define SPIRA_KNN_INSTANTIATE(ValueT, IndexT)                                    \
+  template knn_result knn_graph(const cuda_resources&, csr_view<ValueT, IndexT>, \
+                                std::optional<csr_view<ValueT, IndexT>>, const knn_params&);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_KNN_INSTANTIATE)
 #undef SPIRA_KNN_INSTANTIATE
 

@@ -12,17 +12,18 @@
 namespace spira::detail {
 
 /// Host operands.
-template <class V, class I>
-void check_nonnegative_input(csr_view<V, I> index, std::optional<csr_view<V, I>> queries,
+template <class ValueT, class IndexT>
+void check_nonnegative_input(csr_view<ValueT, IndexT> index,
+                             std::optional<csr_view<ValueT, IndexT>> queries,
                              const knn_params& params)
 {
   if (!requires_nonnegative(params.metric)) {
     return;
   }
-  const auto check = [&](csr_view<V, I> m, const char* name) {
+  const auto check = [&](csr_view<ValueT, IndexT> m, const char* name) {
     for (std::int64_t i = 0; i < m.rows; ++i) {
       for (offset_t e = m.row_ptr[i]; e < m.row_ptr[i + 1]; ++e) {
-        if (m.values[e] < V(0)) {
+        if (m.values[e] < ValueT(0)) {
           throw invalid_argument(concat("knn_graph: metric ", to_string(params.metric),
                                         " requires non-negative values, but ", name, " has ",
                                         m.values[e], " at row ", i, ", column ", m.col_idx[e]));

@@ -7,9 +7,9 @@
 
 namespace spira {
 
-template <class V, class I>
-void pairwise_distance(const cuda_resources&, csr_view<V, I>, csr_view<V, I>, dense_view<V>,
-                       const distance_params&)
+template <class ValueT, class IndexT>
+void pairwise_distance(const cuda_resources&, csr_view<ValueT, IndexT>, csr_view<ValueT, IndexT>,
+                       dense_view<ValueT>, const distance_params&)
 {
   throw not_compiled(
       "spira::pairwise_distance(cuda_resources): this build of spira was compiled "

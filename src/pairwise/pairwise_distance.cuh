@@ -16,9 +16,9 @@ namespace spira {
 
 /// The checks of a built-in metric's arguments that the engine itself does not make: minkowski's
 /// p, the strategy, and nonnegative values for the metrics of distributions. A and B on the device.
-template <class V, class I>
-void check_metric_args(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                       const distance_params& params, const char* op)
+template <class ValueT, class IndexT>
+void check_metric_args(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                       csr_view<ValueT, IndexT> b, const distance_params& params, const char* op)
 {
   const metric m = params.metric;
   detail::check_minkowski_p(m, params.p, op);
@@ -35,26 +35,30 @@ void check_metric_args(const cuda_resources& res, csr_view<V, I> a, csr_view<V, 
 namespace detail {
 
 /// prepared_distance_operand of the metric's distance struct D.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 class prepared_metric final : public prepared_distance_operand {
  public:
-  prepared_metric(const cuda_resources& res, const D& d, csr_view<V, I> b) : prepared(res, d, b) {}
+  prepared_metric(const cuda_resources& res, const D& d, csr_view<ValueT, IndexT> b)
+      : prepared(res, d, b)
+  {
+  }
   [[nodiscard]] std::size_t device_bytes() const override { return prepared.device_bytes(); }
-  pairwise_prepared<D, V, I> prepared;
+  pairwise_prepared<D, ValueT, IndexT> prepared;
 };
 
 /// The built-in metric's distances on the GPU; `check_operands` = false skips the validation of
 /// the operands (the metric's own checks are check_metric_args, made by the callers).
-template <class V, class I>
-void pairwise_distance_run(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                           dense_view<V> out, const distance_params& params, bool check_operands,
+template <class ValueT, class IndexT>
+void pairwise_distance_run(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                           csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                           const distance_params& params, bool check_operands,
                            prepared_distance_operand* prepared_b = nullptr)
 {
   visit_metric(params.metric, params.p, [&](const auto& d) {
     using D = std::decay_t<decltype(d)>;
-    pairwise_prepared<D, V, I>* pb = nullptr;
+    pairwise_prepared<D, ValueT, IndexT>* pb = nullptr;
     if (prepared_b != nullptr) {
-      auto* m = dynamic_cast<prepared_metric<D, V, I>*>(prepared_b);
+      auto* m = dynamic_cast<prepared_metric<D, ValueT, IndexT>*>(prepared_b);
       expects(m != nullptr, "pairwise_distance: B was prepared for another metric than ",
               to_string(params.metric));
       pb = &m->prepared;
@@ -64,31 +68,32 @@ void pairwise_distance_run(const cuda_resources& res, csr_view<V, I> a, csr_view
   });
 }
 
-template <class V, class I>
+template <class ValueT, class IndexT>
 std::unique_ptr<prepared_distance_operand> prepare_distance_operand(const cuda_resources& res,
-                                                                    csr_view<V, I> b,
+                                                                    csr_view<ValueT, IndexT> b,
                                                                     const distance_params& params)
 {
   return visit_metric(params.metric, params.p,
                       [&](const auto& d) -> std::unique_ptr<prepared_distance_operand> {
                         using D = std::decay_t<decltype(d)>;
-                        return std::make_unique<prepared_metric<D, V, I>>(res, d, b);
+                        return std::make_unique<prepared_metric<D, ValueT, IndexT>>(res, d, b);
                       });
 }
 
-template <class V, class I>
-void pairwise_distance_checked(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                               dense_view<V> out, const distance_params& params,
-                               prepared_distance_operand* prepared_b)
+template <class ValueT, class IndexT>
+void pairwise_distance_checked(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                               csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                               const distance_params& params, prepared_distance_operand* prepared_b)
 {
   pairwise_distance_run(res, a, b, out, params, false, prepared_b);
 }
 
 }  // namespace detail
 
-template <class V, class I>
-void pairwise_distance(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                       dense_view<V> out, const distance_params& params)
+template <class ValueT, class IndexT>
+void pairwise_distance(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                       csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                       const distance_params& params)
 {
   check_metric_args(res, a, b, params, "spira::pairwise_distance");
   detail::pairwise_distance_run(res, a, b, out, params, true);

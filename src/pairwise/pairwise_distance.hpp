@@ -14,13 +14,14 @@
 
 namespace spira::detail {
 
-template <class V, class I>
-void check_nonnegative(const host_resources& res, csr_view<V, I> m, const char* name, metric mt)
+template <class ValueT, class IndexT>
+void check_nonnegative(const host_resources& res, csr_view<ValueT, IndexT> m, const char* name,
+                       metric mt)
 {
   std::int64_t bad = m.nnz;
 #pragma omp parallel for num_threads(res.num_threads()) reduction(min : bad) schedule(static)
   for (std::int64_t k = 0; k < m.nnz; ++k) {
-    if (m.values[k] < V(0)) {
+    if (m.values[k] < ValueT(0)) {
       bad = std::min(bad, k);
     }
   }
@@ -34,9 +35,10 @@ void check_nonnegative(const host_resources& res, csr_view<V, I> m, const char* 
                                 " at row ", row, ", column ", m.col_idx[bad]));
 }
 
-template <class V, class I>
-void pairwise_distance_host(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                            dense_view<V> out, const distance_params& params)
+template <class ValueT, class IndexT>
+void pairwise_distance_host(const host_resources& res, csr_view<ValueT, IndexT> a,
+                            csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                            const distance_params& params)
 {
   const metric m = params.metric;
   check_minkowski_p(m, params.p, "spira::pairwise_distance");
@@ -50,40 +52,41 @@ void pairwise_distance_host(const host_resources& res, csr_view<V, I> a, csr_vie
 }
 
 /// host_prepared_distance_operand of the metric's distance struct D.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 class host_prepared_metric final : public host_prepared_distance_operand {
  public:
-  host_prepared_metric(const host_resources& res, const D& d, csr_view<V, I> b)
+  host_prepared_metric(const host_resources& res, const D& d, csr_view<ValueT, IndexT> b)
       : prepared(res, d, b)
   {
   }
   [[nodiscard]] std::size_t host_bytes() const override { return prepared.host_bytes(); }
-  host_pairwise_prepared<D, V, I> prepared;
+  host_pairwise_prepared<D, ValueT, IndexT> prepared;
 };
 
-template <class V, class I>
+template <class ValueT, class IndexT>
 std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(
-    const host_resources& res, csr_view<V, I> b, const distance_params& params)
+    const host_resources& res, csr_view<ValueT, IndexT> b, const distance_params& params)
 {
   check_minkowski_p(params.metric, params.p, "spira::pairwise_distance");
   return visit_metric(params.metric, params.p,
                       [&](const auto& d) -> std::unique_ptr<host_prepared_distance_operand> {
                         using D = std::decay_t<decltype(d)>;
-                        return std::make_unique<host_prepared_metric<D, V, I>>(res, d, b);
+                        return std::make_unique<host_prepared_metric<D, ValueT, IndexT>>(res, d, b);
                       });
 }
 
-template <class V, class I>
-void pairwise_distance_tile(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                            dense_view<V> out, const distance_params& params,
+template <class ValueT, class IndexT>
+void pairwise_distance_tile(const host_resources& res, csr_view<ValueT, IndexT> a,
+                            csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                            const distance_params& params,
                             host_prepared_distance_operand* prepared_b)
 {
   check_minkowski_p(params.metric, params.p, "spira::pairwise_distance");
   visit_metric(params.metric, params.p, [&](const auto& d) {
     using D = std::decay_t<decltype(d)>;
-    host_pairwise_prepared<D, V, I>* pb = nullptr;
+    host_pairwise_prepared<D, ValueT, IndexT>* pb = nullptr;
     if (prepared_b != nullptr) {
-      auto* m = dynamic_cast<host_prepared_metric<D, V, I>*>(prepared_b);
+      auto* m = dynamic_cast<host_prepared_metric<D, ValueT, IndexT>*>(prepared_b);
       expects(m != nullptr, "pairwise_distance: B was prepared for another metric than ",
               to_string(params.metric));
       pb = &m->prepared;
@@ -92,12 +95,12 @@ void pairwise_distance_tile(const host_resources& res, csr_view<V, I> a, csr_vie
   });
 }
 
-/// The host entries of V for both index types (pairwise_distance_float.cpp, ..._double.cpp).
-#define SPIRA_PAIRWISE_HOST_INSTANTIATE(V, I)                                                 \
-  template std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(     \
-      const host_resources&, csr_view<V, I>, const distance_params&);                         \
-  template void pairwise_distance_tile(const host_resources&, csr_view<V, I>, csr_view<V, I>, \
-                                       dense_view<V>, const distance_params&,                 \
-                                       host_prepared_distance_operand*);
+/// The host entries of ValueT for both index types (pairwise_distance_float.cpp, ..._double.cpp).
+#define SPIRA_PAIRWISE_HOST_INSTANTIATE(ValueT, IndexT)                                   \
+  template std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand( \
+      const host_resources&, csr_view<ValueT, IndexT>, const distance_params&);           \
+  template void pairwise_distance_tile(const host_resources&, csr_view<ValueT, IndexT>,   \
+                                       csr_view<ValueT, IndexT>, dense_view<ValueT>,      \
+                                       const distance_params&, host_prepared_distance_operand*);
 
 }  // namespace spira::detail

@@ -3,9 +3,10 @@
 
 namespace spira {
 
-template <class V, class I>
-void pairwise_distance(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                       dense_view<V> out, const distance_params& params)
+template <class ValueT, class IndexT>
+void pairwise_distance(const host_resources& res, csr_view<ValueT, IndexT> a,
+                       csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                       const distance_params& params)
 {
   detail::pairwise_distance_host(res, a, b, out, params);
 }

@@ -23,17 +23,18 @@ class host_prepared_distance_operand {
 };
 
 /// B (host CSR) prepared for the metric of params.
-template <class V, class I>
+template <class ValueT, class IndexT>
 std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(
-    const host_resources& res, csr_view<V, I> b, const distance_params& params);
+    const host_resources& res, csr_view<ValueT, IndexT> b, const distance_params& params);
 
 /// pairwise_distance on the host for operands whose values the caller checked against the metric
 /// (non-negative where the metric requires it; the k-NN graph checks its whole input once): the
 /// k-NN driver's distance tiles. `prepared_b`: B prepared by prepare_host_distance_operand with
 /// the same params, or nullptr; the values are the same either way.
-template <class V, class I>
-void pairwise_distance_tile(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                            dense_view<V> out, const distance_params& params,
+template <class ValueT, class IndexT>
+void pairwise_distance_tile(const host_resources& res, csr_view<ValueT, IndexT> a,
+                            csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
+                            const distance_params& params,
                             host_prepared_distance_operand* prepared_b = nullptr);
 
 }  // namespace spira::detail

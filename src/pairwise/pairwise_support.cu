@@ -16,7 +16,7 @@ namespace spira::detail {
 
 namespace {
 
-template <class I>
+template <class IndexT>
 __global__ void count_parts_kernel(const offset_t* row_ptr, std::int64_t rows,
                                    std::int64_t max_part, offset_t* counts)
 {
@@ -35,8 +35,8 @@ __global__ void count_parts_kernel(const offset_t* row_ptr, std::int64_t rows,
 /// Part p of row i (np parts): entries [rb + deg p / np, rb + deg (p+1) / np), columns from the
 /// first column of the part (0 for the first part) to the first column of the next (cols for the
 /// last), so the parts of a row cover [0, cols) without overlap.
-template <class I>
-__global__ void fill_parts_kernel(const offset_t* row_ptr, const I* col_idx, std::int64_t rows,
+template <class IndexT>
+__global__ void fill_parts_kernel(const offset_t* row_ptr, const IndexT* col_idx, std::int64_t rows,
                                   std::int64_t cols, const offset_t* offsets, hybrid_part* parts)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
@@ -57,8 +57,8 @@ __global__ void fill_parts_kernel(const offset_t* row_ptr, const I* col_idx, std
 }
 
 /// keys[k] = the column of entry k of A (k < nnz_a) or of entry k - nnz_a of B; order[k] = k.
-template <class I, class K>
-__global__ void column_keys_kernel(const I* a_col, std::int64_t nnz_a, const I* b_col,
+template <class IndexT, class K>
+__global__ void column_keys_kernel(const IndexT* a_col, std::int64_t nnz_a, const IndexT* b_col,
                                    std::int64_t n, K* keys, offset_t* order)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
@@ -80,22 +80,23 @@ __global__ void run_starts_kernel(const K* sorted, std::int64_t n, offset_t* fir
 }
 
 /// out[order[k]] = the run of sorted key k (runs before it, inclusive, minus one).
-template <class I>
+template <class IndexT>
 __global__ void scatter_ranks_kernel(const offset_t* order, const offset_t* runs, std::int64_t n,
-                                     I* out)
+                                     IndexT* out)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
-    out[order[k]] = I(runs[k + 1] - 1);
+    out[order[k]] = IndexT(runs[k + 1] - 1);
   }
 }
 
-template <class V>
-__global__ void first_negative_kernel(const V* values, std::int64_t nnz, unsigned long long* first)
+template <class ValueT>
+__global__ void first_negative_kernel(const ValueT* values, std::int64_t nnz,
+                                      unsigned long long* first)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz; k += stride) {
-    if (values[k] < V(0)) {
+    if (values[k] < ValueT(0)) {
       atomicMin(first, static_cast<unsigned long long>(k));
     }
   }
@@ -153,15 +154,15 @@ int multiprocessor_count(int device)
   return std::max(sms, 1);
 }
 
-template <class I>
+template <class IndexT>
 hybrid_partition partition_rows(const cuda_resources& res, const offset_t* row_ptr,
-                                const I* col_idx, std::int64_t rows, std::int64_t cols,
+                                const IndexT* col_idx, std::int64_t rows, std::int64_t cols,
                                 std::int64_t max_part)
 {
   const int sms = multiprocessor_count(res.device);
   hybrid_partition out;
   buffer<offset_t> offsets(res, std::size_t(rows) + 1, "hybrid row-part offsets");
-  count_parts_kernel<I>
+  count_parts_kernel<IndexT>
       <<<grid_of(rows + 1, sms), 256, 0, res.stream>>>(row_ptr, rows, max_part, offsets.data());
   SPIRA_CHECK_LAUNCH();
   exclusive_sum_in_place(res, offsets.data(), rows + 1);
@@ -172,7 +173,7 @@ hybrid_partition partition_rows(const cuda_resources& res, const offset_t* row_p
   out.parts =
       buffer<hybrid_part>(res, std::size_t(std::max<std::int64_t>(total, 1)), "hybrid row parts");
   if (rows > 0) {
-    fill_parts_kernel<I><<<grid_of(rows, sms), 256, 0, res.stream>>>(
+    fill_parts_kernel<IndexT><<<grid_of(rows, sms), 256, 0, res.stream>>>(
         row_ptr, col_idx, rows, cols, offsets.data(), out.parts.data());
     SPIRA_CHECK_LAUNCH();
   }
@@ -186,15 +187,16 @@ template hybrid_partition partition_rows(const cuda_resources&, const offset_t*,
                                          const std::int64_t*, std::int64_t, std::int64_t,
                                          std::int64_t);
 
-template <class I>
-renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col,
-                                       std::int64_t nnz_a, const I* b_col, std::int64_t nnz_b,
-                                       std::int64_t cols)
+template <class IndexT>
+renumbered_columns<IndexT> renumber_columns(const cuda_resources& res, const IndexT* a_col,
+                                            std::int64_t nnz_a, const IndexT* b_col,
+                                            std::int64_t nnz_b, std::int64_t cols)
 {
-  using K = std::make_unsigned_t<I>;
+  using K = std::make_unsigned_t<IndexT>;
   const std::int64_t n = nnz_a + nnz_b;
-  renumbered_columns<I> out;
-  out.col_idx = buffer<I>(res, std::size_t(std::max<std::int64_t>(n, 1)), "renumbered columns");
+  renumbered_columns<IndexT> out;
+  out.col_idx =
+      buffer<IndexT>(res, std::size_t(std::max<std::int64_t>(n, 1)), "renumbered columns");
   if (n == 0) {
     return out;
   }
@@ -203,7 +205,7 @@ renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col
   buffer<K> keys_alt(res, std::size_t(n), "column keys");
   buffer<offset_t> order(res, std::size_t(n), "column key positions");
   buffer<offset_t> order_alt(res, std::size_t(n), "column key positions");
-  column_keys_kernel<I, K>
+  column_keys_kernel<IndexT, K>
       <<<grid_of(n, sms), 256, 0, res.stream>>>(a_col, nnz_a, b_col, n, keys.data(), order.data());
   SPIRA_CHECK_LAUNCH();
   ping_pong<K> kp{keys.data(), keys_alt.data()};
@@ -213,7 +215,7 @@ renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col
   run_starts_kernel<K><<<grid_of(n + 1, sms), 256, 0, res.stream>>>(kp.current, n, runs.data());
   SPIRA_CHECK_LAUNCH();
   exclusive_sum_in_place(res, runs.data(), n + 1);
-  scatter_ranks_kernel<I>
+  scatter_ranks_kernel<IndexT>
       <<<grid_of(n, sms), 256, 0, res.stream>>>(op.current, runs.data(), n, out.col_idx.data());
   SPIRA_CHECK_LAUNCH();
   offset_t used = 0;
@@ -231,9 +233,9 @@ template renumbered_columns<std::int64_t> renumber_columns(const cuda_resources&
                                                            const std::int64_t*, std::int64_t,
                                                            std::int64_t);
 
-template <class V>
-void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int64_t m,
-              std::int64_t n, std::int64_t k, std::int64_t ldc)
+template <class ValueT>
+void gemm_abt(const cuda_resources& res, const ValueT* a, const ValueT* b, ValueT* c,
+              std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t ldc)
 {
   if (m == 0 || n == 0) {
     return;
@@ -243,10 +245,10 @@ void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int6
           " exceeds the 32-bit extents of cuBLAS");
   cublasHandle_t h = cublas_handle(res.device);
   cublas_try(cublasSetStream(h, res.stream), "cublasSetStream");
-  const V one = 1, zero = 0;
+  const ValueT one = 1, zero = 0;
   // Row-major C (m x n) = A Bᵀ is column-major Cᵀ (n x m) = B Aᵀ, with B and A read as the
   // column-major k x n and k x m matrices their row-major storage already is.
-  if constexpr (std::is_same_v<V, float>) {
+  if constexpr (std::is_same_v<ValueT, float>) {
     cublas_try(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, b, int(k), a,
                            int(k), &zero, c, int(ldc)),
                "cublasSgemm");
@@ -262,8 +264,8 @@ template void gemm_abt(const cuda_resources&, const float*, const float*, float*
 template void gemm_abt(const cuda_resources&, const double*, const double*, double*, std::int64_t,
                        std::int64_t, std::int64_t, std::int64_t);
 
-template <class V, class I>
-void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* op,
+template <class ValueT, class IndexT>
+void check_nonnegative(const cuda_resources& res, csr_view<ValueT, IndexT> m, const char* op,
                        const char* name, const char* what)
 {
   if (m.nnz == 0) {
@@ -273,7 +275,7 @@ void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* 
   buffer<unsigned long long> first(res, 1, "first negative entry");
   const unsigned long long none = static_cast<unsigned long long>(m.nnz);
   copy(first.data(), memory_space::device, &none, memory_space::host, 1, res);
-  first_negative_kernel<V>
+  first_negative_kernel<ValueT>
       <<<grid_of(m.nnz, sms), 256, 0, res.stream>>>(m.values, m.nnz, first.data());
   SPIRA_CHECK_LAUNCH();
   unsigned long long k = none;
@@ -281,8 +283,8 @@ void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* 
   if (k == none) {
     return;
   }
-  V value{};
-  I col{};
+  ValueT value{};
+  IndexT col{};
   copy(&value, memory_space::host, m.values + k, memory_space::device, 1, res);
   copy(&col, memory_space::host, m.col_idx + k, memory_space::device, 1, res);
   std::vector<offset_t> ptr(std::size_t(m.rows) + 1);

@@ -32,24 +32,25 @@ std::int64_t max_row_length(const cuda_resources&, const offset_t*, std::int64_t
   no_cuda("spira::select_k(cuda_resources)");
 }
 
-template <class V, class I>
-csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>, const dense_matrix<V>&,
-                              const dense_matrix<I>&, std::int64_t)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> compact_rows(const cuda_resources&, csr_view<ValueT, IndexT>,
+                                        const dense_matrix<ValueT>&, const dense_matrix<IndexT>&,
+                                        std::int64_t)
 {
   no_cuda("spira::select_k(cuda_resources)");
 }
 
-#define SPIRA_SELECT_NO_CUDA(T, I)                                                     \
-  template void select_rows(const cuda_resources&, row_source<T, I>, row_sink<T, I>,   \
-                            const problem&);                                           \
-  template void select_vector(const cuda_resources&, row_source<T, I>, row_sink<T, I>, \
+#define SPIRA_SELECT_NO_CUDA(T, IndexT)                                                          \
+  template void select_rows(const cuda_resources&, row_source<T, IndexT>, row_sink<T, IndexT>,   \
+                            const problem&);                                                     \
+  template void select_vector(const cuda_resources&, row_source<T, IndexT>, row_sink<T, IndexT>, \
                               const problem&);
 SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_NO_CUDA)
 #undef SPIRA_SELECT_NO_CUDA
-#define SPIRA_COMPACT_NO_CUDA(V, I)                                                      \
-  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,          \
-                                         const dense_matrix<V>&, const dense_matrix<I>&, \
-                                         std::int64_t);
+#define SPIRA_COMPACT_NO_CUDA(ValueT, IndexT)                                       \
+  template csr_matrix<ValueT, IndexT> compact_rows(                                 \
+      const cuda_resources&, csr_view<ValueT, IndexT>, const dense_matrix<ValueT>&, \
+      const dense_matrix<IndexT>&, std::int64_t);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_COMPACT_NO_CUDA)
 #undef SPIRA_COMPACT_NO_CUDA
 

@@ -185,9 +185,10 @@ void select_dense(const Resources& res, dense_view<const T> in, std::int64_t k, 
   selection::select_rows(res, src, dst, p);
 }
 
-template <class Resources, class V, class I>
-void select_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
-                dense_view<V> out_values, dense_view<I> out_indices, const select_params& params)
+template <class Resources, class ValueT, class IndexT>
+void select_csr(const Resources& res, csr_view<ValueT, IndexT> rows, std::int64_t k,
+                select_order order, dense_view<ValueT> out_values, dense_view<IndexT> out_indices,
+                const select_params& params)
 {
   const char* fn = backend_name(res);
   detail::expects(rows.rows >= 0 && rows.nnz >= 0, fn,
@@ -204,18 +205,22 @@ void select_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k, selec
     return;
   }
   const std::int64_t max_length = selection::max_row_length(res, rows.row_ptr, rows.rows);
-  const auto p = make_problem<Resources, V>(res, rows.rows, max_length, k, order, params, false);
-  selection::row_source<V, I> src{rows.values, rows.rows, 0, 0, rows.row_ptr, rows.col_idx};
-  selection::row_sink<V, I> dst{out_values.data, out_indices.data, out_values.ld, out_indices.ld};
+  const auto p =
+      make_problem<Resources, ValueT>(res, rows.rows, max_length, k, order, params, false);
+  selection::row_source<ValueT, IndexT> src{rows.values, rows.rows,    0,
+                                            0,           rows.row_ptr, rows.col_idx};
+  selection::row_sink<ValueT, IndexT> dst{out_values.data, out_indices.data, out_values.ld,
+                                          out_indices.ld};
   selection::select_rows(res, src, dst, p);
 }
 
-template <class Resources, class V, class I>
-csr_matrix<V, I> select_csr_to_csr(const Resources& res, csr_view<V, I> rows, std::int64_t k,
-                                   select_order order, const select_params& params)
+template <class Resources, class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> select_csr_to_csr(const Resources& res, csr_view<ValueT, IndexT> rows,
+                                             std::int64_t k, select_order order,
+                                             const select_params& params)
 {
-  dense_matrix<V> values(res, rows.rows, k);
-  dense_matrix<I> indices(res, rows.rows, k);
+  dense_matrix<ValueT> values(res, rows.rows, k);
+  dense_matrix<IndexT> indices(res, rows.rows, k);
   select_csr(res, rows, k, order, values.view(), indices.view(), params);
   return selection::compact_rows(res, rows, values, indices, k);
 }
@@ -236,51 +241,55 @@ void select_k(const cuda_resources& res, std::type_identity_t<dense_view<const T
 {
   select_dense<cuda_resources, T, IndexT>(res, in, k, order, out_values, out_indices, params);
 }
-template <class V, class I>
-  requires is_value_type_v<V>
-void select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
-              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params)
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+void select_k(const host_resources& res, csr_view<ValueT, IndexT> rows, std::int64_t k,
+              select_order order, dense_view<ValueT> out_values, dense_view<IndexT> out_indices,
+              const select_params& params)
 {
   select_csr(res, rows, k, order, out_values, out_indices, params);
 }
-template <class V, class I>
-  requires is_value_type_v<V>
-void select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k, select_order order,
-              dense_view<V> out_values, dense_view<I> out_indices, const select_params& params)
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+void select_k(const cuda_resources& res, csr_view<ValueT, IndexT> rows, std::int64_t k,
+              select_order order, dense_view<ValueT> out_values, dense_view<IndexT> out_indices,
+              const select_params& params)
 {
   select_csr(res, rows, k, order, out_values, out_indices, params);
 }
-template <class V, class I>
-  requires is_value_type_v<V>
-csr_matrix<V, I> select_k(const host_resources& res, csr_view<V, I> rows, std::int64_t k,
-                          select_order order, const select_params& params)
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+csr_matrix<ValueT, IndexT> select_k(const host_resources& res, csr_view<ValueT, IndexT> rows,
+                                    std::int64_t k, select_order order, const select_params& params)
 {
   return select_csr_to_csr(res, rows, k, order, params);
 }
-template <class V, class I>
-  requires is_value_type_v<V>
-csr_matrix<V, I> select_k(const cuda_resources& res, csr_view<V, I> rows, std::int64_t k,
-                          select_order order, const select_params& params)
+template <class ValueT, class IndexT>
+  requires is_value_type_v<ValueT>
+csr_matrix<ValueT, IndexT> select_k(const cuda_resources& res, csr_view<ValueT, IndexT> rows,
+                                    std::int64_t k, select_order order, const select_params& params)
 {
   return select_csr_to_csr(res, rows, k, order, params);
 }
 
-#define SPIRA_SELECT_DENSE(T, I)                                                                 \
-  template void select_k<T, I>(const host_resources&, std::type_identity_t<dense_view<const T>>, \
-                               std::int64_t, select_order, dense_view<T>, dense_view<I>,         \
-                               const select_params&);                                            \
-  template void select_k<T, I>(const cuda_resources&, std::type_identity_t<dense_view<const T>>, \
-                               std::int64_t, select_order, dense_view<T>, dense_view<I>,         \
-                               const select_params&);
-#define SPIRA_SELECT_CSR(V, I)                                                              \
-  template void select_k(const host_resources&, csr_view<V, I>, std::int64_t, select_order, \
-                         dense_view<V>, dense_view<I>, const select_params&);               \
-  template void select_k(const cuda_resources&, csr_view<V, I>, std::int64_t, select_order, \
-                         dense_view<V>, dense_view<I>, const select_params&);               \
-  template csr_matrix<V, I> select_k(const host_resources&, csr_view<V, I>, std::int64_t,   \
-                                     select_order, const select_params&);                   \
-  template csr_matrix<V, I> select_k(const cuda_resources&, csr_view<V, I>, std::int64_t,   \
-                                     select_order, const select_params&);
+#define SPIRA_SELECT_DENSE(T, IndexT)                                                 \
+  template void select_k<T, IndexT>(                                                  \
+      const host_resources&, std::type_identity_t<dense_view<const T>>, std::int64_t, \
+      select_order, dense_view<T>, dense_view<IndexT>, const select_params&);         \
+  template void select_k<T, IndexT>(                                                  \
+      const cuda_resources&, std::type_identity_t<dense_view<const T>>, std::int64_t, \
+      select_order, dense_view<T>, dense_view<IndexT>, const select_params&);
+#define SPIRA_SELECT_CSR(ValueT, IndexT)                                                          \
+  template void select_k(const host_resources&, csr_view<ValueT, IndexT>, std::int64_t,           \
+                         select_order, dense_view<ValueT>, dense_view<IndexT>,                    \
+                         const select_params&);                                                   \
+  template void select_k(const cuda_resources&, csr_view<ValueT, IndexT>, std::int64_t,           \
+                         select_order, dense_view<ValueT>, dense_view<IndexT>,                    \
+                         const select_params&);                                                   \
+  template csr_matrix<ValueT, IndexT> select_k(const host_resources&, csr_view<ValueT, IndexT>,   \
+                                               std::int64_t, select_order, const select_params&); \
+  template csr_matrix<ValueT, IndexT> select_k(const cuda_resources&, csr_view<ValueT, IndexT>,   \
+                                               std::int64_t, select_order, const select_params&);
 SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_DENSE)
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_SELECT_CSR)
 #undef SPIRA_SELECT_DENSE

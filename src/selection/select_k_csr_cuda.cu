@@ -46,9 +46,10 @@ __global__ void kept_per_row_kernel(const offset_t* row_ptr, std::int64_t rows, 
   kept[r] = len < k ? len : k;
 }
 
-template <class V, class I>
+template <class ValueT, class IndexT>
 __global__ void compact_kernel(std::int64_t rows, std::int64_t k, const offset_t* out_ptr,
-                               const V* values, const I* indices, V* out_values, I* out_cols)
+                               const ValueT* values, const IndexT* indices, ValueT* out_values,
+                               IndexT* out_cols)
 {
   const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= rows * k) {
@@ -85,10 +86,10 @@ std::int64_t max_row_length(const cuda_resources& res, const offset_t* row_ptr, 
   return static_cast<std::int64_t>(h_longest);
 }
 
-template <class V, class I>
-csr_matrix<V, I> compact_rows(const cuda_resources& res, csr_view<V, I> rows,
-                              const dense_matrix<V>& values, const dense_matrix<I>& indices,
-                              std::int64_t k)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> compact_rows(const cuda_resources& res, csr_view<ValueT, IndexT> rows,
+                                        const dense_matrix<ValueT>& values,
+                                        const dense_matrix<IndexT>& indices, std::int64_t k)
 {
   device_guard guard(res.device);
   const cudaStream_t stream = stream_of(res);
@@ -107,7 +108,7 @@ csr_matrix<V, I> compact_rows(const cuda_resources& res, csr_view<V, I> rows,
                                                rows.rows, stream));
   offset_t nnz = 0;
   copy(&nnz, memory_space::host, ptr.data() + rows.rows, memory_space::device, 1, res);
-  csr_matrix<V, I> out(res, rows.rows, rows.cols, nnz);
+  csr_matrix<ValueT, IndexT> out(res, rows.rows, rows.cols, nnz);
   copy(out.row_ptr(), memory_space::device, ptr.data(), memory_space::device, rows.rows + 1, res);
   const std::int64_t eblocks = blocks_for(rows.rows * k, 256);
   check_grid(eblocks, "the CSR compaction");
@@ -117,10 +118,10 @@ csr_matrix<V, I> compact_rows(const cuda_resources& res, csr_view<V, I> rows,
   return out;
 }
 
-#define SPIRA_COMPACT_CUDA(V, I)                                                         \
-  template csr_matrix<V, I> compact_rows(const cuda_resources&, csr_view<V, I>,          \
-                                         const dense_matrix<V>&, const dense_matrix<I>&, \
-                                         std::int64_t);
+#define SPIRA_COMPACT_CUDA(ValueT, IndexT)                                          \
+  template csr_matrix<ValueT, IndexT> compact_rows(                                 \
+      const cuda_resources&, csr_view<ValueT, IndexT>, const dense_matrix<ValueT>&, \
+      const dense_matrix<IndexT>&, std::int64_t);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_COMPACT_CUDA)
 #undef SPIRA_COMPACT_CUDA
 

@@ -217,16 +217,16 @@ std::int64_t max_row_length(const host_resources&, const offset_t* row_ptr, std:
   return longest;
 }
 
-template <class V, class I>
-csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
-                              const dense_matrix<V>& values, const dense_matrix<I>& indices,
-                              std::int64_t k)
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> compact_rows(const host_resources& res, csr_view<ValueT, IndexT> rows,
+                                        const dense_matrix<ValueT>& values,
+                                        const dense_matrix<IndexT>& indices, std::int64_t k)
 {
   std::int64_t nnz = 0;
   for (std::int64_t r = 0; r < rows.rows; ++r) {
     nnz += std::min(k, rows.degree(r));
   }
-  csr_matrix<V, I> out(res, rows.rows, rows.cols, nnz);
+  csr_matrix<ValueT, IndexT> out(res, rows.rows, rows.cols, nnz);
   out.row_ptr()[0] = 0;
   for (std::int64_t r = 0; r < rows.rows; ++r) {
     const std::int64_t m = std::min(k, rows.degree(r));
@@ -237,8 +237,8 @@ csr_matrix<V, I> compact_rows(const host_resources& res, csr_view<V, I> rows,
   return out;
 }
 
-#define SPIRA_SELECT_HOST(T, I)                                                      \
-  template void select_rows(const host_resources&, row_source<T, I>, row_sink<T, I>, \
+#define SPIRA_SELECT_HOST(T, IndexT)                                                           \
+  template void select_rows(const host_resources&, row_source<T, IndexT>, row_sink<T, IndexT>, \
                             const problem&);
 SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_HOST)
 #undef SPIRA_SELECT_HOST

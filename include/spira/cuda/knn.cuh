@@ -58,18 +58,19 @@ namespace detail {
 /// knn_fused on checked arguments (canonical device operands, contiguous outputs, 1 <= k <=
 /// knn_fused_max_k). With exclude_self and `self_values` (device, rows(queries) values), the
 /// pair (i, i) is still evaluated and its value, rounded to float, stored in self_values[i].
-template <class D, class V, class I>
-void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I> index,
-                   const D& d, std::int64_t k, bool largest, bool exclude_self, V* self_values,
-                   dense_view<V> out_values, dense_view<std::int64_t> out_indices,
+template <class D, class ValueT, class IndexT>
+void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
+                   csr_view<ValueT, IndexT> index, const D& d, std::int64_t k, bool largest,
+                   bool exclude_self, ValueT* self_values, dense_view<ValueT> out_values,
+                   dense_view<std::int64_t> out_indices,
                    const std::function<void(std::int64_t, std::int64_t)>& progress)
 {
   detail::device_guard scope(res.device);
   if (queries.rows == 0 || index.rows == 0) {
     return;
   }
-  detail::pairwise_context<D, V, I> ctx(res, d, queries, index, dense_view<V>{});
-  detail::intersection_setup<D, V, I> setup(ctx);
+  detail::pairwise_context<D, ValueT, IndexT> ctx(res, d, queries, index, dense_view<ValueT>{});
+  detail::intersection_setup<D, ValueT, IndexT> setup(ctx);
   detail::knn_fused_select s{};
   s.k = int(k);
   s.sort_size = detail::knn_fused_sort_size(k);
@@ -86,9 +87,10 @@ void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V
   s.acc_bytes = ((setup.accumulator_bytes() + 15) / 16) * 16;
   s.out_values = out_values.data;
   s.out_indices = out_indices.data;
-  const std::size_t shared = s.acc_bytes + ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16 +
+  const std::size_t shared = s.acc_bytes +
+                             ((std::size_t(s.sort_size) * sizeof(ValueT) + 15) / 16) * 16 +
                              std::size_t(s.sort_size) * sizeof(std::int64_t);
-  const auto kernel = detail::knn_fused_kernel<D, V, I>;
+  const auto kernel = detail::knn_fused_kernel<D, ValueT, IndexT>;
   SPIRA_CUDA_TRY(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   // One launch for all rows, or chunks of many waves of blocks when progress is wanted.
@@ -97,7 +99,7 @@ void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V
                      (queries.rows + knn_policy::progress_steps - 1) / knn_policy::progress_steps,
                      knn_policy::cuda_progress_min_rows)
                : queries.rows;
-  detail::knn_deferred_queue<D, V, I> deferred(res, std::min(chunk, queries.rows));
+  detail::knn_deferred_queue<D, ValueT, IndexT> deferred(res, std::min(chunk, queries.rows));
   const auto run_rows = [&](const auto& again, std::int64_t r0, std::int64_t r1) -> void {
     s.row_begin = r0;
     s.row_end = r1;
@@ -119,7 +121,7 @@ void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V
     }
   }
   if (untrusted) {
-    knn_self_direct_kernel<D, V, I>
+    knn_self_direct_kernel<D, ValueT, IndexT>
         <<<elementwise_grid(queries.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
            res.stream>>>(setup.args, queries.rows, untrusted->data(), self_values);
     SPIRA_CHECK_LAUNCH();
@@ -138,14 +140,15 @@ void knn_fused_run(const cuda_resources& res, csr_view<V, I> queries, csr_view<V
 /// index; NaN last); a row with fewer than k candidates is padded with index -1 and +-inf.
 /// Queued on res.stream. With a `progress` callback the query rows run in about 20 launches, each
 /// followed by a stream synchronisation and progress(rows done, rows).
-template <class D, class V, class I>
-void knn_fused(const cuda_resources& res, csr_view<V, I> queries, csr_view<V, I> index, const D& d,
-               std::int64_t k, bool largest, bool exclude_self, dense_view<V> out_values,
+template <class D, class ValueT, class IndexT>
+void knn_fused(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
+               csr_view<ValueT, IndexT> index, const D& d, std::int64_t k, bool largest,
+               bool exclude_self, dense_view<ValueT> out_values,
                dense_view<std::int64_t> out_indices,
                const std::function<void(std::int64_t, std::int64_t)>& progress = {})
 {
   constexpr const char* op = "spira::knn_fused";
-  static_assert(detail::intersection_capable_v<D, V>,
+  static_assert(detail::intersection_capable_v<D, ValueT>,
                 "spira::knn_fused: D must admit the intersection strategy (annihilating, a NAMM "
                 "with a sum add monoid, or a one-term NAMM with a min / max add monoid)");
   detail::require_device_space(queries.space, op, "queries");
@@ -174,9 +177,9 @@ namespace detail {
 /// Whether knn_graph on CUDA takes the fused algorithm for D on these operands (host views: only
 /// shapes and nnz are read) within `budget` device bytes. Throws invalid_argument (out_of_memory)
 /// when params.algo forces `fused` where it cannot run.
-template <class D, class V, class I>
-bool knn_fused_applies(csr_view<V, I> queries, csr_view<V, I> index, const knn_params& params,
-                       std::size_t budget)
+template <class D, class ValueT, class IndexT>
+bool knn_fused_applies(csr_view<ValueT, IndexT> queries, csr_view<ValueT, IndexT> index,
+                       const knn_params& params, std::size_t budget)
 {
   if (params.algo == knn_algo::tiled) {
     return false;
@@ -189,7 +192,7 @@ bool knn_fused_applies(csr_view<V, I> queries, csr_view<V, I> index, const knn_p
   if (tiles_forced) {
     return false;
   }
-  constexpr bool intersection_capable = intersection_capable_v<D, V>;
+  constexpr bool intersection_capable = intersection_capable_v<D, ValueT>;
   const pairwise_strategy s = resolve_strategy<D>(queries, index, params.strategy);
   expects(!forced || (intersection_capable && s == pairwise_strategy::intersection),
           "knn_graph: the fused algorithm needs the intersection strategy; ", to_string(s), " was ",
@@ -214,31 +217,31 @@ bool knn_fused_applies(csr_view<V, I> queries, csr_view<V, I> index, const knn_p
 /// end D's values are kept from (smallest for distances, largest for similarities); params.metric
 /// and params.p are not used. Fused (spira::knn_fused) where D admits the intersection strategy
 /// and params allow it, else tiled through spira::pairwise (with params.strategy) and select_k.
-template <class D, class V, class I>
-knn_result knn_graph(const cuda_resources& res, csr_view<V, I> index,
-                     std::type_identity_t<std::optional<csr_view<V, I>>> queries, const D& d,
-                     select_order order, const knn_params& params)
+template <class D, class ValueT, class IndexT>
+knn_result knn_graph(const cuda_resources& res, csr_view<ValueT, IndexT> index,
+                     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> queries,
+                     const D& d, select_order order, const knn_params& params)
 {
-  const csr_view<V, I> q = detail::check_knn_args(index, queries, params, true);
+  const csr_view<ValueT, IndexT> q = detail::check_knn_args(index, queries, params, true);
   const bool largest = order == select_order::largest;
   detail::device_guard scope(res.device);
   detail::knn_validate(res, index, queries);
   const std::size_t budget = detail::knn_cuda_budget(res, params);
-  constexpr bool capable = detail::intersection_capable_v<D, V>;
+  constexpr bool capable = detail::intersection_capable_v<D, ValueT>;
   // (A forced `fused` that cannot run is rejected here in either case.)
   const bool use_fused = detail::knn_fused_applies<D>(q, index, params, budget) && capable;
   return detail::knn_cuda(
       res, index, queries, params, largest, budget, use_fused,
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, dense_view<V> out,
-          detail::pairwise_prepared<D, V, I>* prepared) {
+      [&](csr_view<ValueT, IndexT> qv, csr_view<ValueT, IndexT> iv, dense_view<ValueT> out,
+          detail::pairwise_prepared<D, ValueT, IndexT>* prepared) {
         detail::pairwise_cuda(res, qv, iv, out, d, params.strategy, 0, "workspace_bytes", false,
                               prepared);
       },
-      [&](csr_view<V, I> iv) {
-        return std::make_unique<detail::pairwise_prepared<D, V, I>>(res, d, iv);
+      [&](csr_view<ValueT, IndexT> iv) {
+        return std::make_unique<detail::pairwise_prepared<D, ValueT, IndexT>>(res, d, iv);
       },
-      [&](csr_view<V, I> qv, csr_view<V, I> iv, std::int64_t k, bool skip_self, V* self_values,
-          dense_view<V> dv, dense_view<std::int64_t> di) {
+      [&](csr_view<ValueT, IndexT> qv, csr_view<ValueT, IndexT> iv, std::int64_t k, bool skip_self,
+          ValueT* self_values, dense_view<ValueT> dv, dense_view<std::int64_t> di) {
         if constexpr (capable) {
           detail::knn_fused_run(res, qv, iv, d, k, largest, skip_self, self_values, dv, di,
                                 params.progress);

@@ -19,12 +19,12 @@
 // product on the prepared rows (D::prepare); finalize(acc, norms(A_i), norms(B_j), cols).
 // Arithmetic: the intersection strategy accumulates sum-kind ⊕ in double where the finalize
 // cancels (intersection_sums_in_double, intersection_accumulator_t), forms dot products in double
-// and other ⊗ in V with their one-sided NAMM terms in double (intersection_multiply_d); hybrid and
-// dense run in the value type V; row norms, NAMM corrections and finalize run in double everywhere.
-// Sum-kind ⊕ is accumulated with atomics, whose order varies: float results may differ from the
-// host engine (which accumulates in double) in the last bits, and the hybrid and dense strategies
-// also between runs; the double accumulators of the intersection strategy make such differences
-// rare after rounding but do not exclude them. min / max / or / any results are exact.
+// and other ⊗ in ValueT with their one-sided NAMM terms in double (intersection_multiply_d); hybrid
+// and dense run in the value type ValueT; row norms, NAMM corrections and finalize run in double
+// everywhere. Sum-kind ⊕ is accumulated with atomics, whose order varies: float results may differ
+// from the host engine (which accumulates in double) in the last bits, and the hybrid and dense
+// strategies also between runs; the double accumulators of the intersection strategy make such
+// differences rare after rounding but do not exclude them. min / max / or / any results are exact.
 //
 // ---- Strategies (spira::pairwise_strategy; docs/cuda-engine.md) --------------------------------
 //   intersection  the CSC of B (spira::transpose, built once) is walked from the nonzeros of each
@@ -85,13 +85,14 @@ namespace detail {
 /// given, is B prepared once (pairwise_prepared of this b and an equal d) for calls with many A:
 /// the call takes what depends on B alone from it instead of computing it again, with the same
 /// results bit for bit (see pairwise_prepared).
-template <class D, class V, class I>
-void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
-                   const D& d, pairwise_strategy strategy, std::size_t workspace_bytes,
-                   const char* cap_name, bool check_operands = true,
-                   detail::pairwise_prepared<D, V, I>* prepared_b = nullptr)
+template <class D, class ValueT, class IndexT>
+void pairwise_cuda(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                   csr_view<ValueT, IndexT> b, dense_view<ValueT> out, const D& d,
+                   pairwise_strategy strategy, std::size_t workspace_bytes, const char* cap_name,
+                   bool check_operands = true,
+                   detail::pairwise_prepared<D, ValueT, IndexT>* prepared_b = nullptr)
 {
-  static_assert(semiring<D, V>,
+  static_assert(semiring<D, ValueT>,
                 "spira::pairwise: D must model spira::semiring (add_monoid, "
                 "annihilating, multiply<T>(a, b))");
   detail::require_device_space(a.space, "spira::pairwise", "A");
@@ -120,12 +121,12 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
   if (a.rows == 0 || b.rows == 0) {
     return;
   }
-  detail::pairwise_context<D, V, I> ctx(res, d, a, b, out, prepared_b);
-  if constexpr (detail::selection_namm_v<D, V>) {
+  detail::pairwise_context<D, ValueT, IndexT> ctx(res, d, a, b, out, prepared_b);
+  if constexpr (detail::selection_namm_v<D, ValueT>) {
     if (strategy == pairwise_strategy::automatic) {
       // The fix-up's cost depends on the values: measure it on the intersection setup, which the
       // intersection strategy then reuses (choose_strategy).
-      const detail::intersection_setup<D, V, I> setup(ctx);
+      const detail::intersection_setup<D, ValueT, IndexT> setup(ctx);
       pairwise_problem prob{a.rows, b.rows, a.cols, a.nnz, b.nnz, false, false, false};
       prob.selection = true;
       detail::measure_selection(ctx, setup, prob);
@@ -137,7 +138,7 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
   }
   switch (s) {
     case pairwise_strategy::intersection:
-      if constexpr (detail::intersection_capable_v<D, V>) {
+      if constexpr (detail::intersection_capable_v<D, ValueT>) {
         detail::run_intersection(ctx);
       }
       break;
@@ -166,9 +167,10 @@ void pairwise_cuda(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b
 /// distance_params::workspace_bytes; a cap below workspace_minimum throws
 /// spira::invalid_argument. Queued on res.stream; returns without synchronising except for small
 /// host reads of sizes.
-template <class D, class V, class I>
-void pairwise(const cuda_resources& res, csr_view<V, I> a, csr_view<V, I> b, dense_view<V> out,
-              const D& d = {}, pairwise_strategy strategy = pairwise_strategy::automatic,
+template <class D, class ValueT, class IndexT>
+void pairwise(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b,
+              dense_view<ValueT> out, const D& d = {},
+              pairwise_strategy strategy = pairwise_strategy::automatic,
               std::size_t workspace_bytes = 0)
 {
   detail::pairwise_cuda(res, a, b, out, d, strategy, workspace_bytes, "workspace_bytes");

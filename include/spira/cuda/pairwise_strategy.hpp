@@ -131,11 +131,12 @@ struct dot_product_form<distances::hellinger> : std::true_type, detail::sqrt_for
 template <>
 struct dot_product_form<semirings::plus_times> : std::true_type, detail::identity_form {};
 
-/// Whether the intersection strategy accumulates D's ⊕ in double (else in the value type V).
+/// Whether the intersection strategy accumulates D's ⊕ in double (else in the value type ValueT).
 /// Default: every sum-kind ⊕, because sums feed cancelling finalizes (NAMM corrections, norm
 /// expansions). Distances whose finalize does not cancel (a dot product used as it is, or divided
-/// by the norms) accumulate in V: half the shared memory per output column and cheaper atomics,
-/// with a relative error of the float sum (about 1e-7 of Σ|a b|). Specialise for a user distance.
+/// by the norms) accumulate in ValueT: half the shared memory per output column and cheaper
+/// atomics, with a relative error of the float sum (about 1e-7 of Σ|a b|). Specialise for a user
+/// distance.
 template <class D>
 struct intersection_sums_in_double : std::bool_constant<D::add_monoid::kind == monoid_kind::sum> {};
 template <>
@@ -145,13 +146,14 @@ struct intersection_sums_in_double<distances::inner_product> : std::false_type {
 template <>
 struct intersection_sums_in_double<semirings::plus_times> : std::false_type {};
 
-/// Whether `automatic` may run D with the dense strategy on values of type V: its GEMM sums in V,
-/// and a float sum cannot feed an expansion that the accuracy guard checks (spira/accuracy.hpp:
-/// every pair would be recomputed directly), so float data with euclidean, sqeuclidean,
-/// correlation or hellinger runs sparse. Forcing dense stays correct (the guard), only slower.
-template <class D, class V>
+/// Whether `automatic` may run D with the dense strategy on values of type ValueT: its GEMM sums in
+/// ValueT, and a float sum cannot feed an expansion that the accuracy guard checks
+/// (spira/accuracy.hpp: every pair would be recomputed directly), so float data with euclidean,
+/// sqeuclidean, correlation or hellinger runs sparse. Forcing dense stays correct (the guard), only
+/// slower.
+template <class D, class ValueT>
 inline constexpr bool dense_keeps_accuracy_v =
-    sizeof(V) >= sizeof(double) || !accuracy_traits<D, double>::has_trusted ||
+    sizeof(ValueT) >= sizeof(double) || !accuracy_traits<D, double>::has_trusted ||
     !intersection_sums_in_double<D>::value;
 
 /// Cheap statistics of a pairwise problem, for choose_strategy.
@@ -212,7 +214,7 @@ inline pairwise_strategy choose_strategy(const pairwise_problem& p)
 namespace detail {
 
 /// A NAMM whose ⊕ is a sum: the intersection strategy adds per-row corrections.
-template <class D, class V>
+template <class D, class ValueT>
 inline constexpr bool sum_namm_v = !D::annihilating && D::add_monoid::kind == monoid_kind::sum;
 
 /// A one-term NAMM whose ⊕ is a selection (min or max). Its union is
@@ -220,17 +222,17 @@ inline constexpr bool sum_namm_v = !D::annihilating && D::add_monoid::kind == mo
 /// and each "best outside the other row" is the first entry, in ⊕-order, whose column the other
 /// row does not store: usually the row's best entry itself. The intersection strategy evaluates
 /// the first term with its kernel and the other two per pair from a few precomputed candidates.
-template <class D, class V>
+template <class D, class ValueT>
 inline constexpr bool selection_namm_v =
-    !D::annihilating && distance_traits<D, V>::num_terms == 1 &&
+    !D::annihilating && distance_traits<D, ValueT>::num_terms == 1 &&
     (D::add_monoid::kind == monoid_kind::min || D::add_monoid::kind == monoid_kind::max);
 
 /// Whether the intersection strategy (and so the fused k-NN) can compute D: an annihilating
 /// semiring, a NAMM whose ⊕ is a sum (the union as intersection plus per-row corrections), or a
 /// one-term NAMM whose ⊕ is min or max (selection_namm_v).
-template <class D, class V>
+template <class D, class ValueT>
 inline constexpr bool intersection_capable_v =
-    D::annihilating || distance_traits<D, V>::invertible_add || selection_namm_v<D, V>;
+    D::annihilating || distance_traits<D, ValueT>::invertible_add || selection_namm_v<D, ValueT>;
 
 inline void require_device_space(memory_space s, const char* op, const char* name)
 {
@@ -242,18 +244,19 @@ inline void require_device_space(memory_space s, const char* op, const char* nam
 
 /// The least workspace cap (spira::pairwise's workspace_bytes, distance_params::workspace_bytes)
 /// with which strategy `s` can run D on these operands: for `hybrid` with a distance of several
-/// accumulator terms, one row of the accumulator tile (rows(B) x terms x sizeof(V) bytes); for
-/// `dense`, one densified row of A and one of B (2 x cols x sizeof(V) bytes); 0 otherwise (the
+/// accumulator terms, one row of the accumulator tile (rows(B) x terms x sizeof(ValueT) bytes); for
+/// `dense`, one densified row of A and one of B (2 x cols x sizeof(ValueT) bytes); 0 otherwise (the
 /// strategy has no tiled temporary).
-template <class D, class V, class I>
-[[nodiscard]] std::size_t workspace_minimum(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s)
+template <class D, class ValueT, class IndexT>
+[[nodiscard]] std::size_t workspace_minimum(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b,
+                                            pairwise_strategy s)
 {
-  constexpr int N = distance_traits<D, V>::num_terms;
+  constexpr int N = distance_traits<D, ValueT>::num_terms;
   if (s == pairwise_strategy::hybrid && N > 1) {
-    return std::size_t(b.rows) * N * sizeof(V);
+    return std::size_t(b.rows) * N * sizeof(ValueT);
   }
   if (s == pairwise_strategy::dense) {
-    return 2 * std::size_t(a.cols) * sizeof(V);
+    return 2 * std::size_t(a.cols) * sizeof(ValueT);
   }
   return 0;
 }
@@ -262,9 +265,9 @@ namespace detail {
 
 /// Throws spira::invalid_argument, naming `name` (the caller's spelling of the cap), when a
 /// nonzero cap is below workspace_minimum for strategy `s`.
-template <class D, class V, class I>
-void check_workspace_cap(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s, std::size_t cap,
-                         const char* name)
+template <class D, class ValueT, class IndexT>
+void check_workspace_cap(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b,
+                         pairwise_strategy s, std::size_t cap, const char* name)
 {
   if (cap == 0) {
     return;
@@ -273,20 +276,20 @@ void check_workspace_cap(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s
   if (cap >= least) {
     return;
   }
-  constexpr int N = distance_traits<D, V>::num_terms;
+  constexpr int N = distance_traits<D, ValueT>::num_terms;
   if (s == pairwise_strategy::hybrid) {
     throw invalid_argument(
         concat("spira::pairwise(cuda): ", name, " = ", cap,
                " is too small for the hybrid strategy: one "
                "row of its accumulator tile takes rows(B) x terms x sizeof(value) = ",
-               b.rows, " x ", N, " x ", sizeof(V), " = ", least, " bytes; pass at least ", least,
-               " (or 0 for the defaults)"));
+               b.rows, " x ", N, " x ", sizeof(ValueT), " = ", least, " bytes; pass at least ",
+               least, " (or 0 for the defaults)"));
   }
   throw invalid_argument(
       concat("spira::pairwise(cuda): ", name, " = ", cap,
              " is too small for the dense strategy: one "
              "densified row of A and one of B take 2 x cols x sizeof(value) = 2 x ",
-             a.cols, " x ", sizeof(V), " = ", least, " bytes; pass at least ", least,
+             a.cols, " x ", sizeof(ValueT), " = ", least, " bytes; pass at least ", least,
              " (or 0 for the defaults)"));
 }
 
@@ -295,11 +298,11 @@ void check_workspace_cap(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy s
 /// The strategy a call with `requested` runs for D on these operands (resolves `automatic`; throws
 /// spira::invalid_argument for a strategy that cannot compute D). `automatic` passes over `dense`
 /// when a nonzero `workspace_bytes` cannot hold its smallest tiles (workspace_minimum).
-template <class D, class V, class I>
-pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_strategy requested,
-                                   std::size_t workspace_bytes = 0)
+template <class D, class ValueT, class IndexT>
+pairwise_strategy resolve_strategy(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b,
+                                   pairwise_strategy requested, std::size_t workspace_bytes = 0)
 {
-  using traits = distance_traits<D, V>;
+  using traits = distance_traits<D, ValueT>;
   pairwise_problem prob{a.rows,
                         b.rows,
                         a.cols,
@@ -307,8 +310,8 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
                         b.nnz,
                         traits::annihilating,
                         traits::invertible_add,
-                        dot_product_form<D>::value && dense_keeps_accuracy_v<D, V>};
-  prob.selection = detail::selection_namm_v<D, V>;
+                        dot_product_form<D>::value && dense_keeps_accuracy_v<D, ValueT>};
+  prob.selection = detail::selection_namm_v<D, ValueT>;
   pairwise_strategy s = requested;
   if (requested == pairwise_strategy::automatic) {
     s = choose_strategy(prob);
@@ -319,7 +322,7 @@ pairwise_strategy resolve_strategy(csr_view<V, I> a, csr_view<V, I> b, pairwise_
     }
   }
   if (s == pairwise_strategy::intersection) {
-    detail::expects(detail::intersection_capable_v<D, V>,
+    detail::expects(detail::intersection_capable_v<D, ValueT>,
                     "spira::pairwise(cuda): the intersection strategy needs an annihilating "
                     "semiring, a NAMM whose add monoid is a sum, or a one-term NAMM whose add "
                     "monoid is min or max; use hybrid or automatic");

@@ -40,9 +40,9 @@ inline void require_host_space(memory_space s, const char* op, const char* name)
           " is in device memory; pass cuda_resources or copy it with spira::to_host");
 }
 
-template <class V>
-void check_dense_output(dense_view<V> out, std::int64_t rows, std::int64_t cols, const char* op,
-                        const char* expected)
+template <class ValueT>
+void check_dense_output(dense_view<ValueT> out, std::int64_t rows, std::int64_t cols,
+                        const char* op, const char* expected)
 {
   require_host_space(out.space, op, "out");
   expects<dimension_mismatch>(out.rows == rows && out.cols == cols, op, ": out is ", out.rows,
@@ -52,9 +52,9 @@ void check_dense_output(dense_view<V> out, std::int64_t rows, std::int64_t cols,
 }
 
 /// Per-row norms of a CSR matrix: norms[i] = ⊕ over row i of map(a), in column order.
-template <class Norms, class T, class V, class I>
+template <class Norms, class T, class ValueT, class IndexT>
 std::vector<typename Norms::template values<T>> row_norms(const host_resources& res,
-                                                          csr_view<V, I> a)
+                                                          csr_view<ValueT, IndexT> a)
 {
   using values = typename Norms::template values<T>;
   std::vector<values> out(static_cast<std::size_t>(a.rows));
@@ -72,25 +72,26 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
 }
 
 /// out[k] = d.prepare(a.values[k], prepare_norm(row of k)) for every stored entry of `a` (computed
-/// in T, stored as V).
-template <class D, class T, class V, class I>
-void prepare_values(const host_resources& res, csr_view<V, I> a, const D& d, V* out)
+/// in T, stored as ValueT).
+template <class D, class T, class ValueT, class IndexT>
+void prepare_values(const host_resources& res, csr_view<ValueT, IndexT> a, const D& d, ValueT* out)
 {
   using pnorm = norm_list<typename D::prepare_norm>;
   const auto scale = row_norms<pnorm, T>(res, a);
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
 for (std::int64_t i = 0; i < a.rows; ++i) {
   for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-    out[k] = V(d.template prepare<T>(T(a.values[k]), scale[i][0]));
+    out[k] = ValueT(d.template prepare<T>(T(a.values[k]), scale[i][0]));
   }
 }
 }
 
 /// A copy of `a` whose values are d.prepare(x, prepare_norm(row)) (prepare_values).
-template <class D, class T, class V, class I>
-csr_matrix<V, I> prepared_copy(const host_resources& res, csr_view<V, I> a, const D& d)
+template <class D, class T, class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> prepared_copy(const host_resources& res, csr_view<ValueT, IndexT> a,
+                                         const D& d)
 {
-  csr_matrix<V, I> m(res, a.rows, a.cols, a.nnz);
+  csr_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
   std::copy_n(a.row_ptr, a.rows + 1, m.row_ptr());
   std::copy_n(a.col_idx, a.nnz, m.col_idx());
   prepare_values<D, T>(res, a, d, m.values());
@@ -109,22 +110,22 @@ csr_matrix<V, I> prepared_copy(const host_resources& res, csr_view<V, I> a, cons
 /// those A and B use, those parts are built for the call, as without a prepared B. Every value is
 /// therefore computed by the same code from the same inputs as without it: the results are the
 /// same bit for bit. Memory: host_bytes(). Not thread-safe: one call at a time.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 struct host_pairwise_prepared {
   using traits = distance_traits<D, host_compute_t>;
   using norm_values = typename traits::norms::template values<host_compute_t>;
   using acc_t = typename traits::accumulator;
 
-  csr_view<V, I> b;  ///< the operand as the caller passes it (raw values)
+  csr_view<ValueT, IndexT> b;  ///< the operand as the caller passes it (raw values)
   std::vector<norm_values> norms;
-  std::vector<V> values;  ///< prepared values (D with a prepare step; empty otherwise)
+  std::vector<ValueT> values;  ///< prepared values (D with a prepare step; empty otherwise)
   std::optional<std::vector<acc_t>> corrections;  ///< Σ over each row of ⊗(0, b) (sum NAMM)
-  std::optional<csr_matrix<V, I>> csc;            ///< Bᵀ on the declared columns
+  std::optional<csr_matrix<ValueT, IndexT>> csc;  ///< Bᵀ on the declared columns
   std::optional<std::vector<acc_t>> csc_zero;     ///< ⊗(0, b) per entry of csc (sum NAMM)
-  std::optional<std::vector<I>> best_cols;        ///< selection NAMM: rows of B best first...
+  std::optional<std::vector<IndexT>> best_cols;   ///< selection NAMM: rows of B best first...
   std::optional<std::vector<host_compute_t>> best_values;  ///< ...and their ⊗(0, b)
 
-  host_pairwise_prepared(const host_resources& res, const D& d, csr_view<V, I> b_in)
+  host_pairwise_prepared(const host_resources& res, const D& d, csr_view<ValueT, IndexT> b_in)
       : b(b_in), norms(row_norms<typename traits::norms, host_compute_t>(res, b_in))
   {
     require_host_space(b.space, "host_pairwise_prepared", "B");
@@ -142,7 +143,7 @@ struct host_pairwise_prepared {
     std::size_t n = vec(norms) + vec(values) + opt(corrections) + opt(csc_zero) + opt(best_cols) +
                     opt(best_values);
     if (csc) {
-      n += std::size_t(csc->nnz()) * (sizeof(V) + sizeof(I)) +
+      n += std::size_t(csc->nnz()) * (sizeof(ValueT) + sizeof(IndexT)) +
            std::size_t(csc->rows() + 1) * sizeof(offset_t);
     }
     return n;
@@ -199,13 +200,13 @@ inline T finalize_pair(const D& d, const Acc& acc, const Norm& na, const Norm& n
 
 /// run(pa, pb) on the rows as ⊗ sees them: copies prepared by D (D::prepare) where D has a
 /// prepare step, else a and b themselves (norms are taken from the raw rows by the caller).
-template <class T, class D, class V, class I, class Run>
-void with_prepared(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b, const D& d,
-                   Run&& run)
+template <class T, class D, class ValueT, class IndexT, class Run>
+void with_prepared(const host_resources& res, csr_view<ValueT, IndexT> a,
+                   csr_view<ValueT, IndexT> b, const D& d, Run&& run)
 {
   if constexpr (distance_traits<D, T>::has_prepare) {
-    const csr_matrix<V, I> pa = prepared_copy<D, T>(res, a, d);
-    const csr_matrix<V, I> pb = prepared_copy<D, T>(res, b, d);
+    const csr_matrix<ValueT, IndexT> pa = prepared_copy<D, T>(res, a, d);
+    const csr_matrix<ValueT, IndexT> pb = prepared_copy<D, T>(res, b, d);
     run(pa.view(), pb.view());
   } else {
     run(a, b);

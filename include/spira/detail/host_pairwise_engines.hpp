@@ -26,22 +26,24 @@ namespace spira::detail {
 /// (compressed_columns, from pairwise_dispatch); `dim` is the declared column count, which
 /// finalize reads. `prepared`: B prepared once (host_pairwise_prepared) or null; `declared`: the
 /// columns are B's declared ones (not renumbered), so that its CSC and ⊗(0, b) may be kept there.
-template <class D, class T, class V, class I, class Norms>
-void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
-                           std::int64_t dim, host_pairwise_prepared<D, V, I>* prepared = nullptr,
+template <class D, class T, class ValueT, class IndexT, class Norms>
+void pairwise_intersection(const host_resources& res, csr_view<ValueT, IndexT> a,
+                           csr_view<ValueT, IndexT> b, dense_view<ValueT> out, const D& d,
+                           const Norms& na, const Norms& nb, std::int64_t dim,
+                           host_pairwise_prepared<D, ValueT, IndexT>* prepared = nullptr,
                            bool declared = false)
 {
   using traits = distance_traits<D, T>;
   using acc_t = typename traits::accumulator;
   using add = typename traits::add_monoid;
   constexpr int nt = traits::num_terms;
-  host_pairwise_prepared<D, V, I>* const keep = declared ? prepared : nullptr;
+  host_pairwise_prepared<D, ValueT, IndexT>* const keep = declared ? prepared : nullptr;
 
-  std::optional<csr_matrix<V, I>> bt_own;
-  const csr_view<V, I> bt = kept_or_own(keep != nullptr ? &keep->csc : nullptr, bt_own, [&] {
-                              return transpose(res, b);
-                            }).view();
+  std::optional<csr_matrix<ValueT, IndexT>> bt_own;
+  const csr_view<ValueT, IndexT> bt =
+      kept_or_own(keep != nullptr ? &keep->csc : nullptr, bt_own, [&] {
+        return transpose(res, b);
+      }).view();
 
   // NAMM corrections: Σ over the row of ⊗(a, 0) (rows of A) and of ⊗(0, b) (rows of B).
   std::vector<acc_t> ca;
@@ -49,7 +51,7 @@ void pairwise_intersection(const host_resources& res, csr_view<V, I> a, csr_view
   const std::vector<acc_t>* cb_p = nullptr;
   const std::vector<acc_t>* bt_zero_p = nullptr;
   if constexpr (!traits::annihilating) {
-    auto corrections = [&](csr_view<V, I> m, bool left) {
+    auto corrections = [&](csr_view<ValueT, IndexT> m, bool left) {
       std::vector<acc_t> c(static_cast<std::size_t>(m.rows));
 SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(static))
 for (std::int64_t i = 0; i < m.rows; ++i) {
@@ -90,8 +92,8 @@ SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
 for (std::int64_t i = 0; i < a.rows; ++i) {
   std::fill(acc.begin(), acc.end(), zero);
   acc_t* const accp = acc.data();
-  const I* const bt_cols = bt.col_idx;
-  const V* const bt_vals = bt.values;
+  const IndexT* const bt_cols = bt.col_idx;
+  const ValueT* const bt_vals = bt.values;
   for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
     const T x = T(a.values[k]);
     const std::int64_t c = a.col_idx[k];
@@ -113,10 +115,10 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
       }
     }
   }
-  V* row = out.row(i);
+  ValueT* row = out.row(i);
   constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
-  const csr_rows<V, I> rows_a = rows_of(a);
-  const csr_rows<V, I> rows_b = rows_of(b);
+  const csr_rows<ValueT, IndexT> rows_a = rows_of(a);
+  const csr_rows<ValueT, IndexT> rows_b = rows_of(b);
   for (std::int64_t j = 0; j < n; ++j) {
     acc_t total = acc[j];
     acc_t magnitude{};
@@ -127,10 +129,10 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
       }
     }
     if constexpr (accuracy_traits<D, T>::guarded) {
-      row[j] = V(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, rows_a, i, rows_b,
-                                        j, bounds));
+      row[j] = ValueT(guarded_finalize<D, T>(d, total, magnitude, na[i], nb[j], dim, rows_a, i,
+                                             rows_b, j, bounds));
     } else {
-      row[j] = V(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
+      row[j] = ValueT(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
     }
   }
 }
@@ -150,10 +152,11 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
 /// CSC of B, per thread rows(B) accumulators and a.cols / 8 bytes of bitset (a.cols is at most
 /// nnz(A) + nnz(B) here: compressed_columns renumbers wider inputs). `prepared` and `declared`: as
 /// for pairwise_intersection (the sorted rows and the CSC kept where the columns are declared).
-template <class D, class T, class V, class I, class Norms>
-void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                           dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
-                           std::int64_t dim, host_pairwise_prepared<D, V, I>* prepared = nullptr,
+template <class D, class T, class ValueT, class IndexT, class Norms>
+void pairwise_union_select(const host_resources& res, csr_view<ValueT, IndexT> a,
+                           csr_view<ValueT, IndexT> b, dense_view<ValueT> out, const D& d,
+                           const Norms& na, const Norms& nb, std::int64_t dim,
+                           host_pairwise_prepared<D, ValueT, IndexT>* prepared = nullptr,
                            bool declared = false)
 {
   using traits = distance_traits<D, T>;
@@ -163,18 +166,18 @@ void pairwise_union_select(const host_resources& res, csr_view<V, I> a, csr_view
   auto mul = [&](T p, T q) { return as_terms(d.template multiply<T>(p, q))[0]; };
   const T identity = add::template identity<T>();
 
-  host_pairwise_prepared<D, V, I>* const keep = declared ? prepared : nullptr;
+  host_pairwise_prepared<D, ValueT, IndexT>* const keep = declared ? prepared : nullptr;
   // Rows of B in best-first order of ⊗(0, b): column and value, O(nnz(B) log) once.
-  std::optional<std::vector<I>> b_cols_own;
+  std::optional<std::vector<IndexT>> b_cols_own;
   std::optional<std::vector<T>> b_vals_own;
   if (keep == nullptr || !keep->best_cols) {
     b_cols_own.emplace(static_cast<std::size_t>(b.nnz));
     b_vals_own.emplace(static_cast<std::size_t>(b.nnz));
-    std::vector<I>& cols_out = *b_cols_own;
+    std::vector<IndexT>& cols_out = *b_cols_own;
     std::vector<T>& vals_out = *b_vals_own;
     SPIRA_OMP(omp parallel num_threads(res.num_threads()))
     {
-      std::vector<std::pair<T, I>> tmp;
+      std::vector<std::pair<T, IndexT>> tmp;
 SPIRA_OMP(omp for schedule(dynamic, 64))
 for (std::int64_t j = 0; j < b.rows; ++j) {
   tmp.clear();
@@ -194,13 +197,14 @@ for (std::int64_t j = 0; j < b.rows; ++j) {
       keep->best_values = std::move(b_vals_own);
     }
   }
-  const std::vector<I>& b_cols = keep != nullptr ? *keep->best_cols : *b_cols_own;
+  const std::vector<IndexT>& b_cols = keep != nullptr ? *keep->best_cols : *b_cols_own;
   const std::vector<T>& b_vals = keep != nullptr ? *keep->best_values : *b_vals_own;
 
-  std::optional<csr_matrix<V, I>> bt_own;
-  const csr_view<V, I> bt = kept_or_own(keep != nullptr ? &keep->csc : nullptr, bt_own, [&] {
-                              return transpose(res, b);
-                            }).view();
+  std::optional<csr_matrix<ValueT, IndexT>> bt_own;
+  const csr_view<ValueT, IndexT> bt =
+      kept_or_own(keep != nullptr ? &keep->csc : nullptr, bt_own, [&] {
+        return transpose(res, b);
+      }).view();
   const std::int64_t n = b.rows;
   SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
@@ -235,7 +239,7 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
   for (offset_t k = a0; k < a0 + deg; ++k) {
     in_a[std::size_t(a.col_idx[k]) >> 6] |= std::uint64_t{1} << (a.col_idx[k] & 63);
   }
-  V* row = out.row(i);
+  ValueT* row = out.row(i);
   for (std::int64_t j = 0; j < n; ++j) {
     T total = acc[j];
     if (prefix[j] < deg) {
@@ -248,7 +252,7 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
         break;
       }
     }
-    row[j] = V(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], dim));
+    row[j] = ValueT(finalize_pair<D, T>(d, terms<T, 1>{{total}}, na[i], nb[j], dim));
   }
   for (offset_t k = a0; k < a0 + deg; ++k) {
     in_a[std::size_t(a.col_idx[k]) >> 6] = 0;
@@ -259,10 +263,10 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
 
 /// Union engine for the other NAMMs (custom-kind ⊕, or several terms with a min/max ⊕): a merge
 /// of the two sorted rows per pair, on tiles of rows of A x rows of B.
-template <class D, class T, class V, class I, class Norms>
-void pairwise_union_merge(const host_resources& res, csr_view<V, I> a, csr_view<V, I> b,
-                          dense_view<V> out, const D& d, const Norms& na, const Norms& nb,
-                          std::int64_t dim)
+template <class D, class T, class ValueT, class IndexT, class Norms>
+void pairwise_union_merge(const host_resources& res, csr_view<ValueT, IndexT> a,
+                          csr_view<ValueT, IndexT> b, dense_view<ValueT> out, const D& d,
+                          const Norms& na, const Norms& nb, std::int64_t dim)
 {
   constexpr std::int64_t ta = host_pairwise_policy::merge_tile_a;
   constexpr std::int64_t tb = host_pairwise_policy::merge_tile_b;
@@ -274,10 +278,10 @@ for (std::int64_t ti = 0; ti < tiles_a; ++ti) {
     const std::int64_t j_end = std::min(b.rows, (tj + 1) * tb);
     const std::int64_t i_end = std::min(a.rows, (ti + 1) * ta);
     for (std::int64_t i = ti * ta; i < i_end; ++i) {
-      V* row = out.row(i);
+      ValueT* row = out.row(i);
       for (std::int64_t j = tj * tb; j < j_end; ++j) {
         const auto acc = union_reduce<D, T>(d, rows_of(a)[i], rows_of(b)[j]);
-        row[j] = V(finalize_pair<D, T>(d, acc, na[i], nb[j], dim));
+        row[j] = ValueT(finalize_pair<D, T>(d, acc, na[i], nb[j], dim));
       }
     }
   }

@@ -22,44 +22,45 @@
 
 namespace spira::detail {
 
-// Defined in src/knn/knn_ops_cuda.cu for V = float, double (device pointers, queued on res.stream).
+// Defined in src/knn/knn_ops_cuda.cu for ValueT = float, double (device pointers, queued on
+// res.stream).
 
 /// The running merge of `rows` query rows: run (rows x k, trailing entries with index -1 are
 /// empty) and the tile's sorted top-kt (indices + offset are global) into out (rows x k, padded
 /// with index -1), by knn_merge_sorted; row r drops index skip_first + r when skip_first >= 0.
-template <class V>
+template <class ValueT>
 void knn_merge_tile_cuda(const cuda_resources& res, std::int64_t rows, std::int64_t k,
-                         const V* run_values, const std::int64_t* run_indices, const V* tile_values,
-                         const std::int64_t* tile_indices, std::int64_t kt, std::int64_t offset,
-                         std::int64_t skip_first, bool largest, V* out_values,
-                         std::int64_t* out_indices);
+                         const ValueT* run_values, const std::int64_t* run_indices,
+                         const ValueT* tile_values, const std::int64_t* tile_indices,
+                         std::int64_t kt, std::int64_t offset, std::int64_t skip_first,
+                         bool largest, ValueT* out_values, std::int64_t* out_indices);
 
 /// Rows x k lists into rows [row0, row0 + rows) of a float graph (out_ld = k): values converted.
-template <class V>
+template <class ValueT>
 void knn_store_rows_cuda(const cuda_resources& res, std::int64_t rows, std::int64_t k,
-                         const V* values, const std::int64_t* indices, float* out_values,
+                         const ValueT* values, const std::int64_t* indices, float* out_values,
                          std::int64_t* out_indices);
 
 /// knn_insert_self_row for every row of a device graph (see there; in place when k == ko).
-template <class V>
+template <class ValueT>
 void knn_insert_self_cuda(const cuda_resources& res, std::int64_t n, std::int64_t ko,
                           const float* others_values, const std::int64_t* others_indices,
-                          const V* self, std::int64_t k, bool largest, float* out_values,
+                          const ValueT* self, std::int64_t k, bool largest, float* out_values,
                           std::int64_t* out_indices);
 
 /// indices[0, n) = -1: empty list entries.
 void knn_clear_indices_cuda(const cuda_resources& res, std::int64_t* indices, std::int64_t n);
 
 /// count values d[r * ld + r] -> dst[r] (the diagonal of a distance tile).
-template <class V>
-void knn_copy_diagonal_cuda(const cuda_resources& res, const V* d, std::int64_t ld,
-                            std::int64_t count, V* dst);
+template <class ValueT>
+void knn_copy_diagonal_cuda(const cuda_resources& res, const ValueT* d, std::int64_t ld,
+                            std::int64_t count, ValueT* dst);
 
 /// Rows [r0, r1) of a device CSR matrix: a rebased copy of their row pointers (returned in `ptr`)
 /// and a view of their columns and values where they are.
-template <class V, class I>
-csr_view<V, I> device_row_slice(const cuda_resources& res, csr_view<V, I> a, std::int64_t r0,
-                                std::int64_t r1, buffer<offset_t>& ptr);
+template <class ValueT, class IndexT>
+csr_view<ValueT, IndexT> device_row_slice(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                                          std::int64_t r0, std::int64_t r1, buffer<offset_t>& ptr);
 
 /// knn_params::memory_budget, or the CUDA default (a share of the free device memory).
 inline std::size_t knn_cuda_budget(const cuda_resources& res, const knn_params& params)
@@ -72,9 +73,9 @@ inline std::size_t knn_cuda_budget(const cuda_resources& res, const knn_params& 
 /// canonical CSR. Host operands are checked by knn_cuda_ops, on the device when it copies them
 /// whole and on the host otherwise, so that a bad row is always named by its row in the caller's
 /// matrix.
-template <class V, class I>
-void knn_validate(const cuda_resources& res, csr_view<V, I> index,
-                  std::optional<csr_view<V, I>> queries)
+template <class ValueT, class IndexT>
+void knn_validate(const cuda_resources& res, csr_view<ValueT, IndexT> index,
+                  std::optional<csr_view<ValueT, IndexT>> queries)
 {
   if (index.space != memory_space::device) {
     return;
@@ -98,16 +99,17 @@ void knn_validate(const cuda_resources& res, csr_view<V, I> index,
 /// tiles, while the tiles kept take at most budget / knn_policy::prepared_index_divisor bytes;
 /// the tiles past that are not prepared (each distance tile computes what it needs, as with one
 /// query tile).
-template <class V, class I, class TileDistances, class PrepareIndex, class Fused>
+template <class ValueT, class IndexT, class TileDistances, class PrepareIndex, class Fused>
 class knn_cuda_ops {
  public:
-  using value_type = V;
+  using value_type = ValueT;
   /// What prepare_index returns: a std::unique_ptr to the prepared state of an index tile.
-  using prepared_ptr = std::invoke_result_t<PrepareIndex&, csr_view<V, I>>;
+  using prepared_ptr = std::invoke_result_t<PrepareIndex&, csr_view<ValueT, IndexT>>;
 
-  knn_cuda_ops(const cuda_resources& res, csr_view<V, I> index, csr_view<V, I> queries,
-               const knn_params& params, bool largest, std::size_t budget, bool use_fused,
-               TileDistances tile_distances, PrepareIndex prepare_index, Fused fused)
+  knn_cuda_ops(const cuda_resources& res, csr_view<ValueT, IndexT> index,
+               csr_view<ValueT, IndexT> queries, const knn_params& params, bool largest,
+               std::size_t budget, bool use_fused, TileDistances tile_distances,
+               PrepareIndex prepare_index, Fused fused)
       : res_(res),
         index_(index),
         queries_(queries),
@@ -129,28 +131,28 @@ class knn_cuda_ops {
   std::int64_t query_rows() const { return queries_.rows; }
   std::int64_t index_rows() const { return index_.rows; }
 
-  knn_lists<V> make_lists(std::int64_t rows, std::int64_t k) const
+  knn_lists<ValueT> make_lists(std::int64_t rows, std::int64_t k) const
   {
-    return {dense_matrix<V>(res_, rows, k), dense_matrix<std::int64_t>(res_, rows, k)};
+    return {dense_matrix<ValueT>(res_, rows, k), dense_matrix<std::int64_t>(res_, rows, k)};
   }
-  buffer<V> make_self_values(std::int64_t n) const
+  buffer<ValueT> make_self_values(std::int64_t n) const
   {
-    return n > 0 ? buffer<V>(res_, std::size_t(n), "k-NN self distances") : buffer<V>{};
+    return n > 0 ? buffer<ValueT>(res_, std::size_t(n), "k-NN self distances") : buffer<ValueT>{};
   }
   knn_result make_result(std::int64_t rows, std::int64_t k) const
   {
     return {dense_matrix<std::int64_t>(res_, rows, k), dense_matrix<float>(res_, rows, k)};
   }
 
-  bool fused(std::int64_t k, bool skip_self, V* self_values, knn_result& out)
+  bool fused(std::int64_t k, bool skip_self, ValueT* self_values, knn_result& out)
   {
     if (!use_fused_) {
       return false;
     }
-    std::optional<csr_matrix<V, I>> index_copy;
-    std::optional<csr_matrix<V, I>> queries_copy;
-    csr_view<V, I> iv = index_;
-    csr_view<V, I> qv = queries_;
+    std::optional<csr_matrix<ValueT, IndexT>> index_copy;
+    std::optional<csr_matrix<ValueT, IndexT>> queries_copy;
+    csr_view<ValueT, IndexT> iv = index_;
+    csr_view<ValueT, IndexT> qv = queries_;
     if (!on_device_) {
       index_copy = to_device(res_, index_);
       iv = index_copy->view();
@@ -163,13 +165,13 @@ class knn_cuda_ops {
         validate(res_, qv, csr_check::canonical, "knn_graph: queries");
       }
     }
-    if constexpr (std::is_same_v<V, float>) {
+    if constexpr (std::is_same_v<ValueT, float>) {
       fused_(qv, iv, k, skip_self, self_values, out.distances.view(), out.indices.view());
     } else {
-      dense_matrix<V> values(res_, qv.rows, k);
+      dense_matrix<ValueT> values(res_, qv.rows, k);
       fused_(qv, iv, k, skip_self, self_values, values.view(), out.indices.view());
-      knn_store_rows_cuda<V>(res_, qv.rows, k, values.data(), out.indices.data(),
-                             out.distances.data(), out.indices.data());
+      knn_store_rows_cuda<ValueT>(res_, qv.rows, k, values.data(), out.indices.data(),
+                                  out.distances.data(), out.indices.data());
     }
     return true;
   }
@@ -179,14 +181,14 @@ class knn_cuda_ops {
     // A host index counts against the budget: when it takes at most 1/resident_index_divisor, all
     // its tiles stay on the device (copied once) and the distance tiles get the rest; otherwise
     // one index tile at a time is copied when used (again for every query tile).
-    const std::size_t index_bytes = std::size_t(index_.nnz) * (sizeof(V) + sizeof(I)) +
+    const std::size_t index_bytes = std::size_t(index_.nnz) * (sizeof(ValueT) + sizeof(IndexT)) +
                                     std::size_t(index_.rows + 1) * sizeof(offset_t);
     resident_ = on_device_ || index_bytes <= budget_ / knn_policy::resident_index_divisor;
     const std::size_t tile_budget =
         on_device_
             ? budget_
             : (resident_ ? budget_ - index_bytes : budget_ / knn_policy::resident_index_divisor);
-    tiling_ = plan_knn_tiles(tile_budget, queries_.rows, index_.rows, k, sizeof(V), params_,
+    tiling_ = plan_knn_tiles(tile_budget, queries_.rows, index_.rows, k, sizeof(ValueT), params_,
                              budget_, knn_policy::cuda_progress_min_rows);
     if (!on_device_) {
       // Host operands are checked once: the index on the device when it is copied whole, else on
@@ -223,77 +225,78 @@ class knn_cuda_ops {
   {
     query_tile_ = slice(queries_dev_ ? *queries_dev_ : queries_, q0, q1);
   }
-  void reset(knn_lists<V>& lists, std::int64_t rows) const
+  void reset(knn_lists<ValueT>& lists, std::int64_t rows) const
   {
     knn_clear_indices_cuda(res_, lists.indices.data(), rows * lists.indices.cols());
   }
 
   void tile_top_k(std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1,
-                  std::int64_t kt, V* self_values)
+                  std::int64_t kt, ValueT* self_values)
   {
     const std::int64_t nq = q1 - q0;
     const std::int64_t ni = i1 - i0;
-    const csr_view<V, I> it = index_tile(i0);
+    const csr_view<ValueT, IndexT> it = index_tile(i0);
     const auto t = static_cast<std::size_t>(i0 / tiling_.index);
-    dense_matrix<V> d(res_, nq, ni);
+    dense_matrix<ValueT> d(res_, nq, ni);
     tile_distances_(query_tile_.view, it, d.view(), prepared_tile(t, it));
     count_prepared(t);
-    if constexpr (!std::is_same_v<V, float>) {
+    if constexpr (!std::is_same_v<ValueT, float>) {
       round_to_float_in_place(d.data(), nq, ni, d.view().ld, res_);
     }
     const std::int64_t g0 = std::max(q0, i0);
     const std::int64_t g1 = std::min(q1, i1);
     if (self_values != nullptr && g0 < g1) {
-      knn_copy_diagonal_cuda<V>(res_, d.data() + (g0 - q0) * d.view().ld + (g0 - i0), d.view().ld,
-                                g1 - g0, self_values + g0);
+      knn_copy_diagonal_cuda<ValueT>(res_, d.data() + (g0 - q0) * d.view().ld + (g0 - i0),
+                                     d.view().ld, g1 - g0, self_values + g0);
     }
     if (tile_v_.rows() != nq || tile_v_.cols() != kt) {
-      tile_v_ = dense_matrix<V>(res_, nq, kt);
+      tile_v_ = dense_matrix<ValueT>(res_, nq, kt);
       tile_i_ = dense_matrix<std::int64_t>(res_, nq, kt);
     }
     if (kt > 0) {
-      select_k<V, std::int64_t>(res_, dense_view<const V>(d.view()), kt,
-                                largest_ ? select_order::largest : select_order::smallest,
-                                tile_v_.view(), tile_i_.view(), {.sorted = true});
+      select_k<ValueT, std::int64_t>(res_, dense_view<const ValueT>(d.view()), kt,
+                                     largest_ ? select_order::largest : select_order::smallest,
+                                     tile_v_.view(), tile_i_.view(), {.sorted = true});
     }
   }
 
-  void merge(knn_lists<V>& lists, std::int64_t rows, std::int64_t k, std::int64_t kt,
+  void merge(knn_lists<ValueT>& lists, std::int64_t rows, std::int64_t k, std::int64_t kt,
              std::int64_t i0, std::int64_t skip_first)
   {
     if (spare_.values.rows() != lists.values.rows() || spare_.values.cols() != k) {
       spare_ = make_lists(lists.values.rows(), k);
     }
-    knn_merge_tile_cuda<V>(res_, rows, k, lists.values.data(), lists.indices.data(), tile_v_.data(),
-                           tile_i_.data(), kt, i0, skip_first, largest_, spare_.values.data(),
-                           spare_.indices.data());
+    knn_merge_tile_cuda<ValueT>(res_, rows, k, lists.values.data(), lists.indices.data(),
+                                tile_v_.data(), tile_i_.data(), kt, i0, skip_first, largest_,
+                                spare_.values.data(), spare_.indices.data());
     std::swap(lists, spare_);
   }
 
-  void store(const knn_lists<V>& lists, std::int64_t q0, std::int64_t q1, knn_result& out) const
+  void store(const knn_lists<ValueT>& lists, std::int64_t q0, std::int64_t q1,
+             knn_result& out) const
   {
     const std::int64_t k = out.indices.cols();
-    knn_store_rows_cuda<V>(res_, q1 - q0, k, lists.values.data(), lists.indices.data(),
-                           out.distances.data() + q0 * k, out.indices.data() + q0 * k);
+    knn_store_rows_cuda<ValueT>(res_, q1 - q0, k, lists.values.data(), lists.indices.data(),
+                                out.distances.data() + q0 * k, out.indices.data() + q0 * k);
   }
 
-  knn_result insert_self(knn_result others, const buffer<V>& self, std::int64_t k,
+  knn_result insert_self(knn_result others, const buffer<ValueT>& self, std::int64_t k,
                          bool largest) const
   {
     const std::int64_t n = others.indices.rows();
     const std::int64_t ko = others.indices.cols();
     knn_result out = ko == k ? std::move(others) : make_result(n, k);
     const knn_result& in = ko == k ? out : others;
-    knn_insert_self_cuda<V>(res_, n, ko, in.distances.data(), in.indices.data(), self.data(), k,
-                            largest, out.distances.data(), out.indices.data());
+    knn_insert_self_cuda<ValueT>(res_, n, ko, in.distances.data(), in.indices.data(), self.data(),
+                                 k, largest, out.distances.data(), out.indices.data());
     return out;
   }
 
  private:
   struct device_rows {
     buffer<offset_t> ptr;
-    std::optional<csr_matrix<V, I>> copy;
-    csr_view<V, I> view{};
+    std::optional<csr_matrix<ValueT, IndexT>> copy;
+    csr_view<ValueT, IndexT> view{};
   };
 
   bool same_operands() const
@@ -304,7 +307,7 @@ class knn_cuda_ops {
 
   /// Rows [r0, r1) of `a` on the device: a view of a device operand (with its own row pointers),
   /// or a copy of a host one.
-  device_rows slice(csr_view<V, I> a, std::int64_t r0, std::int64_t r1)
+  device_rows slice(csr_view<ValueT, IndexT> a, std::int64_t r0, std::int64_t r1)
   {
     device_rows out;
     if (a.space == memory_space::device) {
@@ -318,7 +321,7 @@ class knn_cuda_ops {
 
   /// The prepared state of resident index tile t (tile: its view), made now if it has none and
   /// the tiles kept are within their share of the budget; nullptr when tiles are not prepared.
-  typename prepared_ptr::element_type* prepared_tile(std::size_t t, csr_view<V, I> tile)
+  typename prepared_ptr::element_type* prepared_tile(std::size_t t, csr_view<ValueT, IndexT> tile)
   {
     if (t < prepared_.size() && !prepared_[t] && prepare_more_) {
       prepared_[t] = prepare_index_(tile);
@@ -345,7 +348,7 @@ class knn_cuda_ops {
     }
   }
 
-  csr_view<V, I> index_tile(std::int64_t i0)
+  csr_view<ValueT, IndexT> index_tile(std::int64_t i0)
   {
     const std::size_t t = static_cast<std::size_t>(i0 / tiling_.index);
     if (resident_) {
@@ -360,8 +363,8 @@ class knn_cuda_ops {
   }
 
   cuda_resources res_;
-  csr_view<V, I> index_;
-  csr_view<V, I> queries_;
+  csr_view<ValueT, IndexT> index_;
+  csr_view<ValueT, IndexT> queries_;
   const knn_params& params_;
   bool largest_;
   std::size_t budget_;
@@ -371,9 +374,10 @@ class knn_cuda_ops {
   PrepareIndex prepare_index_;
   Fused fused_;
   bool resident_ = false;
-  csr_view<V, I> index_dev_{};                  // the index on the device, when it is there
-  std::optional<csr_view<V, I>> queries_dev_;   // the queries on the device, when they are there
-  std::optional<csr_matrix<V, I>> index_copy_;  // a host index copied whole
+  csr_view<ValueT, IndexT> index_dev_{};  // the index on the device, when it is there
+  std::optional<csr_view<ValueT, IndexT>>
+      queries_dev_;  // the queries on the device, when they are there
+  std::optional<csr_matrix<ValueT, IndexT>> index_copy_;  // a host index copied whole
   knn_tiling tiling_{1, 1};
   std::vector<device_rows> index_tiles_;       // every tile (resident), or the one held
   std::int64_t held_ = -1;                     // the first row of the tile held (not resident)
@@ -383,22 +387,23 @@ class knn_cuda_ops {
   bool prepare_more_ = true;
   device_rows query_tile_;
   std::vector<offset_t> host_ptr_;
-  dense_matrix<V> tile_v_;
+  dense_matrix<ValueT> tile_v_;
   dense_matrix<std::int64_t> tile_i_;
-  knn_lists<V> spare_;
+  knn_lists<ValueT> spare_;
 };
 
 /// The k-NN graph on the GPU (arguments checked, values checked by the caller): the fused
 /// algorithm when `use_fused`, else tiles (see knn_cuda_ops for the three callables). The result
 /// is in the operands' memory space.
-template <class V, class I, class TileDistances, class PrepareIndex, class Fused>
-knn_result knn_cuda(const cuda_resources& res, csr_view<V, I> index,
-                    std::optional<csr_view<V, I>> queries, const knn_params& params, bool largest,
-                    std::size_t budget, bool use_fused, TileDistances&& tile_distances,
-                    PrepareIndex&& prepare_index, Fused&& fused)
+template <class ValueT, class IndexT, class TileDistances, class PrepareIndex, class Fused>
+knn_result knn_cuda(const cuda_resources& res, csr_view<ValueT, IndexT> index,
+                    std::optional<csr_view<ValueT, IndexT>> queries, const knn_params& params,
+                    bool largest, std::size_t budget, bool use_fused,
+                    TileDistances&& tile_distances, PrepareIndex&& prepare_index, Fused&& fused)
 {
-  const csr_view<V, I> q = queries.value_or(index);
-  knn_cuda_ops<V, I, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>, std::decay_t<Fused>>
+  const csr_view<ValueT, IndexT> q = queries.value_or(index);
+  knn_cuda_ops<ValueT, IndexT, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>,
+               std::decay_t<Fused>>
       ops(res, index, q, params, largest, budget, use_fused,
           std::forward<TileDistances>(tile_distances), std::forward<PrepareIndex>(prepare_index),
           std::forward<Fused>(fused));

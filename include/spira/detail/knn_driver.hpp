@@ -27,10 +27,10 @@ namespace spira::detail {
 /// Is (va, ia) better than (vb, ib)? The ranking key of select_k (selection::key_traits: smaller,
 /// or larger, value first; -0 equals +0; NaN worse than any number in both directions), then the
 /// smaller index. The one order of the k-NN graph and of merge_knn.
-template <class V>
-SPIRA_HD bool knn_better(V va, std::int64_t ia, V vb, std::int64_t ib, bool largest)
+template <class ValueT>
+SPIRA_HD bool knn_better(ValueT va, std::int64_t ia, ValueT vb, std::int64_t ib, bool largest)
 {
-  using traits = selection::key_traits<V>;
+  using traits = selection::key_traits<ValueT>;
   const auto ka = traits::to_key(va, largest);
   const auto kb = traits::to_key(vb, largest);
   return ka != kb ? ka < kb : ia < ib;
@@ -38,9 +38,9 @@ SPIRA_HD bool knn_better(V va, std::int64_t ia, V vb, std::int64_t ib, bool larg
 
 /// One row's candidate list, sorted best first by knn_better: entry j is (values[j],
 /// indices[j] + offset), the offset turning tile-local indices into global ones.
-template <class V>
+template <class ValueT>
 struct knn_list {
-  const V* values = nullptr;
+  const ValueT* values = nullptr;
   const std::int64_t* indices = nullptr;
   std::int64_t size = 0;
   std::int64_t offset = 0;
@@ -51,9 +51,10 @@ struct knn_list {
 /// either list; indices global) and returns how many it wrote. Entries whose global index is
 /// `skip` are dropped (the query's own index when it is not a candidate; -1, which no entry has,
 /// for none).
-template <class V>
-SPIRA_HD std::int64_t knn_merge_sorted(knn_list<V> a, knn_list<V> b, std::int64_t k, bool largest,
-                                       std::int64_t skip, V* out_values, std::int64_t* out_indices)
+template <class ValueT>
+SPIRA_HD std::int64_t knn_merge_sorted(knn_list<ValueT> a, knn_list<ValueT> b, std::int64_t k,
+                                       bool largest, std::int64_t skip, ValueT* out_values,
+                                       std::int64_t* out_indices)
 {
   std::int64_t ia = 0;
   std::int64_t ib = 0;
@@ -88,7 +89,7 @@ SPIRA_HD std::int64_t knn_merge_sorted(knn_list<V> a, knn_list<V> b, std::int64_
 /// `self` - before every other index at that distance (index -1 for the tie rule) - into the k
 /// entries of `out_values`/`out_indices` (k is ko or ko + 1). May run in place (out == others,
 /// k == ko): entries are written from the last one down.
-template <class V>
+template <class ValueT>
 SPIRA_HD void knn_insert_self_row(const float* others_values, const std::int64_t* others_indices,
                                   std::int64_t ko, std::int64_t i, float self, std::int64_t k,
                                   bool largest, float* out_values, std::int64_t* out_indices)
@@ -117,14 +118,15 @@ SPIRA_HD void knn_insert_self_row(const float* others_values, const std::int64_t
 
 /// Checks the arguments shared by both backends (`device_ok`: the CUDA backend, which also takes
 /// operands in device memory); returns the query matrix. Values are checked by the caller, once.
-template <class V, class I>
-csr_view<V, I> check_knn_args(csr_view<V, I> index, std::optional<csr_view<V, I>> queries,
-                              const knn_params& params, bool device_ok = false)
+template <class ValueT, class IndexT>
+csr_view<ValueT, IndexT> check_knn_args(csr_view<ValueT, IndexT> index,
+                                        std::optional<csr_view<ValueT, IndexT>> queries,
+                                        const knn_params& params, bool device_ok = false)
 {
   expects(!(params.exclude_self && queries.has_value()),
           "knn_graph: exclude_self applies when the queries are the index itself; it was set "
           "together with separate queries");
-  const csr_view<V, I> q = queries.value_or(index);
+  const csr_view<ValueT, IndexT> q = queries.value_or(index);
   expects(device_ok || (index.space == memory_space::host && q.space == memory_space::host),
           "knn_graph: the index and the queries must be in host memory for the host backend");
   expects(index.space == q.space, "knn_graph: the index is in ", to_string(index.space),
@@ -207,23 +209,23 @@ knn_result knn_drive(Ops& ops, const knn_params& params, bool largest, bool self
 /// The k-NN graph returns float distances, and the tie rule holds on what it returns: a tile of
 /// double distances is rounded to float before it is ranked (x -> double(float(x))), so values
 /// that round to the same float rank by index.
-template <class V>
-void round_to_returned(dense_view<V> d)
+template <class ValueT>
+void round_to_returned(dense_view<ValueT> d)
 {
-  if constexpr (!std::is_same_v<V, float>) {
+  if constexpr (!std::is_same_v<ValueT, float>) {
     for (std::int64_t i = 0; i < d.rows; ++i) {
-      V* row = d.row(i);
+      ValueT* row = d.row(i);
       for (std::int64_t j = 0; j < d.cols; ++j) {
-        row[j] = V(static_cast<float>(row[j]));
+        row[j] = ValueT(static_cast<float>(row[j]));
       }
     }
   }
 }
 
 /// Running lists of `rows` queries, k entries each, in the backend's memory.
-template <class V>
+template <class ValueT>
 struct knn_lists {
-  dense_matrix<V> values;
+  dense_matrix<ValueT> values;
   dense_matrix<std::int64_t> indices;
 };
 
@@ -237,16 +239,16 @@ struct knn_lists {
 /// kept (with its row pointers) for the distance tiles of the other query tiles, while the tiles
 /// kept take at most budget / knn_policy::prepared_index_divisor bytes; the tiles past that are
 /// not prepared (each distance tile computes what it needs, as with one query tile).
-template <class V, class I, class TileDistances, class PrepareIndex>
+template <class ValueT, class IndexT, class TileDistances, class PrepareIndex>
 class knn_host_ops {
  public:
-  using value_type = V;
+  using value_type = ValueT;
   /// What prepare_index returns: a std::unique_ptr to the prepared state of an index tile.
-  using prepared_ptr = std::invoke_result_t<PrepareIndex&, csr_view<V, I>>;
+  using prepared_ptr = std::invoke_result_t<PrepareIndex&, csr_view<ValueT, IndexT>>;
 
-  knn_host_ops(const host_resources& res, csr_view<V, I> index, csr_view<V, I> queries,
-               const knn_params& params, bool largest, TileDistances tile_distances,
-               PrepareIndex prepare_index)
+  knn_host_ops(const host_resources& res, csr_view<ValueT, IndexT> index,
+               csr_view<ValueT, IndexT> queries, const knn_params& params, bool largest,
+               TileDistances tile_distances, PrepareIndex prepare_index)
       : res_(res),
         index_(index),
         queries_(queries),
@@ -262,20 +264,23 @@ class knn_host_ops {
   std::int64_t query_rows() const { return queries_.rows; }
   std::int64_t index_rows() const { return index_.rows; }
 
-  knn_lists<V> make_lists(std::int64_t rows, std::int64_t k) const
+  knn_lists<ValueT> make_lists(std::int64_t rows, std::int64_t k) const
   {
-    return {dense_matrix<V>(res_, rows, k), dense_matrix<std::int64_t>(res_, rows, k)};
+    return {dense_matrix<ValueT>(res_, rows, k), dense_matrix<std::int64_t>(res_, rows, k)};
   }
-  std::vector<V> make_self_values(std::int64_t n) const { return std::vector<V>(std::size_t(n)); }
+  std::vector<ValueT> make_self_values(std::int64_t n) const
+  {
+    return std::vector<ValueT>(std::size_t(n));
+  }
   knn_result make_result(std::int64_t rows, std::int64_t k) const
   {
     return {dense_matrix<std::int64_t>(res_, rows, k), dense_matrix<float>(res_, rows, k)};
   }
-  bool fused(std::int64_t, bool, V*, knn_result&) const { return false; }
+  bool fused(std::int64_t, bool, ValueT*, knn_result&) const { return false; }
   knn_tiling plan(std::int64_t k)
   {
     budget_ = knn_host_budget(params_);
-    tiling_ = plan_knn_tiles(budget_, queries_.rows, index_.rows, k, sizeof(V), params_);
+    tiling_ = plan_knn_tiles(budget_, queries_.rows, index_.rows, k, sizeof(ValueT), params_);
     if (tiling_.queries < queries_.rows) {
       // Several query tiles use each index tile: prepare each once (prepared_tile).
       const std::size_t tiles = std::size_t((index_.rows + tiling_.index - 1) / tiling_.index);
@@ -286,18 +291,18 @@ class knn_host_ops {
     return tiling_;
   }
   void begin_query_tile(std::int64_t, std::int64_t) {}
-  void reset(knn_lists<V>& lists, std::int64_t rows) const
+  void reset(knn_lists<ValueT>& lists, std::int64_t rows) const
   {
     std::fill_n(lists.indices.data(), rows * lists.indices.cols(), std::int64_t{-1});
   }
 
   void tile_top_k(std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1,
-                  std::int64_t kt, V* self_values)
+                  std::int64_t kt, ValueT* self_values)
   {
-    dense_matrix<V> d(res_, q1 - q0, i1 - i0);
+    dense_matrix<ValueT> d(res_, q1 - q0, i1 - i0);
     const auto t = static_cast<std::size_t>(i0 / tiling_.index);
     auto* prepared = prepared_tile(t, i0, i1);
-    const csr_view<V, I> it =
+    const csr_view<ValueT, IndexT> it =
         prepared != nullptr ? prepared_tiles_[t].view : row_slice(index_, i0, i1, iptr_);
     tile_distances_(row_slice(queries_, q0, q1, qptr_), it, d.view(), prepared);
     count_prepared(t);
@@ -307,29 +312,29 @@ class knn_host_ops {
         self_values[g] = d.view()(g - q0, g - i0);
       }
     }
-    tile_v_ = dense_matrix<V>(res_, q1 - q0, kt);
+    tile_v_ = dense_matrix<ValueT>(res_, q1 - q0, kt);
     tile_i_ = dense_matrix<std::int64_t>(res_, q1 - q0, kt);
     if (kt > 0) {
-      select_k<V, std::int64_t>(res_, dense_view<const V>(d.view()), kt,
-                                largest_ ? select_order::largest : select_order::smallest,
-                                tile_v_.view(), tile_i_.view(), {.sorted = true});
+      select_k<ValueT, std::int64_t>(res_, dense_view<const ValueT>(d.view()), kt,
+                                     largest_ ? select_order::largest : select_order::smallest,
+                                     tile_v_.view(), tile_i_.view(), {.sorted = true});
     }
   }
 
-  void merge(knn_lists<V>& lists, std::int64_t rows, std::int64_t k, std::int64_t kt,
+  void merge(knn_lists<ValueT>& lists, std::int64_t rows, std::int64_t k, std::int64_t kt,
              std::int64_t i0, std::int64_t skip_first)
   {
     const int threads = res_.num_threads();
     SPIRA_OMP(omp parallel num_threads(threads))
     {
-      std::vector<V> mv(static_cast<std::size_t>(k));
+      std::vector<ValueT> mv(static_cast<std::size_t>(k));
       std::vector<std::int64_t> mi(static_cast<std::size_t>(k));
       SPIRA_OMP(omp for schedule(static))
       for (std::int64_t r = 0; r < rows; ++r) {
-        V* bv = lists.values.view().row(r);
+        ValueT* bv = lists.values.view().row(r);
         std::int64_t* bi = lists.indices.view().row(r);
         const std::int64_t have = std::find(bi, bi + k, std::int64_t{-1}) - bi;
-        const std::int64_t merged = knn_merge_sorted<V>(
+        const std::int64_t merged = knn_merge_sorted<ValueT>(
             {bv, bi, have}, {tile_v_.view().row(r), tile_i_.view().row(r), kt, i0}, k, largest_,
             skip_first >= 0 ? skip_first + r : -1, mv.data(), mi.data());
         std::copy_n(mv.begin(), merged, bv);
@@ -339,17 +344,19 @@ class knn_host_ops {
     }
   }
 
-  void store(const knn_lists<V>& lists, std::int64_t q0, std::int64_t q1, knn_result& out) const
+  void store(const knn_lists<ValueT>& lists, std::int64_t q0, std::int64_t q1,
+             knn_result& out) const
   {
     const std::int64_t k = out.indices.cols();
     for (std::int64_t r = 0; r < q1 - q0; ++r) {
       std::copy_n(lists.indices.view().row(r), k, out.indices.view().row(q0 + r));
       std::transform(lists.values.view().row(r), lists.values.view().row(r) + k,
-                     out.distances.view().row(q0 + r), [](V x) { return static_cast<float>(x); });
+                     out.distances.view().row(q0 + r),
+                     [](ValueT x) { return static_cast<float>(x); });
     }
   }
 
-  knn_result insert_self(knn_result others, const std::vector<V>& self, std::int64_t k,
+  knn_result insert_self(knn_result others, const std::vector<ValueT>& self, std::int64_t k,
                          bool largest) const
   {
     const std::int64_t n = others.indices.rows();
@@ -357,9 +364,9 @@ class knn_host_ops {
     knn_result out = ko == k ? std::move(others) : make_result(n, k);
     const knn_result& in = ko == k ? out : others;
     for (std::int64_t i = 0; i < n; ++i) {
-      knn_insert_self_row<V>(in.distances.view().row(i), in.indices.view().row(i), ko, i,
-                             static_cast<float>(self[static_cast<std::size_t>(i)]), k, largest,
-                             out.distances.view().row(i), out.indices.view().row(i));
+      knn_insert_self_row<ValueT>(in.distances.view().row(i), in.indices.view().row(i), ko, i,
+                                  static_cast<float>(self[static_cast<std::size_t>(i)]), k, largest,
+                                  out.distances.view().row(i), out.indices.view().row(i));
     }
     return out;
   }
@@ -369,7 +376,7 @@ class knn_host_ops {
   /// passed with the prepared state is the same for every query tile).
   struct kept_tile {
     std::vector<offset_t> ptr;
-    csr_view<V, I> view{};
+    csr_view<ValueT, IndexT> view{};
   };
 
   /// The prepared state of index tile t (rows [i0, i1)), made now if it has none and the tiles
@@ -410,8 +417,8 @@ class knn_host_ops {
   }
 
   host_resources res_;
-  csr_view<V, I> index_;
-  csr_view<V, I> queries_;
+  csr_view<ValueT, IndexT> index_;
+  csr_view<ValueT, IndexT> queries_;
   const knn_params& params_;
   bool largest_;
   TileDistances tile_distances_;
@@ -425,19 +432,19 @@ class knn_host_ops {
   bool prepare_more_ = true;
   std::vector<offset_t> qptr_;
   std::vector<offset_t> iptr_;
-  dense_matrix<V> tile_v_;
+  dense_matrix<ValueT> tile_v_;
   dense_matrix<std::int64_t> tile_i_;
 };
 
 /// The k-NN graph on the host (arguments checked, values checked by the caller; see knn_host_ops
 /// for the two callables).
-template <class V, class I, class TileDistances, class PrepareIndex>
-knn_result knn_host(const host_resources& res, csr_view<V, I> index,
-                    std::optional<csr_view<V, I>> queries, const knn_params& params, bool largest,
-                    TileDistances&& tile_distances, PrepareIndex&& prepare_index)
+template <class ValueT, class IndexT, class TileDistances, class PrepareIndex>
+knn_result knn_host(const host_resources& res, csr_view<ValueT, IndexT> index,
+                    std::optional<csr_view<ValueT, IndexT>> queries, const knn_params& params,
+                    bool largest, TileDistances&& tile_distances, PrepareIndex&& prepare_index)
 {
-  const csr_view<V, I> q = queries.value_or(index);
-  knn_host_ops<V, I, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>> ops(
+  const csr_view<ValueT, IndexT> q = queries.value_or(index);
+  knn_host_ops<ValueT, IndexT, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>> ops(
       res, index, q, params, largest, std::forward<TileDistances>(tile_distances),
       std::forward<PrepareIndex>(prepare_index));
   return knn_drive(ops, params, largest, !queries.has_value());

@@ -115,24 +115,25 @@ constexpr std::int64_t knn_deferred_capacity(std::int64_t rows)
 
 /// Device bytes of the queue of deferred pairs for one launch of `rows` query rows: the pairs
 /// (16 bytes), their values and columns once grouped, and two counters per row.
-template <class V>
+template <class ValueT>
 std::size_t knn_deferred_bytes(std::int64_t rows)
 {
-  return std::size_t(knn_deferred_capacity(rows)) * (16 + sizeof(V) + 8) +
+  return std::size_t(knn_deferred_capacity(rows)) * (16 + sizeof(ValueT) + 8) +
          std::size_t(rows + 1) * 16;
 }
 
 /// Device bytes the fused CUDA algorithm needs: the operands (when copied from the host), the CSC
 /// of the index, per-row statistics, the queue of deferred pairs and the n_q x k outputs.
-template <class V, class I>
-std::size_t knn_fused_bytes(csr_view<V, I> queries, csr_view<V, I> index, std::int64_t k)
+template <class ValueT, class IndexT>
+std::size_t knn_fused_bytes(csr_view<ValueT, IndexT> queries, csr_view<ValueT, IndexT> index,
+                            std::int64_t k)
 {
-  const auto csr_bytes = [](csr_view<V, I> m) {
-    return std::size_t(m.nnz) * (sizeof(V) + sizeof(I)) + std::size_t(m.rows + 1) * 8;
+  const auto csr_bytes = [](csr_view<ValueT, IndexT> m) {
+    return std::size_t(m.nnz) * (sizeof(ValueT) + sizeof(IndexT)) + std::size_t(m.rows + 1) * 8;
   };
   return 3 * csr_bytes(index) + 2 * csr_bytes(queries) +
-         std::size_t(index.rows + queries.rows) * 64 + knn_deferred_bytes<V>(queries.rows) +
-         std::size_t(queries.rows * k) * (sizeof(V) + 8);
+         std::size_t(index.rows + queries.rows) * 64 + knn_deferred_bytes<ValueT>(queries.rows) +
+         std::size_t(queries.rows * k) * (sizeof(ValueT) + 8);
 }
 
 }  // namespace spira::detail

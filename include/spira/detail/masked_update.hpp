@@ -35,12 +35,13 @@ constexpr void check_accumulator(const char* op)
 
 /// C and the mask: host memory, canonical, rows x cols (`shape` names the result's operands, as
 /// "A B" or "Aᵀ"). `op` is the operation's name in messages.
-template <class V, class I>
-void check_output_operands(const host_resources& res, const std::optional<csr_view<V, I>>& c,
-                           const std::optional<csr_view<V, I>>& mask, std::int64_t rows,
+template <class ValueT, class IndexT>
+void check_output_operands(const host_resources& res,
+                           const std::optional<csr_view<ValueT, IndexT>>& c,
+                           const std::optional<csr_view<ValueT, IndexT>>& mask, std::int64_t rows,
                            std::int64_t cols, const char* op, const char* shape)
 {
-  const auto check = [&](const std::optional<csr_view<V, I>>& m, const char* name) {
+  const auto check = [&](const std::optional<csr_view<ValueT, IndexT>>& m, const char* name) {
     if (m) {
       const std::string what = std::string(op) + ": " + name;
       require_host_space(m->space, op, name);
@@ -56,10 +57,10 @@ void check_output_operands(const host_resources& res, const std::optional<csr_vi
 /// Merges row i of T (sorted columns t_cols[0, n), values t_vals) with row i of C under row i of
 /// the mask, calling out(column, value) for each entry of the new C in increasing column order.
 /// Without `values` only the pattern counts (t_vals may be null; out gets 0).
-template <class Accum, class V, class I, class TCol, class TVal, class Out>
+template <class Accum, class ValueT, class IndexT, class TCol, class TVal, class Out>
 void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, std::size_t n,
-                      const std::optional<csr_view<V, I>>& c,
-                      const std::optional<csr_view<V, I>>& mask, const Accum& accum,
+                      const std::optional<csr_view<ValueT, IndexT>>& c,
+                      const std::optional<csr_view<ValueT, IndexT>>& mask, const Accum& accum,
                       const descriptor& o, bool values, Out&& out)
 {
   using T = host_compute_t;
@@ -77,7 +78,7 @@ void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, st
         ++pm;
       }
       in = pm < m_end && std::int64_t(mask->col_idx[pm]) == j &&
-           (o.structural_mask || mask->values[pm] != V(0));
+           (o.structural_mask || mask->values[pm] != ValueT(0));
     }
     return in != o.complement_mask;
   };
@@ -109,9 +110,10 @@ void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, st
 /// on res's threads: emit(state, i, values, out) calls out(column, value) for each entry of row i
 /// in increasing column order, first to count them (`values` false: the value is not used), then
 /// to write them at their offsets. make_state() gives each thread the scratch state emit uses.
-template <class V, class I, class MakeState, class Emit>
-csr_matrix<V, I> csr_by_rows(const host_resources& res, std::int64_t rows, std::int64_t cols,
-                             const MakeState& make_state, const Emit& emit)
+template <class ValueT, class IndexT, class MakeState, class Emit>
+csr_matrix<ValueT, IndexT> csr_by_rows(const host_resources& res, std::int64_t rows,
+                                       std::int64_t cols, const MakeState& make_state,
+                                       const Emit& emit)
 {
   using T = host_compute_t;
   std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
@@ -128,7 +130,7 @@ csr_matrix<V, I> csr_by_rows(const host_resources& res, std::int64_t rows, std::
   for (std::int64_t i = 0; i < rows; ++i) {
     ptr[std::size_t(i) + 1] += ptr[std::size_t(i)];
   }
-  csr_matrix<V, I> out(res, rows, cols, ptr[std::size_t(rows)]);
+  csr_matrix<ValueT, IndexT> out(res, rows, cols, ptr[std::size_t(rows)]);
   std::copy(ptr.begin(), ptr.end(), out.row_ptr());
 #pragma omp parallel num_threads(res.num_threads())
   {
@@ -137,8 +139,8 @@ csr_matrix<V, I> csr_by_rows(const host_resources& res, std::int64_t rows, std::
     for (std::int64_t i = 0; i < rows; ++i) {
       offset_t p = ptr[std::size_t(i)];
       emit(state, i, true, [&](std::int64_t j, T v) {
-        out.col_idx()[p] = I(j);
-        out.values()[p] = V(v);
+        out.col_idx()[p] = IndexT(j);
+        out.values()[p] = ValueT(v);
         ++p;
       });
     }
@@ -151,12 +153,14 @@ struct no_row_state {};
 
 /// The new C from the old one (nullopt: empty), the mask (nullopt: none), the accumulator and the
 /// computed result T (canonical, the shape of C): C⟨M⟩ = accum(C, T), canonical.
-template <class Accum, class V, class I>
-csr_matrix<V, I> masked_update(const host_resources& res, const std::optional<csr_view<V, I>>& c,
-                               const std::optional<csr_view<V, I>>& mask, const Accum& accum,
-                               csr_view<V, I> t, const descriptor& o)
+template <class Accum, class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> masked_update(const host_resources& res,
+                                         const std::optional<csr_view<ValueT, IndexT>>& c,
+                                         const std::optional<csr_view<ValueT, IndexT>>& mask,
+                                         const Accum& accum, csr_view<ValueT, IndexT> t,
+                                         const descriptor& o)
 {
-  return csr_by_rows<V, I>(
+  return csr_by_rows<ValueT, IndexT>(
       res, t.rows, t.cols, [] { return no_row_state{}; },
       [&](no_row_state, std::int64_t i, bool values, auto&& out) {
         const offset_t b = t.row_ptr[i];
@@ -166,9 +170,10 @@ csr_matrix<V, I> masked_update(const host_resources& res, const std::optional<cs
 }
 
 /// `a` as given, or its transpose (kept in `store`) when `transpose` is set.
-template <class V, class I>
-csr_view<V, I> maybe_transposed(const host_resources& res, csr_view<V, I> a, bool transpose,
-                                std::optional<csr_matrix<V, I>>& store)
+template <class ValueT, class IndexT>
+csr_view<ValueT, IndexT> maybe_transposed(const host_resources& res, csr_view<ValueT, IndexT> a,
+                                          bool transpose,
+                                          std::optional<csr_matrix<ValueT, IndexT>>& store)
 {
   if (!transpose) {
     return a;
@@ -178,11 +183,13 @@ csr_view<V, I> maybe_transposed(const host_resources& res, csr_view<V, I> a, boo
 }
 
 /// op(A) checked, with C and the mask; `store` keeps a transpose.
-template <class V, class I>
-csr_view<V, I> unary_operand(const host_resources& res, const char* op, csr_view<V, I> a,
-                             const std::optional<csr_view<V, I>>& c,
-                             const std::optional<csr_view<V, I>>& mask, const descriptor& o,
-                             std::optional<csr_matrix<V, I>>& store)
+template <class ValueT, class IndexT>
+csr_view<ValueT, IndexT> unary_operand(const host_resources& res, const char* op,
+                                       csr_view<ValueT, IndexT> a,
+                                       const std::optional<csr_view<ValueT, IndexT>>& c,
+                                       const std::optional<csr_view<ValueT, IndexT>>& mask,
+                                       const descriptor& o,
+                                       std::optional<csr_matrix<ValueT, IndexT>>& store)
 {
   require_host_space(a.space, op, "A");
   validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
@@ -193,12 +200,12 @@ csr_view<V, I> unary_operand(const host_resources& res, const char* op, csr_view
 
 /// The entries (i, j, x) of `a` for which keep(x, i, j) holds, as a canonical CSR matrix, with
 /// value(x, i, j) in place of x.
-template <class V, class I, class Keep, class Value>
-csr_matrix<V, I> filter_map(const host_resources& res, csr_view<V, I> a, const Keep& keep,
-                            const Value& value)
+template <class ValueT, class IndexT, class Keep, class Value>
+csr_matrix<ValueT, IndexT> filter_map(const host_resources& res, csr_view<ValueT, IndexT> a,
+                                      const Keep& keep, const Value& value)
 {
   using T = host_compute_t;
-  return csr_by_rows<V, I>(
+  return csr_by_rows<ValueT, IndexT>(
       res, a.rows, a.cols, [] { return no_row_state{}; },
       [&](no_row_state, std::int64_t i, bool values, auto&& out) {
         for (offset_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {

@@ -32,12 +32,12 @@ struct mxm_policy {
 
 /// Row i of T = A ⊕.⊗ B, built by one thread: columns in increasing order and their values
 /// (computed in T, the host compute type).
-template <class S, class V, class I>
+template <class S, class ValueT, class IndexT>
 class mxm_row_builder {
  public:
   using T = host_compute_t;
 
-  mxm_row_builder(csr_view<V, I> a, csr_view<V, I> b, const S& s)
+  mxm_row_builder(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, const S& s)
       : a_(a), b_(b), s_(s), dense_(b.cols <= mxm_policy::dense_accumulator_max_cols)
   {
     if (dense_) {
@@ -120,8 +120,8 @@ class mxm_row_builder {
     }
   }
 
-  csr_view<V, I> a_;
-  csr_view<V, I> b_;
+  csr_view<ValueT, IndexT> a_;
+  csr_view<ValueT, IndexT> b_;
   S s_;
   bool dense_;
   std::vector<std::int64_t> stamp_;
@@ -131,12 +131,11 @@ class mxm_row_builder {
   std::vector<T> vals_;
 };
 
-template <class S, class Accum, class V, class I>
-csr_matrix<V, I> mxm_host(const host_resources& res,
-                          std::type_identity_t<std::optional<csr_view<V, I>>> c,
-                          std::type_identity_t<std::optional<csr_view<V, I>>> mask,
-                          const Accum& accum, const S& s, csr_view<V, I> a, csr_view<V, I> b,
-                          const descriptor& o)
+template <class S, class Accum, class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> mxm_host(
+    const host_resources& res, std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> c,
+    std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
+    const S& s, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, const descriptor& o)
 {
   using T = host_compute_t;
   using traits = distance_traits<S, T>;
@@ -151,7 +150,7 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
   require_host_space(b.space, op, "B");
   validate(res, a, csr_check::canonical, "spira::mxm: A");
   validate(res, b, csr_check::canonical, "spira::mxm: B");
-  std::optional<csr_matrix<V, I>> at, bt;
+  std::optional<csr_matrix<ValueT, IndexT>> at, bt;
   a = maybe_transposed(res, a, o.transpose_a, at);
   b = maybe_transposed(res, b, o.transpose_b, bt);
   const char* ta = o.transpose_a ? "Aᵀ" : "A";
@@ -161,9 +160,9 @@ csr_matrix<V, I> mxm_host(const host_resources& res,
                               " (inner dimensions differ)");
   const std::string shape = std::string(ta) + " " + tb;
   check_output_operands(res, c, mask, a.rows, b.cols, op, shape.c_str());
-  return csr_by_rows<V, I>(
-      res, a.rows, b.cols, [&] { return mxm_row_builder<S, V, I>(a, b, s); },
-      [&](mxm_row_builder<S, V, I>& row, std::int64_t i, bool values, auto&& out) {
+  return csr_by_rows<ValueT, IndexT>(
+      res, a.rows, b.cols, [&] { return mxm_row_builder<S, ValueT, IndexT>(a, b, s); },
+      [&](mxm_row_builder<S, ValueT, IndexT>& row, std::int64_t i, bool values, auto&& out) {
         row.build(i, values);
         masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
                          accum, o, values, out);

@@ -53,11 +53,11 @@ struct knn_fused_select {
   int sort_size;      ///< pairs in the shared sort buffer (a power of two)
   bool largest;       ///< similarities keep the largest values
   bool exclude_self;  ///< skip index row i for query row i
-  void* self_values;  ///< with exclude_self: V[rows_a], receives d(i, i) (nullptr: not wanted)
+  void* self_values;  ///< with exclude_self: ValueT[rows_a], receives d(i, i) (nullptr: not wanted)
   unsigned char* self_untrusted;  ///< with self_values: 1 where d(i, i) must be evaluated directly
   std::size_t acc_bytes;          ///< bytes of the accumulator tile (a multiple of 16)
   std::int64_t row_begin, row_end;  ///< the query rows of this launch
-  void* out_values;                 ///< rows_a x k, V
+  void* out_values;                 ///< rows_a x k, ValueT
   std::int64_t* out_indices;
   knn_deferred deferred;
 };
@@ -66,10 +66,10 @@ struct knn_fused_select {
 
 /// Sorts the pairs (vals[t], idx[t]), t < n (a power of two), by (key(value), index) with the
 /// whole block; ends synchronised.
-template <class V>
-__device__ void knn_bitonic_sort(V* vals, std::int64_t* idx, int n, bool largest)
+template <class ValueT>
+__device__ void knn_bitonic_sort(ValueT* vals, std::int64_t* idx, int n, bool largest)
 {
-  using keys = selection::key_traits<V>;
+  using keys = selection::key_traits<ValueT>;
   for (int size = 2; size <= n; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
       for (int t = threadIdx.x; t < n / 2; t += blockDim.x) {
@@ -79,7 +79,7 @@ __device__ void knn_bitonic_sort(V* vals, std::int64_t* idx, int n, bool largest
         const auto khi = keys::to_key(vals[hi], largest);
         const bool hi_first = khi < klo || (khi == klo && idx[hi] < idx[lo]);
         if (hi_first == ((lo & size) == 0)) {
-          const V v = vals[lo];
+          const ValueT v = vals[lo];
           vals[lo] = vals[hi];
           vals[hi] = v;
           const std::int64_t j = idx[lo];
@@ -93,10 +93,10 @@ __device__ void knn_bitonic_sort(V* vals, std::int64_t* idx, int n, bool largest
 }
 
 /// A pair that sorts after every real one: a NaN value (the worst key) with the largest index.
-template <class V>
-__device__ inline V knn_sentinel_value()
+template <class ValueT>
+__device__ inline ValueT knn_sentinel_value()
 {
-  if constexpr (sizeof(V) == 4) {
+  if constexpr (sizeof(ValueT) == 4) {
     return __int_as_float(0x7fc00000);
   } else {
     return __longlong_as_double(0x7ff8000000000000ll);
@@ -106,13 +106,13 @@ __device__ inline V knn_sentinel_value()
 /// Merges the `count` candidates [k, k + count) into the sorted list [0, have): afterwards the list
 /// holds the best min(k, have + count) pairs, sorted (returned), and the buffer is empty
 /// (*buffer_count = 0). Whole block; synchronised on entry (the caller) and on exit.
-template <class V>
-__device__ int knn_flush(V* vals, std::int64_t* idx, const knn_fused_select& s, int have, int count,
-                         int* buffer_count)
+template <class ValueT>
+__device__ int knn_flush(ValueT* vals, std::int64_t* idx, const knn_fused_select& s, int have,
+                         int count, int* buffer_count)
 {
   for (int t = threadIdx.x; t < s.sort_size; t += blockDim.x) {
     if ((t >= have && t < s.k) || t >= s.k + count) {
-      vals[t] = knn_sentinel_value<V>();
+      vals[t] = knn_sentinel_value<ValueT>();
       idx[t] = INT64_MAX;
     }
   }
@@ -136,12 +136,12 @@ __device__ inline void knn_defer(const knn_fused_select& s, std::int64_t i, std:
 
 /// Writes query row i's list, `have` real pairs padded to k (index -1 and the padding value), to
 /// the output. Whole block.
-template <class V>
-__device__ void knn_write_row(const V* vals, const std::int64_t* idx, const knn_fused_select& s,
-                              std::int64_t i, int have)
+template <class ValueT>
+__device__ void knn_write_row(const ValueT* vals, const std::int64_t* idx,
+                              const knn_fused_select& s, std::int64_t i, int have)
 {
-  using keys = selection::key_traits<V>;
-  V* out_v = static_cast<V*>(s.out_values);
+  using keys = selection::key_traits<ValueT>;
+  ValueT* out_v = static_cast<ValueT*>(s.out_values);
   for (int r = threadIdx.x; r < s.k; r += blockDim.x) {
     const bool real = r < have;
     out_v[i * s.k + r] = real ? vals[r] : keys::padding(s.largest);
@@ -153,19 +153,19 @@ __device__ void knn_write_row(const V* vals, const std::int64_t* idx, const knn_
 /// of the intersection strategy (spira/cuda/detail/pairwise_intersection.cuh), then every
 /// finalized distance that beats the current k-th best is appended to the candidate buffer; full
 /// buffers and the end of the row are merged by knn_flush.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
-    knn_fused_kernel(intersection_args<D, V, I> p, knn_fused_select s)
+    knn_fused_kernel(intersection_args<D, ValueT, IndexT> p, knn_fused_select s)
 {
   using add = typename D::add_monoid;
-  using A = intersection_accumulator_t<D, V>;
-  using keys = selection::key_traits<V>;
-  constexpr int N = intersection_args<D, V, I>::N;
+  using A = intersection_accumulator_t<D, ValueT>;
+  using keys = selection::key_traits<ValueT>;
+  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
   extern __shared__ unsigned char smem_raw[];
   A* acc = reinterpret_cast<A*>(smem_raw);
-  V* vals = reinterpret_cast<V*>(smem_raw + s.acc_bytes);
+  ValueT* vals = reinterpret_cast<ValueT*>(smem_raw + s.acc_bytes);
   std::int64_t* idx = reinterpret_cast<std::int64_t*>(
-      smem_raw + s.acc_bytes + ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16);
+      smem_raw + s.acc_bytes + ((std::size_t(s.sort_size) * sizeof(ValueT) + 15) / 16) * 16);
   // The slot counter of the candidate buffer. The list length (have) and the number of buffered
   // candidates (count) are kept in registers, identical in every thread: each chunk's candidates
   // are counted by the barrier that ends it (__syncthreads_count), so every flush decision is
@@ -204,10 +204,10 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
           }
           // Ranked as the float the graph returns (the tie rule holds on what the user sees).
           bool trusted;
-          const V v = V(float(intersection_fast_value(p, i, j, a, trusted)));
+          const ValueT v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));
           if (self) {
             // Untrusted: marked, and evaluated directly after the kernel (knn_self_direct_kernel).
-            static_cast<V*>(s.self_values)[i] = v;
+            static_cast<ValueT*>(s.self_values)[i] = v;
             if (!trusted) {
               s.self_untrusted[i] = 1;
             }
@@ -239,48 +239,48 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
 /// Groups the queued pairs by query row and evaluates them: pair e goes to slot
 /// offset[i - row_begin] + (its rank among its row's pairs, in arrival order of the atomics) with
 /// its direct value, rounded to the float the graph returns. `fill` (zeroed) counts per row.
-template <class D, class V, class I>
-__global__ void knn_deferred_values_kernel(intersection_args<D, V, I> p, knn_fused_select s,
-                                           std::int64_t n, const offset_t* offset,
-                                           unsigned long long* fill, V* values,
-                                           std::int64_t* columns)
+template <class D, class ValueT, class IndexT>
+__global__ void knn_deferred_values_kernel(intersection_args<D, ValueT, IndexT> p,
+                                           knn_fused_select s, std::int64_t n,
+                                           const offset_t* offset, unsigned long long* fill,
+                                           ValueT* values, std::int64_t* columns)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
     const knn_deferred_pair q = s.deferred.pairs[e];
     const std::int64_t r = q.i - s.row_begin;
     const std::int64_t slot = offset[r] + std::int64_t(atomicAdd(&fill[r], 1ull));
-    values[slot] = V(float(intersection_direct_value(p, q.i, q.j)));
+    values[slot] = ValueT(float(intersection_direct_value(p, q.i, q.j)));
     columns[slot] = q.j;
   }
 }
 
 /// d(i, i) evaluated directly for the rows whose fast value the accuracy guard did not trust.
-template <class D, class V, class I>
-__global__ void knn_self_direct_kernel(intersection_args<D, V, I> p, std::int64_t rows,
-                                       const unsigned char* untrusted, V* self_values)
+template <class D, class ValueT, class IndexT>
+__global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, std::int64_t rows,
+                                       const unsigned char* untrusted, ValueT* self_values)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
        i += stride) {
     if (untrusted[i]) {
-      self_values[i] = V(float(intersection_direct_value(p, i, i)));
+      self_values[i] = ValueT(float(intersection_direct_value(p, i, i)));
     }
   }
 }
 
 /// Merges each query row's evaluated pairs [offset[r], offset[r + 1]) into its sorted list in the
 /// output, as the fused kernel merges its candidates (knn_flush): one block per row that has any.
-template <class V>
+template <class ValueT>
 __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* offset,
-                                          const V* values, const std::int64_t* columns)
+                                          const ValueT* values, const std::int64_t* columns)
 {
   extern __shared__ unsigned char smem_raw[];
-  V* vals = reinterpret_cast<V*>(smem_raw);
+  ValueT* vals = reinterpret_cast<ValueT*>(smem_raw);
   std::int64_t* idx = reinterpret_cast<std::int64_t*>(
-      smem_raw + ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16);
+      smem_raw + ((std::size_t(s.sort_size) * sizeof(ValueT) + 15) / 16) * 16);
   __shared__ int slots;
-  V* out_v = static_cast<V*>(s.out_values);
+  ValueT* out_v = static_cast<ValueT*>(s.out_values);
   const int capacity = s.sort_size - s.k;
   for (std::int64_t i = s.row_begin + blockIdx.x; i < s.row_end; i += gridDim.x) {
     const offset_t begin = offset[i - s.row_begin], end = offset[i - s.row_begin + 1];
@@ -314,7 +314,7 @@ __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* of
 
 /// The queue of deferred pairs of the fused k-NN (knn_deferred) for launches of up to `rows` query
 /// rows, and its resolution. Distances without an accuracy guard queue nothing and hold no memory.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 class knn_deferred_queue {
  public:
   static constexpr bool used = accuracy_traits<D, double>::guarded;
@@ -347,8 +347,8 @@ class knn_deferred_queue {
   /// the queue grows to the largest row's count if needed, and the groups of rows that each fit
   /// it are returned, to be launched again (each then resolved here). Synchronises the stream
   /// when the kernel queued anything.
-  std::vector<std::pair<std::int64_t, std::int64_t>> resolve(const intersection_args<D, V, I>& p,
-                                                             knn_fused_select s, int sms)
+  std::vector<std::pair<std::int64_t, std::int64_t>> resolve(
+      const intersection_args<D, ValueT, IndexT>& p, knn_fused_select s, int sms)
   {
     std::vector<std::pair<std::int64_t, std::int64_t>> again;
     if constexpr (used) {
@@ -385,13 +385,14 @@ class knn_deferred_queue {
                                                    row_count_.data(), rows + 1, res_.stream));
       SPIRA_CUDA_TRY(cudaMemsetAsync(fill_.data(), 0,
                                      std::size_t(rows) * sizeof(unsigned long long), res_.stream));
-      knn_deferred_values_kernel<D, V, I><<<elementwise_grid(std::int64_t(n), sms),
-                                            cuda_pairwise_policy::row_threads, 0, res_.stream>>>(
-          p, s, std::int64_t(n), row_count_.data(), fill_.data(), values_.data(), columns_.data());
+      knn_deferred_values_kernel<D, ValueT, IndexT>
+          <<<elementwise_grid(std::int64_t(n), sms), cuda_pairwise_policy::row_threads, 0,
+             res_.stream>>>(p, s, std::int64_t(n), row_count_.data(), fill_.data(), values_.data(),
+                            columns_.data());
       SPIRA_CHECK_LAUNCH();
-      const std::size_t shared = ((std::size_t(s.sort_size) * sizeof(V) + 15) / 16) * 16 +
+      const std::size_t shared = ((std::size_t(s.sort_size) * sizeof(ValueT) + 15) / 16) * 16 +
                                  std::size_t(s.sort_size) * sizeof(std::int64_t);
-      knn_deferred_merge_kernel<V>
+      knn_deferred_merge_kernel<ValueT>
           <<<unsigned(std::min<std::int64_t>(rows, std::numeric_limits<int>::max())),
              cuda_pairwise_policy::intersection_threads, shared, res_.stream>>>(
               s, row_count_.data(), values_.data(), columns_.data());
@@ -408,7 +409,7 @@ class knn_deferred_queue {
     }
     capacity_ = capacity;
     pairs_ = buffer<knn_deferred_pair>(res_, std::size_t(capacity), "deferred pairs");
-    values_ = buffer<V>(res_, std::size_t(capacity), "values of the deferred pairs");
+    values_ = buffer<ValueT>(res_, std::size_t(capacity), "values of the deferred pairs");
     columns_ = buffer<std::int64_t>(res_, std::size_t(capacity), "columns of the deferred pairs");
   }
 
@@ -418,7 +419,7 @@ class knn_deferred_queue {
   buffer<offset_t> row_count_;
   buffer<unsigned long long> fill_;
   buffer<knn_deferred_pair> pairs_;
-  buffer<V> values_;
+  buffer<ValueT> values_;
   buffer<std::int64_t> columns_;
 };
 

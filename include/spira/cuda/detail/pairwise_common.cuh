@@ -45,21 +45,21 @@ struct hybrid_partition {
   buffer<hybrid_part> parts;
   std::vector<std::int64_t> row_part_offset;
 };
-template <class I>
+template <class IndexT>
 hybrid_partition partition_rows(const cuda_resources& res, const offset_t* row_ptr,
-                                const I* col_idx, std::int64_t rows, std::int64_t cols,
+                                const IndexT* col_idx, std::int64_t rows, std::int64_t cols,
                                 std::int64_t max_part);
 
 /// Row-major C (m x n, leading dimension ldc) = A (m x k, row-major, ld k) * Bᵀ (B n x k,
-/// row-major, ld k) with cuBLAS in the precision of V (no TF32: pedantic math mode).
-template <class V>
-void gemm_abt(const cuda_resources& res, const V* a, const V* b, V* c, std::int64_t m,
-              std::int64_t n, std::int64_t k, std::int64_t ldc);
+/// row-major, ld k) with cuBLAS in the precision of ValueT (no TF32: pedantic math mode).
+template <class ValueT>
+void gemm_abt(const cuda_resources& res, const ValueT* a, const ValueT* b, ValueT* c,
+              std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t ldc);
 
 /// Throws spira::invalid_argument naming the first negative value of a device CSR (by row and
 /// column) when it has one.
-template <class V, class I>
-void check_nonnegative(const cuda_resources& res, csr_view<V, I> m, const char* op,
+template <class ValueT, class IndexT>
+void check_nonnegative(const cuda_resources& res, csr_view<ValueT, IndexT> m, const char* op,
                        const char* name, const char* what);
 
 /// Reads the number of SMs and the current device; small helpers shared with the library.
@@ -67,23 +67,24 @@ int multiprocessor_count(int device);
 
 /// spira::transpose of a device CSR that the caller has already validated (no second validation
 /// and its device round trip). src/convert/convert_cuda.cu.
-template <class V, class I>
-csr_matrix<V, I> transpose_validated(const cuda_resources& res, csr_view<V, I> a);
+template <class ValueT, class IndexT>
+csr_matrix<ValueT, IndexT> transpose_validated(const cuda_resources& res,
+                                               csr_view<ValueT, IndexT> a);
 
 /// The column indices of a device CSR pair renumbered to the columns either stores, in
 /// increasing order (column c becomes its rank among the used columns), and the number of used
 /// columns. col_idx holds A's nnz_a renumbered indices, then B's nnz_b (pass nnz_b = 0 when B is
 /// A). O(nnz_a + nnz_b) device memory (a radix sort of the indices); one read of the count
 /// synchronises the stream. src/pairwise/pairwise_support.cu.
-template <class I>
+template <class IndexT>
 struct renumbered_columns {
-  buffer<I> col_idx;
+  buffer<IndexT> col_idx;
   std::int64_t used = 0;
 };
-template <class I>
-renumbered_columns<I> renumber_columns(const cuda_resources& res, const I* a_col,
-                                       std::int64_t nnz_a, const I* b_col, std::int64_t nnz_b,
-                                       std::int64_t cols);
+template <class IndexT>
+renumbered_columns<IndexT> renumber_columns(const cuda_resources& res, const IndexT* a_col,
+                                            std::int64_t nnz_a, const IndexT* b_col,
+                                            std::int64_t nnz_b, std::int64_t cols);
 
 // ---- device helpers
 // --------------------------------------------------------------------------------
@@ -285,12 +286,13 @@ __device__ inline double trusted_pair_device(const D& d, const terms<T, N>& acc,
 /// corrections): finalize_device, through the accuracy guard where D has one (spira/accuracy.hpp;
 /// the bounds are those of T, the type the products were summed in). x and y are the pair's rows,
 /// as ⊗ sees them.
-template <class D, class T, int N, class NormValues, class V, class I>
+template <class D, class T, int N, class NormValues, class ValueT, class IndexT>
 __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc,
                                               const NormValues& na, const NormValues& nb,
                                               std::int64_t dim, const terms<double, N>* corr_a,
-                                              const terms<double, N>* corr_b, csr_rows<V, I> a,
-                                              std::int64_t i, csr_rows<V, I> b, std::int64_t j)
+                                              const terms<double, N>* corr_b,
+                                              csr_rows<ValueT, IndexT> a, std::int64_t i,
+                                              csr_rows<ValueT, IndexT> b, std::int64_t j)
 {
   if constexpr (accuracy_traits<D, double>::guarded) {
     terms<double, N> total, magnitude;
@@ -313,8 +315,8 @@ __device__ inline double finalize_pair_device(const D& d, const terms<T, N>& acc
 /// The one-sided terms ⊗(x, 0) (Left) or ⊗(0, x), in double. The NAMM corrections are sums of
 /// exactly these values and the intersection kernel subtracts exactly these values, so the two
 /// cancel to the rounding of double sums.
-template <class D, bool Left, class V>
-__device__ inline auto one_sided_d(const D& d, V x)
+template <class D, bool Left, class ValueT>
+__device__ inline auto one_sided_d(const D& d, ValueT x)
 {
   return as_terms(Left ? d.template multiply<double>(double(x), 0.0)
                        : d.template multiply<double>(0.0, double(x)));
@@ -324,8 +326,8 @@ __device__ inline auto one_sided_d(const D& d, V x)
 // ------------------------------------------------------------
 
 /// norms[i] = the norm list of D over the raw stored values of row i (in double).
-template <class Norms, class V>
-__global__ void row_norms_kernel(const offset_t* row_ptr, const V* values, std::int64_t rows,
+template <class Norms, class ValueT>
+__global__ void row_norms_kernel(const offset_t* row_ptr, const ValueT* values, std::int64_t rows,
                                  typename Norms::template values<double>* norms)
 {
   const int lane = threadIdx.x & 31;
@@ -345,9 +347,9 @@ __global__ void row_norms_kernel(const offset_t* row_ptr, const V* values, std::
 
 /// out[k] = d.prepare(values[k], prepare_norm(row)) for every stored entry (the jensenshannon
 /// row normalisation); the pattern is unchanged.
-template <class D, class V>
-__global__ void prepare_kernel(D d, const offset_t* row_ptr, const V* values, std::int64_t rows,
-                               V* out)
+template <class D, class ValueT>
+__global__ void prepare_kernel(D d, const offset_t* row_ptr, const ValueT* values,
+                               std::int64_t rows, ValueT* out)
 {
   using pnorm = norm_list<typename D::prepare_norm>;
   const int lane = threadIdx.x & 31;
@@ -361,15 +363,15 @@ __global__ void prepare_kernel(D d, const offset_t* row_ptr, const V* values, st
     s = warp_reduce_norms<pnorm, double>(s);
     const double scale = __shfl_sync(full_warp, s[0], 0);
     for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
-      out[k] = V(d.template prepare<double>(double(values[k]), scale));
+      out[k] = ValueT(d.template prepare<double>(double(values[k]), scale));
     }
   }
 }
 
 /// NAMM corrections: corr[i] = Σ over row i of ⊗(x, 0) (left operand) or ⊗(0, x) (right).
-template <class D, class V, int N, bool Left>
-__global__ void corrections_kernel(D d, const offset_t* row_ptr, const V* values, std::int64_t rows,
-                                   terms<double, N>* corr)
+template <class D, class ValueT, int N, bool Left>
+__global__ void corrections_kernel(D d, const offset_t* row_ptr, const ValueT* values,
+                                   std::int64_t rows, terms<double, N>* corr)
 {
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
@@ -395,15 +397,15 @@ __global__ void corrections_kernel(D d, const offset_t* row_ptr, const V* values
 }
 
 /// row_idx[k] = the row of entry k (COO row indices of a CSR, in CSR order).
-template <class I>
-__global__ void expand_row_indices(const offset_t* row_ptr, std::int64_t rows, I* row_idx)
+template <class IndexT>
+__global__ void expand_row_indices(const offset_t* row_ptr, std::int64_t rows, IndexT* row_idx)
 {
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
        i += warps) {
     for (offset_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) {
-      row_idx[k] = I(i);
+      row_idx[k] = IndexT(i);
     }
   }
 }
@@ -423,28 +425,28 @@ __global__ void fill_identity_kernel(T* acc, std::int64_t rows, std::int64_t col
 
 /// out(i, j) = finalize(acc(i, j), norms) for an accumulator tile of rows [row0, row0 + rows),
 /// through the accuracy guard (a and b: the operands, for pairs it evaluates directly).
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 __global__ void finalize_tile_kernel(
-    D d, const V* acc, std::int64_t acc_ld, V* out, std::int64_t out_ld, std::int64_t row0,
-    std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
+    D d, const ValueT* acc, std::int64_t acc_ld, ValueT* out, std::int64_t out_ld,
+    std::int64_t row0, std::int64_t rows, std::int64_t cols_b, std::int64_t dim,
     const typename distance_traits<D, double>::norm_values* norms_a,
     const typename distance_traits<D, double>::norm_values* norms_b,
-    const terms<double, distance_traits<D, V>::num_terms>* corr_a,
-    const terms<double, distance_traits<D, V>::num_terms>* corr_b, csr_view<V, I> a,
-    csr_view<V, I> b)
+    const terms<double, distance_traits<D, ValueT>::num_terms>* corr_a,
+    const terms<double, distance_traits<D, ValueT>::num_terms>* corr_b, csr_view<ValueT, IndexT> a,
+    csr_view<ValueT, IndexT> b)
 {
-  constexpr int N = distance_traits<D, V>::num_terms;
+  constexpr int N = distance_traits<D, ValueT>::num_terms;
   const std::int64_t total = rows * cols_b;
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
        e += stride) {
     const std::int64_t r = e / cols_b, j = e % cols_b, i = row0 + r;
-    terms<V, N> acc_ij;
+    terms<ValueT, N> acc_ij;
 #pragma unroll
     for (int t = 0; t < N; ++t) {
       acc_ij[t] = acc[r * acc_ld + j * N + t];
     }
-    out[i * out_ld + j] = V(finalize_pair_device(
+    out[i * out_ld + j] = ValueT(finalize_pair_device(
         d, acc_ij, norms_a[i], norms_b[j], dim, corr_a != nullptr ? &corr_a[i] : nullptr,
         corr_b != nullptr ? &corr_b[j] : nullptr, rows_of(a), i, rows_of(b), j));
   }

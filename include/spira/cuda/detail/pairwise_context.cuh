@@ -31,16 +31,15 @@ inline unsigned elementwise_grid(std::int64_t n, int sms)
 }
 
 /// norms[i] = D's norm list of row i of m (raw values, in double); one entry for no rows.
-template <class D, class V, class I>
-buffer<typename distance_traits<D, double>::norm_values> device_row_norms(const cuda_resources& res,
-                                                                          int sms, csr_view<V, I> m,
-                                                                          const char* what)
+template <class D, class ValueT, class IndexT>
+buffer<typename distance_traits<D, double>::norm_values> device_row_norms(
+    const cuda_resources& res, int sms, csr_view<ValueT, IndexT> m, const char* what)
 {
   using norms = typename distance_traits<D, double>::norms;
   buffer<typename distance_traits<D, double>::norm_values> n(
       res, std::size_t(std::max<std::int64_t>(m.rows, 1)), what);
   if constexpr (norms::size > 0) {
-    row_norms_kernel<norms, V>
+    row_norms_kernel<norms, ValueT>
         <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
             m.row_ptr, m.values, m.rows, n.data());
     SPIRA_CHECK_LAUNCH();
@@ -49,19 +48,21 @@ buffer<typename distance_traits<D, double>::norm_values> device_row_norms(const 
 }
 
 /// m's values as ⊗ sees them: d.prepare of every stored entry (D with a prepare step).
-template <class D, class V, class I>
-buffer<V> device_prepared_values(const cuda_resources& res, const D& d, int sms, csr_view<V, I> m)
+template <class D, class ValueT, class IndexT>
+buffer<ValueT> device_prepared_values(const cuda_resources& res, const D& d, int sms,
+                                      csr_view<ValueT, IndexT> m)
 {
-  buffer<V> v(res, std::size_t(std::max<std::int64_t>(m.nnz, 1)), "prepared values");
-  prepare_kernel<D, V><<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
-      d, m.row_ptr, m.values, m.rows, v.data());
+  buffer<ValueT> v(res, std::size_t(std::max<std::int64_t>(m.nnz, 1)), "prepared values");
+  prepare_kernel<D, ValueT>
+      <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
+          d, m.row_ptr, m.values, m.rows, v.data());
   SPIRA_CHECK_LAUNCH();
   return v;
 }
 
 /// What the intersection strategy reads of B alone (its CSC, B's NAMM terms or selection
 /// candidates); defined in pairwise_intersection.cuh.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 struct intersection_b_side;
 
 /// B prepared once for calls with many A (the index tiles of the tiled k-NN graph, each used by
@@ -74,22 +75,22 @@ struct intersection_b_side;
 /// the columns to those A and B use, that part is built for the call, as without a prepared B.
 /// Every value is therefore computed by the same kernels from the same inputs as without it: the
 /// results are the same bit for bit. Device memory: device_bytes().
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 struct pairwise_prepared {
   using norm_values = typename distance_traits<D, double>::norm_values;
 
-  csr_view<V, I> b;  ///< the operand as the caller passes it (raw values)
+  csr_view<ValueT, IndexT> b;  ///< the operand as the caller passes it (raw values)
   buffer<norm_values> norms;
-  buffer<V> values;  ///< prepared values (D with a prepare step; empty otherwise)
-  std::unique_ptr<intersection_b_side<D, V, I>> intersection;  ///< built on first use
+  buffer<ValueT> values;  ///< prepared values (D with a prepare step; empty otherwise)
+  std::unique_ptr<intersection_b_side<D, ValueT, IndexT>> intersection;  ///< built on first use
 
-  pairwise_prepared(const cuda_resources& res, const D& d, csr_view<V, I> b_in) : b(b_in)
+  pairwise_prepared(const cuda_resources& res, const D& d, csr_view<ValueT, IndexT> b_in) : b(b_in)
   {
     require_device_space(b.space, "pairwise_prepared", "B");
     device_guard scope(res.device);
     const int sms = multiprocessor_count(res.device);
     norms = device_row_norms<D>(res, sms, b, "row norms of B");
-    if constexpr (distance_traits<D, V>::has_prepare) {
+    if constexpr (distance_traits<D, ValueT>::has_prepare) {
       values = device_prepared_values(res, d, sms, b);
     }
   }
@@ -97,7 +98,7 @@ struct pairwise_prepared {
   /// Bytes of device memory held (the intersection part once it is built).
   [[nodiscard]] std::size_t device_bytes() const
   {
-    std::size_t n = norms.size() * sizeof(norm_values) + values.size() * sizeof(V);
+    std::size_t n = norms.size() * sizeof(norm_values) + values.size() * sizeof(ValueT);
     if (intersection) {
       n += intersection->device_bytes();
     }
@@ -110,28 +111,30 @@ struct pairwise_prepared {
 /// column; `dim` keeps the declared column count for finalize. With a prepared B
 /// (pairwise_prepared) B's norms and prepared values are its, and the intersection strategy takes
 /// B's part from it where the columns are not renumbered (b_side_cache).
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 struct pairwise_context {
   using traits_d = distance_traits<D, double>;
   using norm_values = typename traits_d::norm_values;
-  static constexpr int N = distance_traits<D, V>::num_terms;
+  static constexpr int N = distance_traits<D, ValueT>::num_terms;
 
   const cuda_resources& res;
   const D& d;
-  csr_view<V, I> a, b;  ///< over the used columns, with prepared values when D has a prepare step
-  dense_view<V> out;
+  csr_view<ValueT, IndexT> a,
+      b;  ///< over the used columns, with prepared values when D has a prepare step
+  dense_view<ValueT> out;
   std::int64_t dim = 0;  ///< the declared column count of A and B (finalize's `dim`)
   int sms = 1;
   buffer<norm_values> norms_a, norms_b;  ///< norms_b is empty with a prepared B: see b_norms()
-  buffer<V> prepared_a, prepared_b;
-  renumbered_columns<I> renumbered;
+  buffer<ValueT> prepared_a, prepared_b;
+  renumbered_columns<IndexT> renumbered;
   bool columns_renumbered = false;
   /// The prepared B's intersection part (built there on first use), where this call may use it:
   /// a prepared B and the declared columns. Null otherwise.
-  std::unique_ptr<intersection_b_side<D, V, I>>* b_side_cache = nullptr;
+  std::unique_ptr<intersection_b_side<D, ValueT, IndexT>>* b_side_cache = nullptr;
 
-  pairwise_context(const cuda_resources& r, const D& dist, csr_view<V, I> a_in, csr_view<V, I> b_in,
-                   dense_view<V> o, pairwise_prepared<D, V, I>* prepared = nullptr)
+  pairwise_context(const cuda_resources& r, const D& dist, csr_view<ValueT, IndexT> a_in,
+                   csr_view<ValueT, IndexT> b_in, dense_view<ValueT> o,
+                   pairwise_prepared<D, ValueT, IndexT>* prepared = nullptr)
       : res(r), d(dist), a(a_in), b(b_in), out(o), dim(a_in.cols), prepared_(prepared)
   {
     sms = multiprocessor_count(res.device);
@@ -140,7 +143,7 @@ struct pairwise_context {
       norms_b = row_norms(b_in, "row norms of B");
     }
     compress_columns();
-    if constexpr (distance_traits<D, V>::has_prepare) {
+    if constexpr (distance_traits<D, ValueT>::has_prepare) {
       prepared_a = prepare(a_in);
       if (prepared_ == nullptr) {
         prepared_b = prepare(b_in);
@@ -171,27 +174,30 @@ struct pairwise_context {
     }
     const bool same = a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
                       a.rows == b.rows && a.nnz == b.nnz;
-    renumbered = renumber_columns<I>(res, a.col_idx, a.nnz, same ? nullptr : b.col_idx,
-                                     same ? 0 : b.nnz, a.cols);
+    renumbered = renumber_columns<IndexT>(res, a.col_idx, a.nnz, same ? nullptr : b.col_idx,
+                                          same ? 0 : b.nnz, a.cols);
     a.col_idx = renumbered.col_idx.data();
     b.col_idx = same ? a.col_idx : renumbered.col_idx.data() + a.nnz;
     a.cols = b.cols = renumbered.used;
     columns_renumbered = true;
   }
 
-  buffer<norm_values> row_norms(csr_view<V, I> m, const char* what)
+  buffer<norm_values> row_norms(csr_view<ValueT, IndexT> m, const char* what)
   {
     return device_row_norms<D>(res, sms, m, what);
   }
 
-  buffer<V> prepare(csr_view<V, I> m) { return device_prepared_values(res, d, sms, m); }
+  buffer<ValueT> prepare(csr_view<ValueT, IndexT> m)
+  {
+    return device_prepared_values(res, d, sms, m);
+  }
 
   template <bool Left>
-  buffer<terms<double, N>> corrections(csr_view<V, I> m)
+  buffer<terms<double, N>> corrections(csr_view<ValueT, IndexT> m)
   {
     buffer<terms<double, N>> c(res, std::size_t(std::max<std::int64_t>(m.rows, 1)),
                                "NAMM row corrections");
-    corrections_kernel<D, V, N, Left>
+    corrections_kernel<D, ValueT, N, Left>
         <<<row_grid(m.rows, sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
             d, m.row_ptr, m.values, m.rows, c.data());
     SPIRA_CHECK_LAUNCH();
@@ -199,14 +205,14 @@ struct pairwise_context {
   }
 
   /// The finalize pass over an accumulator tile of rows [row0, row0 + rows).
-  void finalize_tile(const V* acc, std::int64_t acc_ld, std::int64_t row0, std::int64_t rows,
+  void finalize_tile(const ValueT* acc, std::int64_t acc_ld, std::int64_t row0, std::int64_t rows,
                      const terms<double, N>* corr_a = nullptr,
                      const terms<double, N>* corr_b = nullptr)
   {
     if (rows == 0) {
       return;
     }
-    finalize_tile_kernel<D, V, I>
+    finalize_tile_kernel<D, ValueT, IndexT>
         <<<elementwise_grid(rows * b.rows, sms), cuda_pairwise_policy::row_threads, 0,
            res.stream>>>(d, acc, acc_ld, out.data, out.ld, row0, rows, b.rows, dim, norms_a.data(),
                          b_norms(), corr_a, corr_b, a, b);
@@ -214,12 +220,12 @@ struct pairwise_context {
   }
 
  private:
-  pairwise_prepared<D, V, I>* prepared_ = nullptr;
+  pairwise_prepared<D, ValueT, IndexT>* prepared_ = nullptr;
 };
 
 /// True when two views are the same matrix (the same arrays and extents): A against itself.
-template <class V, class I>
-bool same_matrix(csr_view<V, I> a, csr_view<V, I> b)
+template <class ValueT, class IndexT>
+bool same_matrix(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b)
 {
   return a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
          a.rows == b.rows && a.cols == b.cols && a.nnz == b.nnz;

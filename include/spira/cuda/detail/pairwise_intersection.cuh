@@ -19,14 +19,14 @@ namespace spira::detail {
 // ---- setup and driver ---------------------------------------------------------------------------
 
 /// col, val = the K selection candidates of every row of m (row_candidates_kernel; Left: m is A).
-template <class D, class V, class I, bool Left>
-void selection_candidates_of(pairwise_context<D, V, I>& ctx, csr_view<V, I> m, buffer<I>& col,
-                             buffer<V>& val)
+template <class D, class ValueT, class IndexT, bool Left>
+void selection_candidates_of(pairwise_context<D, ValueT, IndexT>& ctx, csr_view<ValueT, IndexT> m,
+                             buffer<IndexT>& col, buffer<ValueT>& val)
 {
   const std::size_t n = std::size_t(std::max<std::int64_t>(m.rows, 1)) * selection_candidates;
-  col = buffer<I>(ctx.res, n, "selection candidates (columns)");
-  val = buffer<V>(ctx.res, n, "selection candidates (values)");
-  row_candidates_kernel<D, V, I, Left>
+  col = buffer<IndexT>(ctx.res, n, "selection candidates (columns)");
+  val = buffer<ValueT>(ctx.res, n, "selection candidates (values)");
+  row_candidates_kernel<D, ValueT, IndexT, Left>
       <<<row_grid(m.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0, ctx.res.stream>>>(
           ctx.d, m.row_ptr, m.col_idx, m.values, m.rows, col.data(), val.data());
   SPIRA_CHECK_LAUNCH();
@@ -36,42 +36,42 @@ void selection_candidates_of(pairwise_context<D, V, I>& ctx, csr_view<V, I> m, b
 /// terms (sum ⊕) or selection candidates (min / max ⊕). Built from ctx.b (B as ⊗ sees it, over the
 /// context's columns) for one call, or once for a prepared B (pairwise_prepared), which keeps it
 /// for every call on B's declared columns.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 struct intersection_b_side {
-  static constexpr int N = pairwise_context<D, V, I>::N;
-  csr_matrix<V, I> bt;
+  static constexpr int N = pairwise_context<D, ValueT, IndexT>::N;
+  csr_matrix<ValueT, IndexT> bt;
   buffer<terms<double, N>> corr_b, bt_side;
-  buffer<I> top_b_col;
-  buffer<V> top_b_val;
+  buffer<IndexT> top_b_col;
+  buffer<ValueT> top_b_val;
 
   // B was validated by the caller: its transpose skips the second validation (a device round
   // trip).
-  explicit intersection_b_side(pairwise_context<D, V, I>& ctx)
+  explicit intersection_b_side(pairwise_context<D, ValueT, IndexT>& ctx)
       : bt(transpose_validated(ctx.res, ctx.b))
   {
-    if constexpr (sum_namm_v<D, V>) {
+    if constexpr (sum_namm_v<D, ValueT>) {
       corr_b = ctx.template corrections<false>(ctx.b);
       bt_side = buffer<terms<double, N>>(ctx.res, std::size_t(std::max<std::int64_t>(bt.nnz(), 1)),
                                          "one-sided terms of B");
       if (bt.nnz() > 0) {
-        right_sides_kernel<D, V, N>
+        right_sides_kernel<D, ValueT, N>
             <<<elementwise_grid(bt.nnz(), ctx.sms), cuda_pairwise_policy::row_threads, 0,
                ctx.res.stream>>>(ctx.d, bt.values(), bt.nnz(), bt_side.data());
         SPIRA_CHECK_LAUNCH();
       }
     }
-    if constexpr (selection_namm_v<D, V>) {
-      selection_candidates_of<D, V, I, false>(ctx, ctx.b, top_b_col, top_b_val);
+    if constexpr (selection_namm_v<D, ValueT>) {
+      selection_candidates_of<D, ValueT, IndexT, false>(ctx, ctx.b, top_b_col, top_b_val);
     }
   }
 
   /// Bytes of device memory held.
   [[nodiscard]] std::size_t device_bytes() const
   {
-    return std::size_t(bt.nnz()) * (sizeof(V) + sizeof(I)) +
+    return std::size_t(bt.nnz()) * (sizeof(ValueT) + sizeof(IndexT)) +
            std::size_t(bt.rows() + 1) * sizeof(offset_t) +
            (corr_b.size() + bt_side.size()) * sizeof(terms<double, N>) +
-           top_b_col.size() * sizeof(I) + top_b_val.size() * sizeof(V);
+           top_b_col.size() * sizeof(IndexT) + top_b_val.size() * sizeof(ValueT);
   }
 };
 
@@ -79,20 +79,20 @@ struct intersection_b_side {
 /// the prepared B's where ctx.b_side_cache points to it, built there on first use) and A's NAMM
 /// corrections or selection candidates, gathered in `args` (out and ld left for the caller). Built
 /// once per (A, B) pair; the buffers live as long as the setup (a prepared B's, as long as it).
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 struct intersection_setup {
-  static constexpr int N = pairwise_context<D, V, I>::N;
-  std::optional<intersection_b_side<D, V, I>> own_b;  ///< B's part when B is not prepared
+  static constexpr int N = pairwise_context<D, ValueT, IndexT>::N;
+  std::optional<intersection_b_side<D, ValueT, IndexT>> own_b;  ///< B's part when B is not prepared
   buffer<terms<double, N>> corr_a;
-  buffer<I> top_a_col;
-  buffer<V> top_a_val;
-  intersection_args<D, V, I> args{};
+  buffer<IndexT> top_a_col;
+  buffer<ValueT> top_a_val;
+  intersection_args<D, ValueT, IndexT> args{};
 
-  explicit intersection_setup(pairwise_context<D, V, I>& ctx)
+  explicit intersection_setup(pairwise_context<D, ValueT, IndexT>& ctx)
   {
     using policy = cuda_pairwise_policy;
-    const intersection_b_side<D, V, I>& side = b_side(ctx);
-    intersection_args<D, V, I>& p = args;
+    const intersection_b_side<D, ValueT, IndexT>& side = b_side(ctx);
+    intersection_args<D, ValueT, IndexT>& p = args;
     p.d = ctx.d;
     p.rows_a = ctx.a.rows;
     p.rows_b = ctx.b.rows;
@@ -109,37 +109,37 @@ struct intersection_setup {
     p.b_ptr = ctx.b.row_ptr;  // B's rows: the selection fix-up and the accuracy guard read them
     p.b_col = ctx.b.col_idx;
     p.b_val = ctx.b.values;
-    if constexpr (sum_namm_v<D, V>) {
+    if constexpr (sum_namm_v<D, ValueT>) {
       corr_a = ctx.template corrections<true>(ctx.a);
       p.corr_a = corr_a.data();
       p.corr_b = side.corr_b.data();
       p.bt_side = side.bt_side.data();
     }
-    if constexpr (selection_namm_v<D, V>) {
-      selection_candidates_of<D, V, I, true>(ctx, ctx.a, top_a_col, top_a_val);
+    if constexpr (selection_namm_v<D, ValueT>) {
+      selection_candidates_of<D, ValueT, IndexT, true>(ctx, ctx.a, top_a_col, top_a_val);
       p.top_a_col = top_a_col.data();
       p.top_a_val = top_a_val.data();
       p.top_b_col = side.top_b_col.data();
       p.top_b_val = side.top_b_val.data();
     }
-    using A = intersection_accumulator_t<D, V>;
+    using A = intersection_accumulator_t<D, ValueT>;
     p.tile_cols = std::int64_t(policy::intersection_shared_bytes / (sizeof(A) * N));
     p.tile_cols = std::max<std::int64_t>(std::min(p.tile_cols, ctx.b.rows), 1);
   }
   /// Shared memory of the accumulator tile.
   [[nodiscard]] std::size_t accumulator_bytes() const
   {
-    return std::size_t(args.tile_cols) * N * sizeof(intersection_accumulator_t<D, V>);
+    return std::size_t(args.tile_cols) * N * sizeof(intersection_accumulator_t<D, ValueT>);
   }
 
  private:
-  const intersection_b_side<D, V, I>& b_side(pairwise_context<D, V, I>& ctx)
+  const intersection_b_side<D, ValueT, IndexT>& b_side(pairwise_context<D, ValueT, IndexT>& ctx)
   {
     if (ctx.b_side_cache == nullptr) {
       return own_b.emplace(ctx);
     }
     if (*ctx.b_side_cache == nullptr) {
-      *ctx.b_side_cache = std::make_unique<intersection_b_side<D, V, I>>(ctx);
+      *ctx.b_side_cache = std::make_unique<intersection_b_side<D, ValueT, IndexT>>(ctx);
     }
     return **ctx.b_side_cache;
   }
@@ -148,9 +148,9 @@ struct intersection_setup {
 /// Fills prob.products and prob.selection_scan (see pairwise_problem) for a selection NAMM from
 /// its intersection setup: one column count of A (unless A is B), one statistics kernel over the
 /// columns and a sample of pairs, and one read of 16 bytes.
-template <class D, class V, class I>
-void measure_selection(pairwise_context<D, V, I>& ctx, const intersection_setup<D, V, I>& setup,
-                       pairwise_problem& prob)
+template <class D, class ValueT, class IndexT>
+void measure_selection(pairwise_context<D, ValueT, IndexT>& ctx,
+                       const intersection_setup<D, ValueT, IndexT>& setup, pairwise_problem& prob)
 {
   using policy = cuda_pairwise_policy;
   const auto& res = ctx.res;
@@ -161,7 +161,7 @@ void measure_selection(pairwise_context<D, V, I>& ctx, const intersection_setup<
     SPIRA_CUDA_TRY(cudaMemsetAsync(counts_a.data(), 0, counts_a.size() * sizeof(unsigned long long),
                                    res.stream));
     if (ctx.a.nnz > 0) {
-      column_counts_kernel<I>
+      column_counts_kernel<IndexT>
           <<<elementwise_grid(ctx.a.nnz, ctx.sms), policy::row_threads, 0, res.stream>>>(
               ctx.a.col_idx, ctx.a.nnz, counts_a.data());
       SPIRA_CHECK_LAUNCH();
@@ -170,9 +170,10 @@ void measure_selection(pairwise_context<D, V, I>& ctx, const intersection_setup<
   buffer<double> stats(res, 2, "selection statistics");
   SPIRA_CUDA_TRY(cudaMemsetAsync(stats.data(), 0, 2 * sizeof(double), res.stream));
   const std::int64_t samples = policy::selection_samples;
-  selection_statistics_kernel<D, V, I><<<elementwise_grid(std::max(samples, ctx.a.cols), ctx.sms),
-                                         policy::row_threads, 0, res.stream>>>(
-      setup.args, counts_a.size() > 0 ? counts_a.data() : nullptr, samples, stats.data());
+  selection_statistics_kernel<D, ValueT, IndexT>
+      <<<elementwise_grid(std::max(samples, ctx.a.cols), ctx.sms), policy::row_threads, 0,
+         res.stream>>>(setup.args, counts_a.size() > 0 ? counts_a.data() : nullptr, samples,
+                       stats.data());
   SPIRA_CHECK_LAUNCH();
   double host[2] = {0, 0};
   copy(host, memory_space::host, stats.data(), memory_space::device, 2, res);
@@ -183,17 +184,18 @@ void measure_selection(pairwise_context<D, V, I>& ctx, const intersection_setup<
 
 /// The intersection strategy with a prepared setup: the kernel over (rows of A) x (tiles of B's
 /// rows), then for selection NAMMs the warp-per-pair fallback of the pairs it queued.
-template <class D, class V, class I>
-void run_intersection(pairwise_context<D, V, I>& ctx, const intersection_setup<D, V, I>& setup)
+template <class D, class ValueT, class IndexT>
+void run_intersection(pairwise_context<D, ValueT, IndexT>& ctx,
+                      const intersection_setup<D, ValueT, IndexT>& setup)
 {
   using policy = cuda_pairwise_policy;
   const auto& res = ctx.res;
-  intersection_args<D, V, I> p = setup.args;
+  intersection_args<D, ValueT, IndexT> p = setup.args;
   p.out = ctx.out.data;
   p.ld = ctx.out.ld;
   buffer<selection_fallback> fallback;
   buffer<unsigned long long> fallback_count;
-  if constexpr (selection_namm_v<D, V>) {
+  if constexpr (selection_namm_v<D, ValueT>) {
     const double pairs = double(ctx.a.rows) * double(ctx.b.rows);
     p.fallback_capacity = std::int64_t(std::min(
         pairs, double(std::max(ctx.a.nnz + ctx.b.nnz, policy::selection_fallback_min_capacity))));
@@ -209,22 +211,22 @@ void run_intersection(pairwise_context<D, V, I>& ctx, const intersection_setup<D
   const std::int64_t tiles = (ctx.b.rows + p.tile_cols - 1) / p.tile_cols;
   const dim3 grid(unsigned(std::min<std::int64_t>(ctx.a.rows, std::numeric_limits<int>::max())),
                   unsigned(std::min<std::int64_t>(tiles, 65535)));
-  intersection_kernel<D, V, I>
+  intersection_kernel<D, ValueT, IndexT>
       <<<grid, policy::intersection_threads, setup.accumulator_bytes(), res.stream>>>(p);
   SPIRA_CHECK_LAUNCH();
-  if constexpr (selection_namm_v<D, V>) {
+  if constexpr (selection_namm_v<D, ValueT>) {
     // At most the list's capacity; the kernel reads the count on the device (no host round trip).
     const std::int64_t most = p.fallback_capacity;
-    selection_fallback_kernel<D, V, I>
+    selection_fallback_kernel<D, ValueT, IndexT>
         <<<row_grid(most, ctx.sms), policy::row_threads, 0, res.stream>>>(p);
     SPIRA_CHECK_LAUNCH();
   }
 }
 
-template <class D, class V, class I>
-void run_intersection(pairwise_context<D, V, I>& ctx)
+template <class D, class ValueT, class IndexT>
+void run_intersection(pairwise_context<D, ValueT, IndexT>& ctx)
 {
-  const intersection_setup<D, V, I> setup(ctx);
+  const intersection_setup<D, ValueT, IndexT> setup(ctx);
   run_intersection(ctx, setup);
 }
 

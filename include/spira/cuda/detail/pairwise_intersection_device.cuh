@@ -22,21 +22,21 @@ struct selection_fallback {
 };
 
 /// Arguments of the intersection kernel (device pointers).
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 struct intersection_args {
   using traits = distance_traits<D, double>;
   using norm_values = typename traits::norm_values;
-  static constexpr int N = distance_traits<D, V>::num_terms;
+  static constexpr int N = distance_traits<D, ValueT>::num_terms;
   D d;
   std::int64_t rows_a, rows_b;
   std::int64_t cols;  ///< columns of the operands as the kernels see them (renumbered)
   std::int64_t dim;   ///< the declared column count, for finalize
   const offset_t* a_ptr;
-  const I* a_col;
-  const V* a_val;
+  const IndexT* a_col;
+  const ValueT* a_val;
   const offset_t* bt_ptr;  ///< CSC of B: column c holds the rows j of B (sorted) with their values
-  const I* bt_row;
-  const V* bt_val;
+  const IndexT* bt_row;
+  const ValueT* bt_val;
   const norm_values* norms_a;
   const norm_values* norms_b;
   const terms<double, N>* corr_a;  ///< NAMM corrections (nullptr for annihilating semirings)
@@ -44,14 +44,14 @@ struct intersection_args {
   /// Sum NAMMs: ⊗(0, b) in double for every entry of the CSC of B (nullptr otherwise).
   const terms<double, N>* bt_side;
   const offset_t* b_ptr;  ///< B's rows (CSR)
-  const I* b_col;
-  const V* b_val;
+  const IndexT* b_col;
+  const ValueT* b_val;
   // Selection NAMMs only (nullptr otherwise): K candidates per row of A and of B.
-  const I* top_a_col;
-  const V* top_a_val;
-  const I* top_b_col;
-  const V* top_b_val;
-  V* out;
+  const IndexT* top_a_col;
+  const ValueT* top_a_val;
+  const IndexT* top_b_col;
+  const ValueT* top_b_val;
+  ValueT* out;
   std::int64_t ld;
   std::int64_t tile_cols;  ///< output columns per shared-memory tile
   // Selection NAMMs in spira::pairwise (nullptr otherwise): pairs left to the fallback kernel.
@@ -61,27 +61,27 @@ struct intersection_args {
 };
 
 /// The accumulator of the intersection kernel: double for sum ⊕ (intersection_sums_in_double),
-/// V for selections (min, max, custom) and for dot products whose finalize does not cancel.
+/// ValueT for selections (min, max, custom) and for dot products whose finalize does not cancel.
 /// Sums feed cancelling finalizes: a NAMM's union is intersection + per-row corrections, and the
 /// expansions (euclidean, hellinger, correlation...) subtract the dot from the norms, which are
 /// computed in double. For dot-product-form distances the products are formed in the accumulator
 /// type (double: exact for float inputs), so for two equal rows the expansion cancels to rounding
 /// of the double sums and, e.g., euclidean(x, x) is 0 to about 1e-8 instead of the square root of
 /// float rounding (about 1e-3).
-template <class D, class V>
+template <class D, class ValueT>
 using intersection_accumulator_t =
-    std::conditional_t<intersection_sums_in_double<D>::value, double, V>;
+    std::conditional_t<intersection_sums_in_double<D>::value, double, ValueT>;
 
 /// One product of the intersection kernel, before a NAMM's subtraction of the one-sided terms:
 /// for a dot-product form, ⊗ in the accumulator type A (double: exact for float inputs);
-/// otherwise ⊗ in V, widened to A (a transcendental ⊗ such as jensenshannon's costs several
-/// times more in double, and its rounding in V is relative to the term, not to the cancelling
+/// otherwise ⊗ in ValueT, widened to A (a transcendental ⊗ such as jensenshannon's costs several
+/// times more in double, and its rounding in ValueT is relative to the term, not to the cancelling
 /// one-sided terms, which stay in double).
-template <class D, class V, class A>
-__device__ inline terms<A, distance_traits<D, V>::num_terms> intersection_multiply_d(const D& d,
-                                                                                     V a, V b)
+template <class D, class ValueT, class A>
+__device__ inline terms<A, distance_traits<D, ValueT>::num_terms> intersection_multiply_d(
+    const D& d, ValueT a, ValueT b)
 {
-  constexpr int N = distance_traits<D, V>::num_terms;
+  constexpr int N = distance_traits<D, ValueT>::num_terms;
   terms<A, N> r;
   if constexpr (dot_product_form<D>::value) {
     const auto p = as_terms(d.template multiply<A>(A(a), A(b)));
@@ -90,7 +90,7 @@ __device__ inline terms<A, distance_traits<D, V>::num_terms> intersection_multip
       r[t] = A(p[t]);
     }
   } else {
-    const auto p = as_terms(d.template multiply<V>(a, b));
+    const auto p = as_terms(d.template multiply<ValueT>(a, b));
 #pragma unroll
     for (int t = 0; t < N; ++t) {
       r[t] = A(p[t]);
@@ -107,23 +107,23 @@ __device__ inline terms<A, distance_traits<D, V>::num_terms> intersection_multip
 /// shared-memory atomic. For a NAMM with a sum ⊕ the combined term is ⊗(a, b) - ⊗(a, 0) - ⊗(0, b)
 /// (the one-sided terms in double: ⊗(a, 0) once per nonzero of A, ⊗(0, b) from bt_side). The
 /// whole block calls it; the caller synchronises before reading acc.
-template <class D, class V, class I>
-__device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std::int64_t i,
-                                        std::int64_t j0, std::int64_t width,
-                                        intersection_accumulator_t<D, V>* acc)
+template <class D, class ValueT, class IndexT>
+__device__ void intersection_accumulate(const intersection_args<D, ValueT, IndexT>& p,
+                                        std::int64_t i, std::int64_t j0, std::int64_t width,
+                                        intersection_accumulator_t<D, ValueT>* acc)
 {
   using add = typename D::add_monoid;
-  using A = intersection_accumulator_t<D, V>;
-  constexpr int N = intersection_args<D, V, I>::N;
+  using A = intersection_accumulator_t<D, ValueT>;
+  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
   constexpr int U = cuda_pairwise_policy::intersection_unroll;
-  constexpr bool sum_namm = sum_namm_v<D, V>;
+  constexpr bool sum_namm = sum_namm_v<D, ValueT>;
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x / 32;
   const int warps = blockDim.x / 32;
   const offset_t a_begin = p.a_ptr[i], a_end = p.a_ptr[i + 1];
   for (offset_t k = a_begin + warp; k < a_end; k += warps) {
     const std::int64_t c = p.a_col[k];
-    const V x = p.a_val[k];
+    const ValueT x = p.a_val[k];
     offset_t lo = p.bt_ptr[c];
     const offset_t hi = p.bt_ptr[c + 1];
     if (lo == hi) {
@@ -146,15 +146,15 @@ __device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std
       side_a = one_sided_d<D, true>(p.d, x);
     }
     for (offset_t q0 = lo; q0 < hi; q0 += offset_t(32) * U) {
-      I row[U];
-      V val[U];
+      IndexT row[U];
+      ValueT val[U];
       [[maybe_unused]] terms<double, N> side_b[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const offset_t q = q0 + u * 32 + lane;
         const bool in = q < hi;
-        row[u] = in ? p.bt_row[q] : I(0);
-        val[u] = in ? p.bt_val[q] : V(0);
+        row[u] = in ? p.bt_row[q] : IndexT(0);
+        val[u] = in ? p.bt_val[q] : ValueT(0);
         if constexpr (sum_namm) {
           if (in) {
             side_b[u] = p.bt_side[q];
@@ -170,7 +170,7 @@ __device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std
           past = true;
           continue;
         }
-        auto prod = intersection_multiply_d<D, V, A>(p.d, x, val[u]);
+        auto prod = intersection_multiply_d<D, ValueT, A>(p.d, x, val[u]);
         if constexpr (sum_namm) {
 #pragma unroll
           for (int t = 0; t < N; ++t) {
@@ -192,48 +192,49 @@ __device__ void intersection_accumulate(const intersection_args<D, V, I>& p, std
 
 /// The value of pair (i, j) from its accumulated terms `a`: the finalize of D, with the NAMM
 /// corrections of a sum ⊕ or, for a selection ⊕, each row's best entry outside the other row.
-template <class D, class V, class I>
-__device__ V
-intersection_finalize(const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
-                      terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a)
+template <class D, class ValueT, class IndexT>
+__device__ ValueT intersection_finalize(
+    const intersection_args<D, ValueT, IndexT>& p, std::int64_t i, std::int64_t j,
+    terms<intersection_accumulator_t<D, ValueT>, intersection_args<D, ValueT, IndexT>::N> a)
 {
   using add = typename D::add_monoid;
-  constexpr int N = intersection_args<D, V, I>::N;
-  if constexpr (sum_namm_v<D, V> || accuracy_traits<D, double>::guarded) {
-    const bool corrected = sum_namm_v<D, V>;
-    return V(finalize_pair_device(
+  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
+  if constexpr (sum_namm_v<D, ValueT> || accuracy_traits<D, double>::guarded) {
+    const bool corrected = sum_namm_v<D, ValueT>;
+    return ValueT(finalize_pair_device(
         p.d, a, p.norms_a[i], p.norms_b[j], p.dim, corrected ? &p.corr_a[i] : nullptr,
-        corrected ? &p.corr_b[j] : nullptr, csr_rows<V, I>{p.a_ptr, p.a_col, p.a_val}, i,
-        csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}, j));
+        corrected ? &p.corr_b[j] : nullptr, csr_rows<ValueT, IndexT>{p.a_ptr, p.a_col, p.a_val}, i,
+        csr_rows<ValueT, IndexT>{p.b_ptr, p.b_col, p.b_val}, j));
   } else {
-    if constexpr (selection_namm_v<D, V>) {
+    if constexpr (selection_namm_v<D, ValueT>) {
       // The union: the intersection's ⊕ and each row's best entry outside the other row.
       constexpr int K = selection_candidates;
       const offset_t a_begin = p.a_ptr[i], a_n = p.a_ptr[i + 1] - a_begin;
       const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
-      const V from_a = best_outside<D, V, I, true>(p.d, p.top_a_col + i * K, p.top_a_val + i * K,
-                                                   p.a_col + a_begin, p.a_val + a_begin, a_n,
-                                                   p.b_col + b_begin, b_n);
-      const V from_b = best_outside<D, V, I, false>(p.d, p.top_b_col + j * K, p.top_b_val + j * K,
-                                                    p.b_col + b_begin, p.b_val + b_begin, b_n,
-                                                    p.a_col + a_begin, a_n);
+      const ValueT from_a = best_outside<D, ValueT, IndexT, true>(
+          p.d, p.top_a_col + i * K, p.top_a_val + i * K, p.a_col + a_begin, p.a_val + a_begin, a_n,
+          p.b_col + b_begin, b_n);
+      const ValueT from_b = best_outside<D, ValueT, IndexT, false>(
+          p.d, p.top_b_col + j * K, p.top_b_val + j * K, p.b_col + b_begin, p.b_val + b_begin, b_n,
+          p.a_col + a_begin, a_n);
       a[0] = add{}(add{}(a[0], from_a), from_b);
     }
-    return V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
-                             static_cast<const terms<double, N>*>(nullptr)));
+    return ValueT(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
+                                  static_cast<const terms<double, N>*>(nullptr)));
   }
 }
 
 /// intersection_finalize for a caller that evaluates untrusted pairs itself (the fused k-NN):
 /// for a guarded D the fast value and whether the guard trusts it (trusted_pair_device), so the
 /// kernel holds no direct evaluation; for other distances intersection_finalize, always trusted.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 __device__ double intersection_fast_value(
-    const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
-    terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a, bool& trusted)
+    const intersection_args<D, ValueT, IndexT>& p, std::int64_t i, std::int64_t j,
+    terms<intersection_accumulator_t<D, ValueT>, intersection_args<D, ValueT, IndexT>::N> a,
+    bool& trusted)
 {
   if constexpr (accuracy_traits<D, double>::guarded) {
-    const bool corrected = sum_namm_v<D, V>;
+    const bool corrected = sum_namm_v<D, ValueT>;
     return trusted_pair_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
                                corrected ? &p.corr_a[i] : nullptr,
                                corrected ? &p.corr_b[j] : nullptr, trusted);
@@ -244,54 +245,57 @@ __device__ double intersection_fast_value(
 }
 
 /// The direct value of pair (i, j) of the operands of p (detail::direct_value in double).
-template <class D, class V, class I>
-__device__ double intersection_direct_value(const intersection_args<D, V, I>& p, std::int64_t i,
-                                            std::int64_t j)
+template <class D, class ValueT, class IndexT>
+__device__ double intersection_direct_value(const intersection_args<D, ValueT, IndexT>& p,
+                                            std::int64_t i, std::int64_t j)
 {
-  return detail::direct_value<D, double>(p.d, csr_rows<V, I>{p.a_ptr, p.a_col, p.a_val}[i],
-                                         csr_rows<V, I>{p.b_ptr, p.b_col, p.b_val}[j], p.norms_a[i],
-                                         p.norms_b[j], p.dim);
+  return detail::direct_value<D, double>(
+      p.d, csr_rows<ValueT, IndexT>{p.a_ptr, p.a_col, p.a_val}[i],
+      csr_rows<ValueT, IndexT>{p.b_ptr, p.b_col, p.b_val}[j], p.norms_a[i], p.norms_b[j], p.dim);
 }
 
 /// Writes pair (i, j) to *dst: intersection_finalize, except for a selection NAMM with a fallback
 /// list (spira::pairwise), where a pair whose fix-up needs a row scan stores its raw ⊕ and is
 /// queued for selection_fallback_kernel (one warp per pair instead of one thread scanning a long
 /// row); when the list is full the thread scans itself.
-template <class D, class V, class I>
+template <class D, class ValueT, class IndexT>
 __device__ inline void intersection_store(
-    const intersection_args<D, V, I>& p, std::int64_t i, std::int64_t j,
-    terms<intersection_accumulator_t<D, V>, intersection_args<D, V, I>::N> a, V* dst)
+    const intersection_args<D, ValueT, IndexT>& p, std::int64_t i, std::int64_t j,
+    terms<intersection_accumulator_t<D, ValueT>, intersection_args<D, ValueT, IndexT>::N> a,
+    ValueT* dst)
 {
-  if constexpr (selection_namm_v<D, V>) {
+  if constexpr (selection_namm_v<D, ValueT>) {
     if (p.fallback != nullptr) {
       using add = typename D::add_monoid;
       constexpr int K = selection_candidates;
       const offset_t a_begin = p.a_ptr[i], a_n = p.a_ptr[i + 1] - a_begin;
       const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
-      V from_a, from_b;
-      const bool done_a = candidates_outside<D, V, I>(p.top_a_col + i * K, p.top_a_val + i * K, a_n,
-                                                      p.b_col + b_begin, b_n, from_a);
-      const bool done_b = candidates_outside<D, V, I>(p.top_b_col + j * K, p.top_b_val + j * K, b_n,
-                                                      p.a_col + a_begin, a_n, from_b);
+      ValueT from_a, from_b;
+      const bool done_a = candidates_outside<D, ValueT, IndexT>(
+          p.top_a_col + i * K, p.top_a_val + i * K, a_n, p.b_col + b_begin, b_n, from_a);
+      const bool done_b = candidates_outside<D, ValueT, IndexT>(
+          p.top_b_col + j * K, p.top_b_val + j * K, b_n, p.a_col + a_begin, a_n, from_b);
       a[0] = add{}(add{}(a[0], from_a), from_b);
       if (!(done_a && done_b)) {
         const unsigned long long slot = atomicAdd(p.fallback_count, 1ull);
         if (slot < (unsigned long long)p.fallback_capacity) {
           p.fallback[slot] = selection_fallback{i, j, (done_a ? 0 : 1) | (done_b ? 0 : 2)};
-          *dst = V(a[0]);
+          *dst = ValueT(a[0]);
           return;
         }
         if (!done_a) {
-          a[0] = add{}(a[0], scan_outside<D, V, I, true>(p.d, p.a_col + a_begin, p.a_val + a_begin,
-                                                         0, a_n, 1, p.b_col + b_begin, b_n));
+          a[0] = add{}(
+              a[0], scan_outside<D, ValueT, IndexT, true>(p.d, p.a_col + a_begin, p.a_val + a_begin,
+                                                          0, a_n, 1, p.b_col + b_begin, b_n));
         }
         if (!done_b) {
-          a[0] = add{}(a[0], scan_outside<D, V, I, false>(p.d, p.b_col + b_begin, p.b_val + b_begin,
-                                                          0, b_n, 1, p.a_col + a_begin, a_n));
+          a[0] = add{}(a[0], scan_outside<D, ValueT, IndexT, false>(p.d, p.b_col + b_begin,
+                                                                    p.b_val + b_begin, 0, b_n, 1,
+                                                                    p.a_col + a_begin, a_n));
         }
       }
-      *dst = V(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
-                               static_cast<const terms<double, 1>*>(nullptr)));
+      *dst = ValueT(finalize_device(p.d, a, p.norms_a[i], p.norms_b[j], p.dim,
+                                    static_cast<const terms<double, 1>*>(nullptr)));
       return;
     }
   }

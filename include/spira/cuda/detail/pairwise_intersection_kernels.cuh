@@ -16,12 +16,12 @@ namespace spira::detail {
 /// Block (x: rows of A, grid-stride; y: tiles of tile_cols output columns, grid-stride). For row i
 /// and the tile [j0, j1): the shared accumulator starts at e⊕, intersection_accumulate fills it and
 /// the tile is finalized straight into the output (intersection_store).
-template <class D, class V, class I>
-__global__ void intersection_kernel(intersection_args<D, V, I> p)
+template <class D, class ValueT, class IndexT>
+__global__ void intersection_kernel(intersection_args<D, ValueT, IndexT> p)
 {
   using add = typename D::add_monoid;
-  using A = intersection_accumulator_t<D, V>;
-  constexpr int N = intersection_args<D, V, I>::N;
+  using A = intersection_accumulator_t<D, ValueT>;
+  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
   extern __shared__ unsigned char smem_raw[];
   A* acc = reinterpret_cast<A*>(smem_raw);
   const std::int64_t tiles = (p.rows_b + p.tile_cols - 1) / p.tile_cols;
@@ -35,7 +35,7 @@ __global__ void intersection_kernel(intersection_args<D, V, I> p)
       __syncthreads();
       intersection_accumulate(p, i, j0, width, acc);
       __syncthreads();
-      V* out_row = p.out + i * p.ld + j0;
+      ValueT* out_row = p.out + i * p.ld + j0;
       for (std::int64_t jj = threadIdx.x; jj < width; jj += blockDim.x) {
         terms<A, N> a;
 #pragma unroll
@@ -52,8 +52,8 @@ __global__ void intersection_kernel(intersection_args<D, V, I> p)
 /// The pairs the intersection kernel left to it (selection NAMMs): one warp per pair scans the
 /// row(s) whose K candidates were all shared, reduces with ⊕, combines with the raw ⊕ stored in
 /// the output and writes the finalized value.
-template <class D, class V, class I>
-__global__ void selection_fallback_kernel(intersection_args<D, V, I> p)
+template <class D, class ValueT, class IndexT>
+__global__ void selection_fallback_kernel(intersection_args<D, ValueT, IndexT> p)
 {
   using add = typename D::add_monoid;
   const unsigned long long stored = *p.fallback_count;
@@ -66,21 +66,23 @@ __global__ void selection_fallback_kernel(intersection_args<D, V, I> p)
     const selection_fallback f = p.fallback[e];
     const offset_t a_begin = p.a_ptr[f.i], a_n = p.a_ptr[f.i + 1] - a_begin;
     const offset_t b_begin = p.b_ptr[f.j], b_n = p.b_ptr[f.j + 1] - b_begin;
-    V best = add::template identity<V>();
+    ValueT best = add::template identity<ValueT>();
     if (f.sides & 1) {
-      best = add{}(best, scan_outside<D, V, I, true>(p.d, p.a_col + a_begin, p.a_val + a_begin,
-                                                     lane, a_n, 32, p.b_col + b_begin, b_n));
+      best = add{}(best,
+                   scan_outside<D, ValueT, IndexT, true>(p.d, p.a_col + a_begin, p.a_val + a_begin,
+                                                         lane, a_n, 32, p.b_col + b_begin, b_n));
     }
     if (f.sides & 2) {
-      best = add{}(best, scan_outside<D, V, I, false>(p.d, p.b_col + b_begin, p.b_val + b_begin,
-                                                      lane, b_n, 32, p.a_col + a_begin, a_n));
+      best = add{}(best,
+                   scan_outside<D, ValueT, IndexT, false>(p.d, p.b_col + b_begin, p.b_val + b_begin,
+                                                          lane, b_n, 32, p.a_col + a_begin, a_n));
     }
-    best = warp_reduce<add, V, 1>(terms<V, 1>{{best}})[0];
+    best = warp_reduce<add, ValueT, 1>(terms<ValueT, 1>{{best}})[0];
     if (lane == 0) {
-      V* dst = p.out + f.i * p.ld + f.j;
-      const terms<V, 1> a{{add{}(*dst, best)}};
-      *dst = V(finalize_device(p.d, a, p.norms_a[f.i], p.norms_b[f.j], p.dim,
-                               static_cast<const terms<double, 1>*>(nullptr)));
+      ValueT* dst = p.out + f.i * p.ld + f.j;
+      const terms<ValueT, 1> a{{add{}(*dst, best)}};
+      *dst = ValueT(finalize_device(p.d, a, p.norms_a[f.i], p.norms_b[f.j], p.dim,
+                                    static_cast<const terms<double, 1>*>(nullptr)));
     }
   }
 }
@@ -88,8 +90,9 @@ __global__ void selection_fallback_kernel(intersection_args<D, V, I> p)
 // ---- setup kernels ------------------------------------------------------------------------------
 
 /// side[q] = ⊗(0, values[q]) in double, for every entry of the CSC of B (sum NAMMs).
-template <class D, class V, int N>
-__global__ void right_sides_kernel(D d, const V* values, std::int64_t n, terms<double, N>* side)
+template <class D, class ValueT, int N>
+__global__ void right_sides_kernel(D d, const ValueT* values, std::int64_t n,
+                                   terms<double, N>* side)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t q = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < n; q += stride) {
@@ -98,8 +101,9 @@ __global__ void right_sides_kernel(D d, const V* values, std::int64_t n, terms<d
 }
 
 /// counts[c] += 1 for every stored column c (the caller zeroes counts).
-template <class I>
-__global__ void column_counts_kernel(const I* col_idx, std::int64_t nnz, unsigned long long* counts)
+template <class IndexT>
+__global__ void column_counts_kernel(const IndexT* col_idx, std::int64_t nnz,
+                                     unsigned long long* counts)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz; k += stride) {
@@ -111,8 +115,8 @@ __global__ void column_counts_kernel(const I* col_idx, std::int64_t nnz, unsigne
 /// search steps of the selection fix-up over `samples` pairs: all pairs in order when there are
 /// at most `samples`, else pairs drawn by a fixed hash of the sample index (deterministic). A row
 /// whose K candidates are all stored by the other row costs deg x log2(2 + other degree).
-template <class D, class V, class I>
-__global__ void selection_statistics_kernel(intersection_args<D, V, I> p,
+template <class D, class ValueT, class IndexT>
+__global__ void selection_statistics_kernel(intersection_args<D, ValueT, IndexT> p,
                                             const unsigned long long* counts_a,
                                             std::int64_t samples, double* stats)
 {
@@ -139,13 +143,13 @@ __global__ void selection_statistics_kernel(intersection_args<D, V, I> p,
     }
     const offset_t a_begin = p.a_ptr[i], a_n = p.a_ptr[i + 1] - a_begin;
     const offset_t b_begin = p.b_ptr[j], b_n = p.b_ptr[j + 1] - b_begin;
-    V unused;
-    if (!candidates_outside<D, V, I>(p.top_a_col + i * K, p.top_a_val + i * K, a_n,
-                                     p.b_col + b_begin, b_n, unused)) {
+    ValueT unused;
+    if (!candidates_outside<D, ValueT, IndexT>(p.top_a_col + i * K, p.top_a_val + i * K, a_n,
+                                               p.b_col + b_begin, b_n, unused)) {
       steps += double(a_n) * log2(2.0 + double(b_n));
     }
-    if (!candidates_outside<D, V, I>(p.top_b_col + j * K, p.top_b_val + j * K, b_n,
-                                     p.a_col + a_begin, a_n, unused)) {
+    if (!candidates_outside<D, ValueT, IndexT>(p.top_b_col + j * K, p.top_b_val + j * K, b_n,
+                                               p.a_col + a_begin, a_n, unused)) {
       steps += double(b_n) * log2(2.0 + double(a_n));
     }
   }

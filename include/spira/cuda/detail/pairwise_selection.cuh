@@ -16,9 +16,10 @@ inline constexpr int selection_candidates = 4;
 /// top[i * K + r] = the r-th best entry of row i by the one-sided product (column, product);
 /// column -1 past the end of a short row. One warp per row, K rounds of a warp arg-best
 /// (ties: the smaller position).
-template <class D, class V, class I, bool Left>
-__global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const I* col_idx,
-                                      const V* values, std::int64_t rows, I* top_col, V* top_val)
+template <class D, class ValueT, class IndexT, bool Left>
+__global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const IndexT* col_idx,
+                                      const ValueT* values, std::int64_t rows, IndexT* top_col,
+                                      ValueT* top_val)
 {
   using add = typename D::add_monoid;
   constexpr int K = selection_candidates;
@@ -31,7 +32,7 @@ __global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const I* col
 #pragma unroll
     for (int r = 0; r < K; ++r) {
       offset_t best_k = -1;
-      V best = add::template identity<V>();
+      ValueT best = add::template identity<ValueT>();
       for (offset_t k = rb + lane; k < re; k += 32) {
         bool taken = false;
 #pragma unroll
@@ -41,16 +42,16 @@ __global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const I* col
         if (taken) {
           continue;
         }
-        const V x = values[k];
-        const V p = Left ? V(as_terms(d.template multiply<V>(x, V(0)))[0])
-                         : V(as_terms(d.template multiply<V>(V(0), x))[0]);
+        const ValueT x = values[k];
+        const ValueT p = Left ? ValueT(as_terms(d.template multiply<ValueT>(x, ValueT(0)))[0])
+                              : ValueT(as_terms(d.template multiply<ValueT>(ValueT(0), x))[0]);
         if (best_k < 0 || (add{}(p, best) == p && p != best)) {
           best = p;
           best_k = k;
         }
       }
       for (int off = 16; off > 0; off >>= 1) {
-        const V ob = __shfl_down_sync(full_warp, best, off);
+        const ValueT ob = __shfl_down_sync(full_warp, best, off);
         const offset_t ok = __shfl_down_sync(full_warp, best_k, off);
         const bool better = ok >= 0 && (best_k < 0 || (add{}(ob, best) == ob && ob != best) ||
                                         (ob == best && ok < best_k));
@@ -63,7 +64,7 @@ __global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const I* col
       best = __shfl_sync(full_warp, best, 0);
       picked[r] = best_k;
       if (lane == 0) {
-        top_col[i * K + r] = best_k < 0 ? I(-1) : col_idx[best_k];
+        top_col[i * K + r] = best_k < 0 ? IndexT(-1) : col_idx[best_k];
         top_val[i * K + r] = best;
       }
     }
@@ -71,13 +72,13 @@ __global__ void row_candidates_kernel(D d, const offset_t* row_ptr, const I* col
 }
 
 /// True when the sorted columns [cols, cols + n) hold c.
-template <class I>
-__device__ inline bool sorted_contains(const I* cols, offset_t n, I c)
+template <class IndexT>
+__device__ inline bool sorted_contains(const IndexT* cols, offset_t n, IndexT c)
 {
   offset_t lo = 0, hi = n;
   while (lo < hi) {
     const offset_t mid = lo + (hi - lo) / 2;
-    const I x = cols[mid];
+    const IndexT x = cols[mid];
     if (x == c) {
       return true;
     }
@@ -94,16 +95,17 @@ __device__ inline bool sorted_contains(const I* cols, offset_t n, I c)
 /// whose column the other row does not store (e⊕ when the row has no such entry among fewer than
 /// K); false when all K candidates are stored by the other row and the row has more entries, so
 /// that the rest of the row must be scanned (scan_outside).
-template <class D, class V, class I>
-__device__ inline bool candidates_outside(const I* top_col, const V* top_val, offset_t row_n,
-                                          const I* other_cols, offset_t other_n, V& best)
+template <class D, class ValueT, class IndexT>
+__device__ inline bool candidates_outside(const IndexT* top_col, const ValueT* top_val,
+                                          offset_t row_n, const IndexT* other_cols,
+                                          offset_t other_n, ValueT& best)
 {
   using add = typename D::add_monoid;
   constexpr int K = selection_candidates;
-  best = add::template identity<V>();
+  best = add::template identity<ValueT>();
   for (int r = 0; r < K; ++r) {
-    const I c = top_col[r];
-    if (c == I(-1)) {
+    const IndexT c = top_col[r];
+    if (c == IndexT(-1)) {
       return true;
     }
     if (!sorted_contains(other_cols, other_n, c)) {
@@ -116,20 +118,20 @@ __device__ inline bool candidates_outside(const I* top_col, const V* top_val, of
 
 /// ⊕ of the one-sided products of the entries first, first + stride, ... below row_n of a row
 /// whose columns the other row does not store (one thread: stride 1; a warp: lane, 32).
-template <class D, class V, class I, bool Left>
-__device__ inline V scan_outside(const D& d, const I* row_cols, const V* row_vals, offset_t first,
-                                 offset_t row_n, offset_t stride, const I* other_cols,
-                                 offset_t other_n)
+template <class D, class ValueT, class IndexT, bool Left>
+__device__ inline ValueT scan_outside(const D& d, const IndexT* row_cols, const ValueT* row_vals,
+                                      offset_t first, offset_t row_n, offset_t stride,
+                                      const IndexT* other_cols, offset_t other_n)
 {
   using add = typename D::add_monoid;
-  V best = add::template identity<V>();
+  ValueT best = add::template identity<ValueT>();
   for (offset_t k = first; k < row_n; k += stride) {
     if (sorted_contains(other_cols, other_n, row_cols[k])) {
       continue;
     }
-    const V x = row_vals[k];
-    best = add{}(best, Left ? V(as_terms(d.template multiply<V>(x, V(0)))[0])
-                            : V(as_terms(d.template multiply<V>(V(0), x))[0]));
+    const ValueT x = row_vals[k];
+    best = add{}(best, Left ? ValueT(as_terms(d.template multiply<ValueT>(x, ValueT(0)))[0])
+                            : ValueT(as_terms(d.template multiply<ValueT>(ValueT(0), x))[0]));
   }
   return best;
 }
@@ -137,16 +139,17 @@ __device__ inline V scan_outside(const D& d, const I* row_cols, const V* row_val
 /// ⊕ over the entries of a row whose columns the other row does not store, of the one-sided
 /// product: the first of the row's K candidates missing from the other row, or a full scan when
 /// all K are present and the row has more.
-template <class D, class V, class I, bool Left>
-__device__ inline V best_outside(const D& d, const I* top_col, const V* top_val, const I* row_cols,
-                                 const V* row_vals, offset_t row_n, const I* other_cols,
-                                 offset_t other_n)
+template <class D, class ValueT, class IndexT, bool Left>
+__device__ inline ValueT best_outside(const D& d, const IndexT* top_col, const ValueT* top_val,
+                                      const IndexT* row_cols, const ValueT* row_vals,
+                                      offset_t row_n, const IndexT* other_cols, offset_t other_n)
 {
-  V best;
-  if (candidates_outside<D, V, I>(top_col, top_val, row_n, other_cols, other_n, best)) {
+  ValueT best;
+  if (candidates_outside<D, ValueT, IndexT>(top_col, top_val, row_n, other_cols, other_n, best)) {
     return best;
   }
-  return scan_outside<D, V, I, Left>(d, row_cols, row_vals, 0, row_n, 1, other_cols, other_n);
+  return scan_outside<D, ValueT, IndexT, Left>(d, row_cols, row_vals, 0, row_n, 1, other_cols,
+                                               other_n);
 }
 
 #endif  // __CUDACC__
