@@ -50,6 +50,20 @@ def command(line):
     return " ".join(words).replace(" ; ", "` and `")
 
 
+def new_plot():
+    """(plt, fig, ax) of a new figure for the GPU plots, or None without matplotlib."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib is not installed: no plot")
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    return plt, fig, ax
+
+
 def finish_plot(ax, fig, gpu_counts, ylabel, title, path, legend_size=8, legend_cols=1):
     """The frame both GPU plots share (GPUs on x, log time on y), saved to path."""
     ax.set_xticks(gpu_counts, [str(x) for x in gpu_counts])

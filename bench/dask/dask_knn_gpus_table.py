@@ -12,7 +12,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import command, finish_plot, write_section  # noqa: E402
+from common import command, finish_plot, new_plot, write_section  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "distributed.md")
 BEGIN, END = "<!-- dask_knn_gpus: begin -->", "<!-- dask_knn_gpus: end -->"
 KINDS = (("spira-kneighbors-part", "block pairs (GPU)"), ("spira-kneighbors-merge", "merges (CPU)"),
@@ -64,16 +64,31 @@ def tables(result):
     return "\n".join(head), "\n".join(parts)
 
 
-def plot(result, path):
-    try:
-        import matplotlib
-    except ImportError:
-        print("matplotlib is not installed: no plot")
-        return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def findings(result):
+    """The figures the prose beside the tables refers to, from the result."""
+    out = []
+    for c in result["cases"]:
+        one = statistics.median(c["single_gpu_times"])
+        ds = c["distributed"]
+        meds = [statistics.median(d["times"]) for d in ds]
+        out.append(f"- {c['rows']:,} rows: {ds[0]['gpus']} → {ds[-1]['gpus']} GPUs "
+                   f"{meds[0] / meds[-1]:.2f}× faster; {ds[-1]['gpus']} GPUs against one "
+                   f"`spira.kneighbors` call {one / meds[-1]:.2f}×; one worker against that call "
+                   f"{meds[0] / one:.2f}× the time.")
+    c = result["cases"][-1]
+    r = median_run(c["distributed"][0])
+    out.append(f"- {c['rows']:,} rows on one worker: block-pair tasks "
+               f"{r['compute_s'].get(KINDS[0][0], 0.0):.1f} s against "
+               f"{statistics.median(c['single_gpu_times']):.1f} s for the single call; merges "
+               f"{r['compute_s'].get(KINDS[1][0], 0.0):.1f} s.")
+    return "\n".join(out)
 
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+
+def plot(result, path):
+    made = new_plot()
+    if made is None:
+        return
+    plt, fig, ax = made
     for j, c in enumerate(result["cases"]):
         g = [d["gpus"] for d in c["distributed"]]
         t = [statistics.median(d["times"]) for d in c["distributed"]]
@@ -109,6 +124,10 @@ they exceed the wall time with several GPUs; "not in a task" is the wall time le
 transfers per worker: scheduling, the client, idle workers):
 
 {parts}
+
+The figures the text below refers to:
+
+{findings(result)}
 
 ![time against GPUs](bench-dask-gpus.png)
 {END}"""

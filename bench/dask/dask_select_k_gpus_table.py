@@ -13,7 +13,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import command, finish_plot, write_section  # noqa: E402
+from common import command, finish_plot, new_plot, write_section  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "distributed.md")
 BEGIN, END = "<!-- dask_select_k_gpus: begin -->", "<!-- dask_select_k_gpus: end -->"
 # Task stages of spira.dask.select_k, grouped as the docs name them.
@@ -79,17 +79,67 @@ def tables(result):
     return "\n".join(times), "\n".join(parts)
 
 
-def plot(result, path):
-    try:
-        import matplotlib
-    except ImportError:
-        print("matplotlib is not installed: no plot")
-        return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def findings(result):
+    """The figures the prose beside the tables refers to, from the result."""
+    ks, chunks = result["params"]["k"], result["params"]["chunks"]
+    big = result["cases"][-1]
+    singles = [single_ms(big, k) for k in ks if single_ms(big, k) is not None]
+    runs = [r for c in result["cases"] for d in c["distributed"] for r in d["runs"]
+            if not r["prune"]]
+    # At the largest n, without the threshold pass: the time in no task, and the selections'.
+    idle, selecting = [], []
+    for d in big["distributed"]:
+        for r in d["runs"]:
+            if not r["prune"]:
+                b = r["breakdown"]
+                busy = (sum(b["compute_s"].values()) + b["transfer_s"]) / d["gpus"]
+                idle.append(1e3 * (b["wall_s"] - busy))
+                selecting.append(1e3 * b["compute_s"].get("candidates", 0.0))
 
+    def span(xs, fmt="{:.0f}"):
+        return f"{fmt.format(min(xs))}-{fmt.format(max(xs))}"
+
+    def scaling(k):
+        return [run_of(c["distributed"][0], k, False)["median"] /
+                run_of(c["distributed"][-1], k, False)["median"] for c in result["cases"]]
+
+    small_k = [x for k in ks if k <= 2048 for x in scaling(k)]
+    one = big["distributed"][0]
+    per_chunk = {
+        "delegates": [1e3 * sum(run_of(one, k, True)["breakdown"]["compute_s"].get(s, 0.0)
+                                for s in ("delegates", "delegate-merge", "threshold")) / chunks
+                      for k in ks],
+        "pruned": [1e3 * run_of(one, k, True)["breakdown"]["compute_s"].get("candidates", 0.0)
+                   / chunks for k in ks],
+        "whole": [1e3 * run_of(one, k, False)["breakdown"]["compute_s"].get("candidates", 0.0)
+                  / chunks for k in ks],
+    }
+    out = []
+    if singles:
+        gbps = [4 * big["n"] / (t / 1e3) / 1e12 for t in singles]
+        out.append(f"- One `spira.select_k` call on 2^{log2(big['n'])} values: "
+                   f"{span(singles, '{:.1f}')} ms ({span(gbps, '{:.1f}')} TB/s read).")
+    out += [
+        f"- The distributed path (no threshold pass): {span([1e3 * r['median'] for r in runs])} ms "
+        f"over all cases; at 2^{log2(big['n'])}, {span(idle)} ms of a run is in no task, and the "
+        f"chunks' selections take {span(selecting)} ms summed over the workers.",
+        f"- {one['gpus']} → {big['distributed'][-1]['gpus']} GPUs: "
+        f"{span(small_k, '{:.2f}')}× for k up to 2,048, "
+        f"{span(scaling(max(ks)), '{:.2f}')}× for k = {max(ks):,}.",
+        f"- Per chunk on one GPU at 2^{log2(big['n'])}: the threshold pass "
+        f"{span(per_chunk['delegates'], '{:.1f}')} ms, the pruned selection (compaction and "
+        f"selection) {span(per_chunk['pruned'], '{:.1f}')} ms, the whole chunk's selection without "
+        f"it {span(per_chunk['whole'], '{:.1f}')} ms.",
+    ]
+    return "\n".join(out)
+
+
+def plot(result, path):
+    made = new_plot()
+    if made is None:
+        return
+    plt, fig, ax = made
     k = result["params"]["k"][len(result["params"]["k"]) // 2]
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for j, c in enumerate(result["cases"]):
         g = [d["gpus"] for d in c["distributed"]]
         t = [1e3 * run_of(d, k, False)["median"] for d in c["distributed"]]
@@ -127,6 +177,10 @@ the workers; "not in a task" is the wall time less the tasks and transfers per w
 scheduling, the client, idle workers):
 
 {parts}
+
+The figures the text below refers to:
+
+{findings(result)}
 
 ![time against GPUs](bench-dask-select-gpus.png)
 {END}"""

@@ -11,7 +11,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import command, write_section  # noqa: E402
+from common import command, new_plot, write_section  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "distributed.md")
 BEGIN, END = "<!-- dask_select_k: begin -->", "<!-- dask_select_k: end -->"
@@ -68,18 +68,13 @@ def tables(result):
 
 
 def plot(result, path):
-    try:
-        import matplotlib
-    except ImportError:
-        print("matplotlib is not installed: no plot")
+    made = new_plot()
+    if made is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt, fig, ax = made
     rows = result["rows"]
     ks = sorted({r["k"] for r in rows})
     k = ks[len(ks) // 2]
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for j, n in enumerate(sorted({r["n"] for r in rows})):
         pts = sorted((r["workers"], r["median"]) for r in rows
                      if r["n"] == n and r["k"] == k and r["workers"] > 0 and not r["gpu"]

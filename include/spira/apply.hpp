@@ -38,7 +38,6 @@ template <class Accum, class Op, class ValueT, class IndexT>
     const Op& op, csr_view<ValueT, IndexT> a, const descriptor& options = {})
 {
   using T = detail::host_compute_t;
-  detail::check_accumulator<Accum>("spira::apply");
   static_assert(std::is_invocable_r_v<T, const Op&, T>, "spira::apply: op must be op(value)");
   std::optional<csr_matrix<ValueT, IndexT>> at;
   a = detail::unary_operand(res, "spira::apply", a, c, mask, options, at);
@@ -56,7 +55,6 @@ template <class Accum, class Op, class ValueT, class IndexT>
     const Op& op, csr_view<ValueT, IndexT> a, const descriptor& options = {})
 {
   using T = detail::host_compute_t;
-  detail::check_accumulator<Accum>("spira::apply_index");
   static_assert(std::is_invocable_r_v<T, const Op&, T, std::int64_t, std::int64_t>,
                 "spira::apply_index: op must be op(value, row, col)");
   std::optional<csr_matrix<ValueT, IndexT>> at;
@@ -74,7 +72,6 @@ template <class Accum, class ValueT, class IndexT>
     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
     csr_view<ValueT, IndexT> a, const descriptor& options = {})
 {
-  detail::check_accumulator<Accum>("spira::transpose");
   descriptor o = options;
   o.transpose_a = !o.transpose_a;  // T = op(A)ᵀ
   std::optional<csr_matrix<ValueT, IndexT>> at;
@@ -93,7 +90,6 @@ template <class Accum, class ValueT, class IndexT>
     std::optional<std::span<const std::int64_t>> cols, const descriptor& options = {})
 {
   const char* op = "spira::extract";
-  detail::check_accumulator<Accum>(op);
   detail::require_host_space(a.space, op, "A");
   validate(res, a, csr_check::canonical, "spira::extract: A");
   std::optional<csr_matrix<ValueT, IndexT>> at;

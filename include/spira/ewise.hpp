@@ -85,7 +85,6 @@ csr_matrix<ValueT, IndexT> ewise(const host_resources& res, const char* op_name,
                                  const descriptor& o)
 {
   using T = host_compute_t;
-  check_accumulator<Accum>(op_name);
   static_assert(std::is_invocable_r_v<T, const Op&, T, T>,
                 "the element-wise operator must be callable as op(a, b)");
   const std::string name(op_name);

@@ -98,7 +98,6 @@ template <class Accum, class Pred, class ValueT, class IndexT>
     const Pred& pred, csr_view<ValueT, IndexT> a, const descriptor& options = {})
 {
   using T = detail::host_compute_t;
-  detail::check_accumulator<Accum>("spira::select");
   static_assert(std::is_invocable_r_v<bool, const Pred&, T, std::int64_t, std::int64_t>,
                 "spira::select: pred must be callable as pred(value, row, col) -> bool");
   std::optional<csr_matrix<ValueT, IndexT>> at;
@@ -116,7 +115,6 @@ template <class Accum, class ValueT, class IndexT>
     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
     csr_view<ValueT, IndexT> a, std::int64_t k, select_order order, const descriptor& options = {})
 {
-  detail::check_accumulator<Accum>("spira::select_top_k");
   detail::expects(k >= 1, "spira::select_top_k: k = ", k, " must be at least 1");
   std::optional<csr_matrix<ValueT, IndexT>> at;
   a = detail::unary_operand(res, "spira::select_top_k", a, c, mask, options, at);

@@ -27,9 +27,9 @@ constexpr std::size_t default_cuda_block_bytes = std::size_t{1} << 30;
 /// on CUDA: each block transposes B again, and on CUDA ends with a synchronisation).
 std::int64_t progress_block_rows(std::int64_t rows, bool cuda)
 {
-  return std::max(
-      (rows + detail::knn_policy::progress_steps - 1) / detail::knn_policy::progress_steps,
-      cuda ? detail::knn_policy::cuda_progress_min_rows : detail::knn_policy::progress_min_rows);
+  using policy = detail::knn_policy;
+  return policy::progress_rows(rows,
+                               cuda ? policy::cuda_progress_min_rows : policy::progress_min_rows);
 }
 
 template <class ValueT, class IndexT>

@@ -167,6 +167,8 @@ nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>&
 /// returns (indptr, indices, data) of the canonical result, owning its memory.
 nb::tuple graph_union_py(const nb::tuple& g, const std::string& which)
 {
+  detail::expects(which == "symmetrize" || which == "fuzzy_union",
+                  "graph_union: which must be 'symmetrize' or 'fuzzy_union', got '", which, "'");
   const csr_input m = csr_of(g, "G");
   detail::expects(!m.on_device() && !m.value64 && m.index64,
                   "G: expected a float32 CSR matrix with int64 indices in host memory");

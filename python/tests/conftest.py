@@ -3,6 +3,7 @@
 
 import ctypes
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -195,3 +196,24 @@ def arm_to_die(block, marker, victim, after, block_info=None):
     if block_info[0]["chunk-location"][0] == victim:
         return DieOnce(block, marker, after)
     return block
+
+
+def compute_while_a_worker_dies(client, marker, *lazy):
+    """dask.compute(*lazy) on `client`, with a chunk armed by arm_to_die(..., marker, ...): checks
+    that a worker did die and that its nanny started another; returns the results, the task
+    stream's records and the time the worker died."""
+    import cloudpickle
+    import dask
+    import distributed
+
+    before = set(client.scheduler_info()["workers"])
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import us
+    try:
+        with distributed.get_task_stream(client) as stream:
+            got = dask.compute(*lazy)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert os.path.exists(marker)  # a worker did die
+    client.wait_for_workers(len(before), timeout=60)
+    assert set(client.scheduler_info()["workers"]) != before  # the nanny started a new one
+    return got, stream.data, os.path.getmtime(marker)

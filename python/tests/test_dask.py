@@ -18,10 +18,9 @@ import scipy.sparse as sp
 
 da = pytest.importorskip("dask.array", reason="spira.dask needs dask[array]")
 distributed = pytest.importorskip("distributed", reason="the tests need dask.distributed")
-import cloudpickle  # noqa: E402  (a dependency of distributed)
 import dask  # noqa: E402
 
-from conftest import arm_to_die  # noqa: E402
+from conftest import arm_to_die, compute_while_a_worker_dies  # noqa: E402
 
 import spira  # noqa: E402
 import spira.dask  # noqa: E402
@@ -300,23 +299,13 @@ def test_bad_data_raises_when_computed(client, points):
 
 
 def test_worker_killed_during_the_run(client, points, tmp_path):
-    cloudpickle.register_pickle_by_value(sys.modules[arm_to_die.__module__])
-    try:
-        marker = str(tmp_path / "died")
-        dense = points.toarray()
-        X = da.from_array(dense, chunks=((40,) * 6, 24))
-        X = X.map_blocks(arm_to_die, marker, 5, 4, dtype=dense.dtype, meta=np.empty((0, 0)))
-        before = set(client.scheduler_info()["workers"])
-        d, i = spira.dask.kneighbors(X, n_neighbors=10, metric="cosine")
-        with distributed.get_task_stream(client) as stream:
-            got = dask.compute(d, i)
-    finally:
-        cloudpickle.unregister_pickle_by_value(sys.modules[arm_to_die.__module__])
-    assert os.path.exists(marker)  # a worker did die...
-    died = os.path.getmtime(marker)
-    parts = [t for t in stream.data if "-part" in str(t["key"])]
-    assert any(t["startstops"][-1]["stop"] < died for t in parts)  # ...after tasks had run
+    marker = str(tmp_path / "died")
+    dense = points.toarray()
+    X = da.from_array(dense, chunks=((40,) * 6, 24))
+    X = X.map_blocks(arm_to_die, marker, 5, 4, dtype=dense.dtype, meta=np.empty((0, 0)))
+    got, stream, died = compute_while_a_worker_dies(
+        client, marker, *spira.dask.kneighbors(X, n_neighbors=10, metric="cosine"))
+    parts = [t for t in stream if "-part" in str(t["key"])]
+    assert any(t["startstops"][-1]["stop"] < died for t in parts)  # the worker died after tasks ran
     assert len(parts) < 2 * 36  # only what the dead worker ran or held is computed again
     assert_identical(got, spira.kneighbors(dense, n_neighbors=10, metric="cosine"))
-    client.wait_for_workers(2, timeout=60)
-    assert set(client.scheduler_info()["workers"]) != before  # the nanny started a new one

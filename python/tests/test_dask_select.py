@@ -5,18 +5,15 @@ to the length, several chunkings (chunks of one element, uneven ones), both dire
 unsorted, with and without the threshold pass; what the threshold pass prunes; row blocks and
 column blocks of a matrix; errors; and a worker process killed during the run."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
 
 da = pytest.importorskip("dask.array", reason="spira.dask needs dask[array]")
 distributed = pytest.importorskip("distributed", reason="the tests need dask.distributed")
-import cloudpickle  # noqa: E402  (a dependency of distributed)
 import dask  # noqa: E402
 
-from conftest import arm_to_die  # noqa: E402
+from conftest import arm_to_die, compute_while_a_worker_dies  # noqa: E402
 
 import spira  # noqa: E402
 import spira.dask  # noqa: E402
@@ -200,25 +197,14 @@ def test_argument_errors():
 
 
 def test_worker_killed_during_the_run(client, tmp_path):
-    cloudpickle.register_pickle_by_value(sys.modules[arm_to_die.__module__])
-    try:
-        marker = str(tmp_path / "died")
-        v = tied_vector(60_000, 7)
-        x = da.from_array(v, chunks=5000)
-        x = x.map_blocks(arm_to_die, marker, 11, 2, dtype=v.dtype, meta=np.empty((0,)))
-        assert delegate_group(60_000, 100) is not None  # the chunk is read twice
-        before = set(client.scheduler_info()["workers"])
-        values, indices = spira.dask.select_k(x, 100)
-        with distributed.get_task_stream(client) as stream:
-            got = dask.compute(values, indices)
-    finally:
-        cloudpickle.unregister_pickle_by_value(sys.modules[arm_to_die.__module__])
-    assert os.path.exists(marker)  # a worker did die...
-    died = os.path.getmtime(marker)
-    tasks = [t for t in stream.data if "-candidates" in str(t["key"])]
-    passes = [t for t in stream.data if "-delegates" in str(t["key"])]
-    assert any(t["startstops"][-1]["stop"] < died for t in passes)  # ...after tasks had run
+    marker = str(tmp_path / "died")
+    v = tied_vector(60_000, 7)
+    x = da.from_array(v, chunks=5000)
+    x = x.map_blocks(arm_to_die, marker, 11, 2, dtype=v.dtype, meta=np.empty((0,)))
+    assert delegate_group(60_000, 100) is not None  # the chunk is read twice
+    got, stream, died = compute_while_a_worker_dies(client, marker, *spira.dask.select_k(x, 100))
+    tasks = [t for t in stream if "-candidates" in str(t["key"])]
+    passes = [t for t in stream if "-delegates" in str(t["key"])]
+    assert any(t["startstops"][-1]["stop"] < died for t in passes)  # died after tasks ran
     assert len(tasks) < 2 * 12  # only what the dead worker ran or held is computed again
     assert_identical(got, spira.select_k(v, 100))
-    client.wait_for_workers(2, timeout=60)
-    assert set(client.scheduler_info()["workers"]) != before  # the nanny started a new one

@@ -29,20 +29,29 @@ TYPED_TEST(select_graphblas, every_index_unary_predicate)
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
   using namespace select_ops;
-  const auto by_index = [](auto pred, GrB_IndexUnaryOp gop, std::int64_t thunk, const char* what) {
+  // pred against GrB_select with gop and the thunk (an int64 for the index predicates, a double
+  // for the value ones), accumulating with acc / gacc.
+  const auto check = [](auto pred, GrB_IndexUnaryOp gop, auto thunk, auto acc, GrB_BinaryOp gacc,
+                        const char* what) {
     sweep_unary<V, I>(
         33, 47, 33, 47,
         [&](const sweep_case& k, grb_case& g, GrB_Matrix ga) {
-          SPIRA_GRB_OK(GrB_Matrix_select_INT64(g.c, g.mask, k.accumulate ? GrB_PLUS_FP64 : nullptr,
-                                               gop, ga, thunk, g.desc));
+          GrB_BinaryOp accum = k.accumulate ? gacc : nullptr;
+          if constexpr (std::is_same_v<decltype(thunk), double>) {
+            SPIRA_GRB_OK(GrB_Matrix_select_FP64(g.c, g.mask, accum, gop, ga, thunk, g.desc));
+          } else {
+            SPIRA_GRB_OK(GrB_Matrix_select_INT64(g.c, g.mask, accum, gop, ga, thunk, g.desc));
+          }
         },
         [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
-          return k.accumulate ? select(host_resources{}, k.c_of(c), k.mask_of(m), plus_monoid{},
-                                       pred, a, k.desc())
-                              : select(host_resources{}, k.c_of(c), k.mask_of(m), no_accumulator{},
-                                       pred, a, k.desc());
+          return with_accum(k, acc, [&](const auto& accum) {
+            return select(host_resources{}, k.c_of(c), k.mask_of(m), accum, pred, a, k.desc());
+          });
         },
         what);
+  };
+  const auto by_index = [&](auto pred, GrB_IndexUnaryOp gop, std::int64_t thunk, const char* what) {
+    check(pred, gop, thunk, plus_monoid{}, GrB_PLUS_FP64, what);
   };
   by_index(tril{-2}, GrB_TRIL, -2, "tril");
   by_index(triu{3}, GrB_TRIU, 3, "triu");
@@ -52,20 +61,8 @@ TYPED_TEST(select_graphblas, every_index_unary_predicate)
   by_index(row_gt{5}, GrB_ROWGT, 5, "row_gt");
   by_index(col_le{20}, GrB_COLLE, 20, "col_le");
   by_index(col_gt{7}, GrB_COLGT, 7, "col_gt");
-  const auto by_value = [](auto pred, GrB_IndexUnaryOp gop, double thunk, const char* what) {
-    sweep_unary<V, I>(
-        33, 47, 33, 47,
-        [&](const sweep_case& k, grb_case& g, GrB_Matrix ga) {
-          SPIRA_GRB_OK(GrB_Matrix_select_FP64(g.c, g.mask, k.accumulate ? GrB_MIN_FP64 : nullptr,
-                                              gop, ga, thunk, g.desc));
-        },
-        [&](const sweep_case& k, csr_view<V, I> a, csr_view<V, I> c, csr_view<V, I> m) {
-          return k.accumulate ? select(host_resources{}, k.c_of(c), k.mask_of(m), min_monoid{},
-                                       pred, a, k.desc())
-                              : select(host_resources{}, k.c_of(c), k.mask_of(m), no_accumulator{},
-                                       pred, a, k.desc());
-        },
-        what);
+  const auto by_value = [&](auto pred, GrB_IndexUnaryOp gop, double thunk, const char* what) {
+    check(pred, gop, thunk, min_monoid{}, GrB_MIN_FP64, what);
   };
   by_value(value_eq{2}, GrB_VALUEEQ_FP64, 2, "value_eq");
   by_value(value_ne{2}, GrB_VALUENE_FP64, 2, "value_ne");
@@ -75,17 +72,18 @@ TYPED_TEST(select_graphblas, every_index_unary_predicate)
   by_value(value_le{2}, GrB_VALUELE_FP64, 2, "value_le");
 }
 
-/// The k best entries of each row of op(A) by a full sort: (value, then smaller column).
+/// The k best entries of each row of a rows x cols matrix given by its entries, by a full sort:
+/// (value, then the smaller column).
 template <class V, class I>
-csr_matrix<V, I> naive_top_k(csr_view<V, I> a, bool transposed, std::int64_t k, bool largest)
+csr_matrix<V, I> naive_top_k(const entry_list& e, std::int64_t rows, std::int64_t cols,
+                             std::int64_t k, bool largest)
 {
-  std::int64_t rows = transposed ? a.cols : a.rows;
   std::vector<std::vector<std::pair<std::int64_t, double>>> r(static_cast<std::size_t>(rows));
-  for (const auto& [i, j, v] : entries_of(a)) {
-    r[std::size_t(transposed ? j : i)].emplace_back(transposed ? i : j, v);
+  for (const auto& [i, j, v] : e) {
+    r[std::size_t(i)].emplace_back(j, v);
   }
   std::vector<offset_t> ptr{0};
-  std::vector<I> cols;
+  std::vector<I> idx;
   std::vector<V> vals;
   for (auto& row : r) {
     std::sort(row.begin(), row.end(), [&](const auto& x, const auto& y) {
@@ -97,13 +95,12 @@ csr_matrix<V, I> naive_top_k(csr_view<V, I> a, bool transposed, std::int64_t k, 
     row.resize(std::min<std::size_t>(row.size(), std::size_t(k)));
     std::sort(row.begin(), row.end());
     for (const auto& [j, v] : row) {
-      cols.push_back(I(j));
+      idx.push_back(I(j));
       vals.push_back(V(v));
     }
-    ptr.push_back(offset_t(cols.size()));
+    ptr.push_back(offset_t(idx.size()));
   }
-  return make_csr<V, I>(host_resources{}, rows, transposed ? a.rows : a.cols, ptr, cols, vals,
-                        csr_check::canonical);
+  return make_csr<V, I>(host_resources{}, rows, cols, ptr, idx, vals, csr_check::canonical);
 }
 
 TYPED_TEST(select_graphblas, top_k_per_row_with_ties)
@@ -115,27 +112,19 @@ TYPED_TEST(select_graphblas, top_k_per_row_with_ties)
       sweep_unary<V, I>(
           33, 47, 33, 47,
           [&](const sweep_case& k, grb_case& g, GrB_Matrix ga) {
-            csr_matrix<V, I> a(host_resources{}, 0, 0, 0);
-            GrB_Index nr = 0, nc = 0, nv = 0;
+            // The oracle's op(A): A's entries, swapped when the descriptor transposes it.
+            GrB_Index nr = 0, nc = 0;
             SPIRA_GRB_OK(GrB_Matrix_nrows(&nr, ga));
             SPIRA_GRB_OK(GrB_Matrix_ncols(&nc, ga));
-            SPIRA_GRB_OK(GrB_Matrix_nvals(&nv, ga));
             entry_list e;
             grb_entries(ga, GrB_FP64, &e);
-            std::vector<offset_t> ptr(nr + 1, 0);
-            std::vector<I> cols;
-            std::vector<V> vals;
-            for (const auto& [i, j, v] : e) {
-              ++ptr[std::size_t(i) + 1];
-              cols.push_back(I(j));
-              vals.push_back(V(v));
+            if (k.transpose_a) {
+              for (auto& [i, j, v] : e) {
+                std::swap(i, j);
+              }
+              std::swap(nr, nc);
             }
-            for (GrB_Index i = 0; i < nr; ++i) {
-              ptr[i + 1] += ptr[i];
-            }
-            const auto src = make_csr<V, I>(host_resources{}, std::int64_t(nr), std::int64_t(nc),
-                                            ptr, cols, vals, csr_check::canonical);
-            const auto want = naive_top_k(src.view(), k.transpose_a, kk, largest);
+            const auto want = naive_top_k<V, I>(e, std::int64_t(nr), std::int64_t(nc), kk, largest);
             GrB_Matrix gt = nullptr;
             make_grb(want.view(), GrB_FP64, &gt);
             // The descriptor's transpose applied to A already: none for the identity's input.

@@ -95,9 +95,7 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   // One launch for all rows, or chunks of many waves of blocks when progress is wanted.
   const std::int64_t chunk =
-      progress ? std::max<std::int64_t>(
-                     (queries.rows + knn_policy::progress_steps - 1) / knn_policy::progress_steps,
-                     knn_policy::cuda_progress_min_rows)
+      progress ? knn_policy::progress_rows(queries.rows, knn_policy::cuda_progress_min_rows)
                : queries.rows;
   detail::knn_deferred_queue<D, ValueT, IndexT> deferred(res, std::min(chunk, queries.rows));
   const auto run_rows = [&](const auto& again, std::int64_t r0, std::int64_t r1) -> void {

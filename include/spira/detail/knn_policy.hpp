@@ -47,6 +47,13 @@ struct knn_policy {
   /// Python binding's call, which passes a Ctrl-C callback, took 1.37x the plain C++ call for
   /// 20newsgroups' cosine graph on an H200).
   static constexpr std::int64_t cuda_progress_min_rows = 8192;
+
+  /// Rows per step of a call of `rows` rows with a progress callback: about 1 / progress_steps
+  /// of them, at least `min_rows` (progress_min_rows on the host, cuda_progress_min_rows on CUDA).
+  static constexpr std::int64_t progress_rows(std::int64_t rows, std::int64_t min_rows)
+  {
+    return std::max((rows + progress_steps - 1) / progress_steps, min_rows);
+  }
 };
 
 /// knn_params::memory_budget, or the backend's default.
@@ -99,8 +106,7 @@ inline knn_tiling plan_knn_tiles(std::size_t budget, std::int64_t n_q, std::int6
                            " bytes is too small for one query against ", ti,
                            " index rows; raise knn_params::memory_budget");
     if (params.progress) {
-      const std::int64_t step = (n_q + policy::progress_steps - 1) / policy::progress_steps;
-      tq = std::min(tq, std::max(step, progress_min_rows));
+      tq = std::min(tq, policy::progress_rows(n_q, progress_min_rows));
     }
   }
   return {std::min(tq, std::max<std::int64_t>(n_q, 1)), ti};

@@ -22,17 +22,6 @@
 
 namespace spira::detail {
 
-/// accum is no_accumulator or callable as accum(c, t) on the compute type (a static_assert).
-template <class Accum>
-constexpr void check_accumulator(const char* op)
-{
-  (void)op;
-  static_assert(
-      std::is_same_v<Accum, no_accumulator> ||
-          std::is_invocable_r_v<host_compute_t, const Accum&, host_compute_t, host_compute_t>,
-      "accum must be spira::no_accumulator or callable as accum(c, t)");
-}
-
 /// C and the mask: host memory, canonical, rows x cols (`shape` names the result's operands, as
 /// "A B" or "Aᵀ"). `op` is the operation's name in messages.
 template <class ValueT, class IndexT>
@@ -65,6 +54,8 @@ void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, st
 {
   using T = host_compute_t;
   constexpr bool accumulate = !std::is_same_v<Accum, no_accumulator>;
+  static_assert(!accumulate || std::is_invocable_r_v<T, const Accum&, T, T>,
+                "accum must be spira::no_accumulator or callable as accum(c, t)");
   constexpr std::int64_t end = std::numeric_limits<std::int64_t>::max();
   offset_t pc = c ? c->row_ptr[i] : 0;
   const offset_t c_end = c ? c->row_ptr[i + 1] : 0;

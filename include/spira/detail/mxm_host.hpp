@@ -144,7 +144,6 @@ csr_matrix<ValueT, IndexT> mxm_host(
                 "spira::mxm: the semiring must be annihilating (a NAMM's product of sparse "
                 "matrices is dense)");
   static_assert(traits::num_terms == 1, "spira::mxm: the semiring must have a single term");
-  check_accumulator<Accum>("spira::mxm");
   const char* op = "spira::mxm";
   require_host_space(a.space, op, "A");
   require_host_space(b.space, op, "B");
