@@ -8,7 +8,7 @@ metric, interleaved, median of --repeats runs each:
   core_main    the same from the main thread: the binding passes its Ctrl-C callback
   public       spira.kneighbors(X): the package's input checks and conversions too
 
-core_thread - cpp is the binding's own cost (argument checks, result arrays); core_main -
+The three Python variants are interleaved. core_thread - cpp is the binding's own cost (argument checks, result arrays); core_main -
 core_thread what the Ctrl-C callback costs the library's schedule; public - core_main the
 Python-side input handling. Prints one JSON line per case; --out writes them all.
 
@@ -32,13 +32,16 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "common"))
 from datasets import DATASETS, load_csr  # noqa: E402
 
 
-def median_ms(fn, repeats):
-    times = []
+def medians_ms(fns, repeats):
+    """Median time of each of `fns` (name -> callable), called in turn `repeats` times: the
+    variants are interleaved, so that a drift of the machine's speed shifts them all alike."""
+    times = {name: [] for name in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * float(np.median(times))
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: 1e3 * float(np.median(t)) for name, t in times.items()}
 
 
 def in_thread(fn, pool):
@@ -93,9 +96,8 @@ def main():
                 cpp = json.loads(run.stdout.strip().splitlines()[-1])["median_ms"]
                 rec = dict(dataset=label, rows=x.shape[0], nnz=int(x.nnz), metric=metric,
                            device=args.device, cpp=cpp,
-                           core_thread=median_ms(in_thread(core, pool), args.repeats),
-                           core_main=median_ms(core, args.repeats),
-                           public=median_ms(public, args.repeats))
+                           **medians_ms(dict(core_thread=in_thread(core, pool), core_main=core,
+                                             public=public), args.repeats))
                 rows.append(rec)
                 print(json.dumps(rec), flush=True)
     if args.out:

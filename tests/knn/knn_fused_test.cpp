@@ -14,6 +14,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 namespace spira {
@@ -234,12 +235,13 @@ void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
   }
 }
 
-/// With a progress callback the rows run in several launches; the result is the same.
-TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
+/// With a progress callback the one launch reports while it runs, in order, up to every row; the
+/// result is the same.
+TEST(KnnFused, ProgressGivesTheSameGraph)
 {
   SPIRA_SKIP_WITHOUT_GPU();
   test::random_options o;
-  o.rows = 40000;  // above four launches of knn_policy::cuda_progress_min_rows rows
+  o.rows = 40000;
   o.cols = 500;
   o.mean_degree = 6;
   const auto index = test::random_csr<float, std::int32_t>(o);
@@ -253,13 +255,14 @@ TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
     done.push_back(finished);
   };
   const auto chunked = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
-  ASSERT_GE(done.size(), 2u);
+  ASSERT_GE(done.size(), 1u);
+  EXPECT_LE(done.size(), std::size_t(detail::knn_policy::progress_steps) + 1);
   EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
       << "progress must increase strictly";
   EXPECT_EQ(done.back(), o.rows);
   expect_same_graph_up_to_rounding(whole, chunked);
 
-  // Fewer query rows than one chunk: one launch, one report.
+  // A few query rows: one report, at the end.
   test::random_options qo = o;
   qo.rows = 37;
   qo.seed = o.seed + 1;
@@ -275,6 +278,36 @@ TEST(KnnFused, ProgressInChunksGivesTheSameGraph)
   p.progress = nullptr;
   const auto few_whole = knn_graph(cuda_resources{}, index.view(), queries.view(), p);
   expect_same_graph_up_to_rounding(few, few_whole);
+}
+
+/// A progress callback that throws ends the call with its exception (the launch is stopped or has
+/// ended, nothing is left queued), and the next call gives the whole graph.
+TEST(KnnFused, ProgressThatThrowsEndsTheCall)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  test::random_options o;
+  o.rows = 60000;
+  o.cols = 400;
+  o.mean_degree = 12;
+  const auto index = test::random_csr<float, std::int32_t>(o);
+  knn_params p{.k = 10, .metric = metric::cosine};
+  p.algo = knn_algo::fused;
+  p.strategy = pairwise_strategy::intersection;
+  struct stop_now : std::runtime_error {
+    stop_now() : std::runtime_error("stop") {}
+  };
+  int calls = 0;
+  p.progress = [&](std::int64_t, std::int64_t) {
+    ++calls;
+    throw stop_now{};
+  };
+  EXPECT_THROW((void)knn_graph(cuda_resources{}, index.view(), std::nullopt, p), stop_now);
+  EXPECT_EQ(calls, 1);
+  p.progress = nullptr;
+  const auto whole = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+  synchronize(cuda_resources{});
+  const auto again = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+  expect_same_graph_up_to_rounding(whole, again);
 }
 
 TEST(KnnFused, ArgumentErrors)

@@ -93,11 +93,14 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
   const auto kernel = detail::knn_fused_kernel<D, ValueT, IndexT>;
   SPIRA_CUDA_TRY(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  // One launch for all rows, or chunks of many waves of blocks when progress is wanted.
-  const std::int64_t chunk =
-      progress ? knn_policy::progress_rows(queries.rows, knn_policy::cuda_progress_min_rows)
-               : queries.rows;
-  detail::knn_deferred_queue<D, ValueT, IndexT> deferred(res, std::min(chunk, queries.rows));
+  // One launch for all rows; with a progress callback the calling thread follows it (reports and
+  // a stop when the callback throws) instead of splitting it.
+  detail::knn_deferred_queue<D, ValueT, IndexT> deferred(res, queries.rows);
+  std::optional<detail::launch_progress> watch;
+  if (progress) {
+    watch.emplace(res);
+    s.watch = watch->device();
+  }
   const auto run_rows = [&](const auto& again, std::int64_t r0, std::int64_t r1) -> void {
     s.row_begin = r0;
     s.row_end = r1;
@@ -106,23 +109,25 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
         unsigned(std::min<std::int64_t>(r1 - r0, std::numeric_limits<int>::max()));
     kernel<<<grid, cuda_pairwise_policy::intersection_threads, shared, res.stream>>>(setup.args, s);
     SPIRA_CHECK_LAUNCH();
+    if (s.watch != nullptr) {
+      watch->follow(queries.rows, progress);
+      s.watch = nullptr;  // rows launched again below are neither counted nor stopped
+    }
     // Rows whose queued pairs overflowed the queue run again in groups that fit it.
     for (const auto& [g0, g1] : deferred.resolve(setup.args, s, ctx.sms)) {
       again(again, g0, g1);
     }
   };
-  for (std::int64_t r0 = 0; r0 < queries.rows; r0 += chunk) {
-    run_rows(run_rows, r0, std::min(queries.rows, r0 + chunk));
-    if (progress) {
-      SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
-      progress(std::min(queries.rows, r0 + chunk), queries.rows);
-    }
-  }
+  run_rows(run_rows, 0, queries.rows);
   if (untrusted) {
     knn_self_direct_kernel<D, ValueT, IndexT>
         <<<elementwise_grid(queries.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
            res.stream>>>(setup.args, queries.rows, untrusted->data(), self_values);
     SPIRA_CHECK_LAUNCH();
+  }
+  if (progress) {
+    SPIRA_CUDA_TRY(cudaStreamSynchronize(res.stream));
+    progress(queries.rows, queries.rows);
   }
   // The setup's buffers are released stream-ordered when it goes out of scope.
 }
@@ -136,8 +141,10 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
 /// exclude_self (queries == index), index row i is skipped for query row i. out_values and
 /// out_indices: rows(queries) x k, device, contiguous; each row sorted best first (value, then
 /// index; NaN last); a row with fewer than k candidates is padded with index -1 and +-inf.
-/// Queued on res.stream. With a `progress` callback the query rows run in about 20 launches, each
-/// followed by a stream synchronisation and progress(rows done, rows).
+/// Queued on res.stream. With a `progress` callback the call waits for its end, calling
+/// progress(rows done, rows) about knn_policy::progress_steps times while the one launch runs and
+/// once at the end; when progress throws, the rows not yet begun are skipped and the exception
+/// propagates (spira/cuda/detail/launch_progress.cuh).
 template <class D, class ValueT, class IndexT>
 void knn_fused(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
                csr_view<ValueT, IndexT> index, const D& d, std::int64_t k, bool largest,

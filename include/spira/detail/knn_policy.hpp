@@ -41,11 +41,12 @@ struct knn_policy {
   static constexpr std::int64_t progress_steps = 20;
   /// ...but never host tiles of fewer query rows than this...
   static constexpr std::int64_t progress_min_rows = 256;
-  /// ...nor CUDA query tiles or fused launches of fewer than this: each is followed by a stream
-  /// synchronisation, so each waits for its slowest row and drains the GPU; about 64 blocks (one
-  /// per query row) per multiprocessor of an H100 keeps that tail to a few percent (with 16, the
-  /// Python binding's call, which passes a Ctrl-C callback, took 1.37x the plain C++ call for
-  /// 20newsgroups' cosine graph on an H200).
+  /// ...nor CUDA query tiles (and the Python binding's blocks of pairwise rows) of fewer than
+  /// this: each is followed by a stream synchronisation, so each waits for its slowest row and
+  /// drains the GPU. The fused k-NN is not split at all (its one launch reports while it runs,
+  /// spira/cuda/detail/launch_progress.cuh): split into launches of 8,192 rows, the Python
+  /// binding's call, which passes a Ctrl-C callback, took 1.18x the plain C++ call for
+  /// 20newsgroups' cosine graph on an H100 (1.37x with 2,048-row launches on an H200).
   static constexpr std::int64_t cuda_progress_min_rows = 8192;
 
   /// Rows per step of a call of `rows` rows with a progress callback: about 1 / progress_steps

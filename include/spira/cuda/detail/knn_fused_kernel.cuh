@@ -4,6 +4,7 @@
 // the design.
 #pragma once
 
+#include <spira/cuda/detail/launch_progress.cuh>
 #include <spira/cuda/pairwise.cuh>
 #include <spira/detail/knn_policy.hpp>
 #include <spira/knn.hpp>
@@ -60,6 +61,7 @@ struct knn_fused_select {
   void* out_values;                 ///< rows_a x k, ValueT
   std::int64_t* out_indices;
   knn_deferred deferred;
+  launch_progress_state* watch;  ///< rows counted and a stop flag read (nullptr: neither)
 };
 
 #if defined(__CUDACC__)
@@ -177,6 +179,9 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
   }
 
   for (std::int64_t i = s.row_begin + blockIdx.x; i < s.row_end; i += gridDim.x) {
+    if (!launch_progress_row_begins(s.watch)) {
+      return;
+    }
     int have = 0;
     int count = 0;
     for (std::int64_t j0 = 0; j0 < p.rows_b; j0 += p.tile_cols) {
@@ -233,6 +238,9 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
     }
     knn_write_row(vals, idx, s, i, have);
     __syncthreads();
+    if (threadIdx.x == 0) {
+      launch_progress_row_done(s.watch);
+    }
   }
 }
 
