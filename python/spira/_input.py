@@ -69,7 +69,16 @@ def canonical_sparse(X, dtype):
 
 
 def _check_finite(data, name):
-    if data.size and not np.isfinite(data).all():
+    if not data.size:
+        return
+    # First one pass that makes no array as large as the data (np.isfinite would, and where page
+    # faults are dear that costs more than the pass): a sum of squares is finite exactly when every
+    # value is, unless it overflows (values beyond about 1e19 in float32), where the exact test
+    # decides.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.dot(data, data)):
+            return
+    if not np.isfinite(data).all():
         what = "NaN" if np.isnan(data).any() else "infinity"
         raise ValueError(f"Input {name} contains {what}; spira needs finite values")
 
