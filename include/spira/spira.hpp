@@ -19,8 +19,10 @@
 #include <spira/matrix.hpp>
 #include <spira/memory.hpp>
 #include <spira/mxm.hpp>
+#include <spira/mxv.hpp>
 #include <spira/ops.hpp>
 #include <spira/resources.hpp>
 #include <spira/select.hpp>
 #include <spira/select_k.hpp>
 #include <spira/semiring.hpp>
+#include <spira/vector.hpp>

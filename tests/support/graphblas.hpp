@@ -6,6 +6,7 @@
 
 #include <spira/descriptor.hpp>
 #include <spira/matrix.hpp>
+#include <spira/vector.hpp>
 
 #include <gtest/gtest.h>
 
@@ -96,6 +97,63 @@ inline void grb_entries(GrB_Matrix m, GrB_Type type,
 }
 
 using entry_list = std::vector<std::tuple<std::int64_t, std::int64_t, double>>;
+using vector_entries = std::vector<std::pair<std::int64_t, double>>;
+
+template <class V, class I>
+vector_entries entries_of(sparse_vector_view<V, I> v)
+{
+  vector_entries e;
+  for (std::int64_t p = 0; p < v.nnz; ++p) {
+    e.emplace_back(std::int64_t(v.indices[p]), double(v.values[p]));
+  }
+  return e;
+}
+
+/// v as a new GrB_Vector of `type` (GrB_FP64 or GrB_BOOL: nonzero is true).
+template <class V, class I>
+void make_grb(sparse_vector_view<V, I> v, GrB_Type type, GrB_Vector* out)
+{
+  std::vector<GrB_Index> idx;
+  std::vector<double> x;
+  for (const auto& [i, value] : entries_of(v)) {
+    idx.push_back(GrB_Index(i));
+    x.push_back(value);
+  }
+  SPIRA_GRB_OK(GrB_Vector_new(out, type, GrB_Index(v.size)));
+  if (type == GrB_BOOL) {
+    std::unique_ptr<bool[]> xb(new bool[x.size()]);
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      xb[k] = x[k] != 0;
+    }
+    SPIRA_GRB_OK(GrB_Vector_build_BOOL(*out, idx.data(), xb.get(), GrB_Index(x.size()), GrB_LOR));
+  } else {
+    SPIRA_GRB_OK(
+        GrB_Vector_build_FP64(*out, idx.data(), x.data(), GrB_Index(x.size()), GrB_PLUS_FP64));
+  }
+}
+
+/// The entries of a GrB_Vector of `type`, by index.
+inline void grb_entries(GrB_Vector v, GrB_Type type, vector_entries* out)
+{
+  GrB_Index nvals = 0;
+  SPIRA_GRB_OK(GrB_Vector_nvals(&nvals, v));
+  std::vector<GrB_Index> idx(nvals);
+  std::vector<double> x(nvals);
+  if (type == GrB_BOOL) {
+    std::unique_ptr<bool[]> xb(new bool[nvals]);
+    SPIRA_GRB_OK(GrB_Vector_extractTuples_BOOL(idx.data(), xb.get(), &nvals, v));
+    for (GrB_Index k = 0; k < nvals; ++k) {
+      x[k] = xb[k] ? 1.0 : 0.0;
+    }
+  } else {
+    SPIRA_GRB_OK(GrB_Vector_extractTuples_FP64(idx.data(), x.data(), &nvals, v));
+  }
+  out->clear();
+  for (GrB_Index k = 0; k < nvals; ++k) {
+    out->emplace_back(std::int64_t(idx[k]), x[k]);
+  }
+  std::sort(out->begin(), out->end());
+}
 
 /// fn() throws E with `text` in its message.
 template <class E, class Fn>
@@ -222,6 +280,31 @@ csr_matrix<V, I> operand(std::int64_t rows, std::int64_t cols, std::uint32_t see
     }
   }
   return m;
+}
+
+/// A random sparse vector of `size` with about a third of its entries stored, values as operand()'s
+/// ({1, 2, 3}, or {0, 1} for `logical`; `zeros`: every third stored value an explicit 0).
+template <class V, class I>
+sparse_vector<V, I> vector_operand(std::int64_t size, std::uint32_t seed, bool logical,
+                                   bool zeros = false)
+{
+  std::vector<I> idx;
+  std::vector<V> x;
+  std::uint32_t state = seed * 2654435761u + 1u;
+  for (std::int64_t j = 0; j < size; ++j) {
+    state = state * 1664525u + 1013904223u;
+    if ((state >> 16) % 3 != 0) {
+      continue;
+    }
+    const std::uint32_t r = (state >> 8) & 0xff;
+    V value = logical ? V(r % 2) : V(1 + r % 3);
+    if (zeros && idx.size() % 3 == 0) {
+      value = V(0);
+    }
+    idx.push_back(I(j));
+    x.push_back(value);
+  }
+  return make_sparse_vector<V, I>(host_resources{}, size, idx, x);
 }
 
 /// The value and index types every GraphBLAS cross-check runs with.

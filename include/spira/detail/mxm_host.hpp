@@ -135,7 +135,8 @@ template <class S, class Accum, class ValueT, class IndexT>
 csr_matrix<ValueT, IndexT> mxm_host(
     const host_resources& res, std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> c,
     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
-    const S& s, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, const descriptor& o)
+    const S& s, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, const descriptor& o,
+    const char* op = "spira::mxm", const char* name_a = "A", const char* name_b = "B")
 {
   using T = host_compute_t;
   using traits = distance_traits<S, T>;
@@ -144,20 +145,19 @@ csr_matrix<ValueT, IndexT> mxm_host(
                 "spira::mxm: the semiring must be annihilating (a NAMM's product of sparse "
                 "matrices is dense)");
   static_assert(traits::num_terms == 1, "spira::mxm: the semiring must have a single term");
-  const char* op = "spira::mxm";
-  require_host_space(a.space, op, "A");
-  require_host_space(b.space, op, "B");
-  validate(res, a, csr_check::canonical, "spira::mxm: A");
-  validate(res, b, csr_check::canonical, "spira::mxm: B");
+  require_host_space(a.space, op, name_a);
+  require_host_space(b.space, op, name_b);
+  validate(res, a, csr_check::canonical, (std::string(op) + ": " + name_a).c_str());
+  validate(res, b, csr_check::canonical, (std::string(op) + ": " + name_b).c_str());
   std::optional<csr_matrix<ValueT, IndexT>> at, bt;
   a = maybe_transposed(res, a, o.transpose_a, at);
   b = maybe_transposed(res, b, o.transpose_b, bt);
-  const char* ta = o.transpose_a ? "Aᵀ" : "A";
-  const char* tb = o.transpose_b ? "Bᵀ" : "B";
-  expects<dimension_mismatch>(a.cols == b.rows, "spira::mxm: ", ta, " is ", a.rows, " x ", a.cols,
+  const std::string ta = std::string(name_a) + (o.transpose_a ? "ᵀ" : "");
+  const std::string tb = std::string(name_b) + (o.transpose_b ? "ᵀ" : "");
+  expects<dimension_mismatch>(a.cols == b.rows, op, ": ", ta, " is ", a.rows, " x ", a.cols,
                               " but ", tb, " is ", b.rows, " x ", b.cols,
                               " (inner dimensions differ)");
-  const std::string shape = std::string(ta) + " " + tb;
+  const std::string shape = ta + " " + tb;
   check_output_operands(res, c, mask, a.rows, b.cols, op, shape.c_str());
   return csr_by_rows<ValueT, IndexT>(
       res, a.rows, b.cols, [&] { return mxm_row_builder<S, ValueT, IndexT>(a, b, s); },

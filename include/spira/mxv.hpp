@@ -1,0 +1,192 @@
+// spira: the GraphBLAS matrix-vector products with sparse vectors, a mask and an accumulator, on
+// the host.
+//
+//   w⟨m⟩ = accum(w, op(A) ⊕.⊗ u)      (GrB_mxv(w, mask, accum, semiring, A, u, descriptor))
+//   w⟨m⟩ = accum(w, u ⊕.⊗ op(A))      (GrB_vxm(w, mask, accum, semiring, u, A, descriptor))
+//
+// For annihilating semirings (the built-ins of semirings/graphblas.hpp, or a user's struct):
+// entry i of op(A) ⊕.⊗ u exists exactly where row i of op(A) and u share a stored index k, with
+// value ⊕ over those k, in increasing k, of ⊗(A[i,k], u[k]) (vxm: ⊗(u[k], A[k,j])); then the mask,
+// accumulator and replace act as spira/descriptor.hpp says, the vectors taking the place of
+// matrices. mxv transposes A with options.transpose_a (GrB_INP0), vxm with options.transpose_b
+// (GrB_INP1); the other transpose flag is ignored. A breadth-first search step, the next frontier
+// among the vertices not yet visited:
+//
+//   auto next = spira::vxm(res, std::nullopt, std::optional(visited.view()), no_accumulator{},
+//                          semirings::lor_land{}, frontier.view(), graph.view(),
+//                          {.structural_mask = true, .complement_mask = true, .replace = true});
+//
+// Both are mxm (spira/mxm.hpp) with the vectors as one-column (mxv) or one-row (vxm) matrices:
+// mxv works on the rows of op(A) in parallel and holds O(size) for the vectors' row pointers;
+// vxm is one row of Gustavson's product, on one thread, in time proportional to the entries of A
+// in the rows u selects. A transpose costs a transposed copy of A.
+#pragma once
+
+#include <spira/descriptor.hpp>
+#include <spira/detail/mxm_host.hpp>
+#include <spira/matrix.hpp>
+#include <spira/resources.hpp>
+#include <spira/vector.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace spira {
+
+namespace detail {
+
+/// A sparse vector seen as a one-row (1 x size) or one-column (size x 1) CSR matrix; holds the
+/// row pointers (and, for a column, the column indices) the view points to.
+template <class ValueT, class IndexT>
+class vector_as_matrix {
+ public:
+  vector_as_matrix(sparse_vector_view<ValueT, IndexT> v, bool column)
+  {
+    if (!column) {
+      ptr_ = {0, v.nnz};
+      view_ = {1, v.size, v.nnz, ptr_.data(), v.indices, v.values};
+      return;
+    }
+    ptr_.assign(std::size_t(v.size) + 1, 0);
+    for (std::int64_t p = 0; p < v.nnz; ++p) {
+      ptr_[std::size_t(v.indices[p]) + 1] = 1;
+    }
+    for (std::size_t i = 1; i < ptr_.size(); ++i) {
+      ptr_[i] += ptr_[i - 1];
+    }
+    zeros_.assign(std::size_t(v.nnz), IndexT(0));
+    view_ = {v.size, 1, v.nnz, ptr_.data(), zeros_.data(), v.values};
+  }
+  vector_as_matrix(const vector_as_matrix&) = delete;
+  vector_as_matrix& operator=(const vector_as_matrix&) = delete;
+
+  [[nodiscard]] csr_view<ValueT, IndexT> view() const { return view_; }
+
+ private:
+  std::vector<offset_t> ptr_;
+  std::vector<IndexT> zeros_;
+  csr_view<ValueT, IndexT> view_{};
+};
+
+/// The entries of a one-column (column = true) or one-row result as a sparse vector.
+template <class ValueT, class IndexT>
+sparse_vector<ValueT, IndexT> vector_of(const host_resources& res,
+                                        const csr_matrix<ValueT, IndexT>& m, bool column)
+{
+  sparse_vector<ValueT, IndexT> v(res, column ? m.rows() : m.cols(), m.nnz());
+  if (!column) {
+    std::copy_n(m.col_idx(), m.nnz(), v.indices());
+  } else {
+    std::int64_t p = 0;
+    for (std::int64_t i = 0; i < m.rows(); ++i) {
+      if (m.row_ptr()[i + 1] > m.row_ptr()[i]) {
+        v.indices()[p++] = IndexT(i);
+      }
+    }
+  }
+  std::copy_n(m.values(), m.nnz(), v.values());
+  return v;
+}
+
+/// mxv (column = true, the vector u on the right) or vxm: checks the vectors against op(A), then
+/// runs mxm on their matrix forms.
+template <class S, class Accum, class ValueT, class IndexT>
+sparse_vector<ValueT, IndexT> vector_product(
+    const host_resources& res,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& mask,
+    const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
+    sparse_vector_view<ValueT, IndexT> u, const descriptor& o, bool column)
+{
+  const char* op = column ? "spira::mxv" : "spira::vxm";
+  const auto name = [&](const char* what) { return std::string(op) + ": " + what; };
+  validate(res, u, name("u").c_str());
+  const bool transpose = column ? o.transpose_a : o.transpose_b;
+  const std::int64_t rows = transpose ? a.cols : a.rows;
+  const std::int64_t cols = transpose ? a.rows : a.cols;
+  const char* shape = transpose ? "Aᵀ" : "A";
+  // u meets op(A)'s columns (mxv) or rows (vxm); w and the mask have the result's size.
+  const std::int64_t inner = column ? cols : rows;
+  const std::int64_t out = column ? rows : cols;
+  expects<dimension_mismatch>(u.size == inner, op, ": u has size ", u.size, " but ", shape, " is ",
+                              rows, " x ", cols);
+  for (const auto& [v, what] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
+    if (v) {
+      validate(res, *v, name(what).c_str());
+      expects<dimension_mismatch>(v->size == out, op, ": ", what, " has size ", v->size,
+                                  " but the product has size ", out, " (", shape, " is ", rows,
+                                  " x ", cols, ")");
+    }
+  }
+  const vector_as_matrix<ValueT, IndexT> um(u, column);
+  std::optional<vector_as_matrix<ValueT, IndexT>> wm, mm;
+  std::optional<csr_view<ValueT, IndexT>> wv, mv;
+  if (w) {
+    wv = wm.emplace(*w, column).view();
+  }
+  if (mask) {
+    mv = mm.emplace(*mask, column).view();
+  }
+  descriptor d = o;
+  if (column) {
+    d.transpose_b = false;
+    return vector_of(res, mxm_host(res, wv, mv, accum, s, a, um.view(), d, op, "A", "u"), true);
+  }
+  d.transpose_a = false;
+  return vector_of(res, mxm_host(res, wv, mv, accum, s, um.view(), a, d, op, "u", "A"), false);
+}
+
+}  // namespace detail
+
+/// w⟨m⟩ = accum(w, op(A) ⊕.⊗ u), returned as a new sparse vector of size rows(op(A)). `w` is the
+/// current w (nullopt: empty), `mask` m (nullopt: none), both of that size; `accum` a binary
+/// operator on the value type or no_accumulator{}. A canonical CSR, vectors valid, all in host
+/// memory. Throws dimension_mismatch naming the operand whose size does not fit, invalid_argument
+/// for an invalid operand.
+template <class S, class Accum, class ValueT, class IndexT>
+[[nodiscard]] sparse_vector<ValueT, IndexT> mxv(
+    const host_resources& res,
+    std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>> w,
+    std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>> mask,
+    const Accum& accum, const S& semiring, csr_view<ValueT, IndexT> a,
+    sparse_vector_view<ValueT, IndexT> u, const descriptor& options = {})
+{
+  return detail::vector_product(res, w, mask, accum, semiring, a, u, options, true);
+}
+
+/// w⟨m⟩ = accum(w, u ⊕.⊗ op(A)), returned as a new sparse vector of size cols(op(A)); as mxv.
+template <class S, class Accum, class ValueT, class IndexT>
+[[nodiscard]] sparse_vector<ValueT, IndexT> vxm(
+    const host_resources& res,
+    std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>> w,
+    std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>> mask,
+    const Accum& accum, const S& semiring, sparse_vector_view<ValueT, IndexT> u,
+    csr_view<ValueT, IndexT> a, const descriptor& options = {})
+{
+  return detail::vector_product(res, w, mask, accum, semiring, a, u, options, false);
+}
+
+/// The plain products op(A) ⊕.⊗ u and u ⊕.⊗ op(A) (no w, no mask, no accumulator).
+template <class S, class ValueT, class IndexT>
+[[nodiscard]] sparse_vector<ValueT, IndexT> mxv(const host_resources& res,
+                                                csr_view<ValueT, IndexT> a,
+                                                sparse_vector_view<ValueT, IndexT> u,
+                                                const S& semiring, const descriptor& options = {})
+{
+  return detail::vector_product(res, std::nullopt, std::nullopt, no_accumulator{}, semiring, a, u,
+                                options, true);
+}
+template <class S, class ValueT, class IndexT>
+[[nodiscard]] sparse_vector<ValueT, IndexT> vxm(const host_resources& res,
+                                                sparse_vector_view<ValueT, IndexT> u,
+                                                csr_view<ValueT, IndexT> a, const S& semiring,
+                                                const descriptor& options = {})
+{
+  return detail::vector_product(res, std::nullopt, std::nullopt, no_accumulator{}, semiring, a, u,
+                                options, false);
+}
+
+}  // namespace spira

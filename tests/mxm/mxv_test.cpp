@@ -1,0 +1,222 @@
+// spira::mxv and spira::vxm with sparse vectors (host) against SuiteSparse:GraphBLAS's GrB_mxv and
+// GrB_vxm, w⟨m⟩ = accum(w, op(A) ⊕.⊗ u) and accum(w, u ⊕.⊗ op(A)): every combination of mask
+// (none, valued with explicit zeros, structural), complement, accumulator, replace, the transpose
+// of A and w given or empty, for the built-in annihilating semirings; float and double values,
+// int32 and int64 indices. Values are small integers, so both libraries compute every entry
+// exactly and the results must be equal entry for entry.
+#include "support/graphblas.hpp"
+#include "support/oracle.hpp"
+
+#include <semirings/graphblas.hpp>
+#include <spira/mxv.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace spira::test {
+namespace {
+
+const auto* const env = ::testing::AddGlobalTestEnvironment(new graphblas_env);
+
+template <class T>
+class mxv_graphblas : public ::testing::Test {};
+TYPED_TEST_SUITE(mxv_graphblas, value_index_types);
+
+/// GrB_mxv (column = true) or GrB_vxm of the case, on operands of `type`.
+template <class V, class I>
+vector_entries graphblas_product(const sweep_case& k, bool column, GrB_Semiring s, GrB_BinaryOp acc,
+                                 GrB_Type type, csr_view<V, I> a, sparse_vector_view<V, I> u,
+                                 sparse_vector_view<V, I> w, sparse_vector_view<V, I> m)
+{
+  GrB_Matrix ga = nullptr;
+  GrB_Vector gu = nullptr, gw = nullptr, gm = nullptr;
+  GrB_Descriptor d = nullptr;
+  make_grb(a, type, &ga);
+  make_grb(u, type, &gu);
+  if (k.with_c) {
+    make_grb(w, type, &gw);
+  } else {
+    EXPECT_EQ(GrB_Vector_new(&gw, type, GrB_Index(w.size)), GrB_SUCCESS);
+  }
+  if (k.mask != 0) {
+    make_grb(m, GrB_FP64, &gm);
+  }
+  EXPECT_EQ(GrB_Descriptor_new(&d), GrB_SUCCESS);
+  if (k.replace) {
+    EXPECT_EQ(GrB_Descriptor_set(d, GrB_OUTP, GrB_REPLACE), GrB_SUCCESS);
+  }
+  if (k.mask == 2) {
+    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE), GrB_SUCCESS);
+  }
+  if (k.complement) {
+    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_COMP), GrB_SUCCESS);
+  }
+  if (k.transpose_a) {
+    EXPECT_EQ(GrB_Descriptor_set(d, column ? GrB_INP0 : GrB_INP1, GrB_TRAN), GrB_SUCCESS);
+  }
+  GrB_BinaryOp accum = k.accumulate ? acc : nullptr;
+  EXPECT_EQ(column ? GrB_mxv(gw, gm, accum, s, ga, gu, d) : GrB_vxm(gw, gm, accum, s, gu, ga, d),
+            GrB_SUCCESS);
+  vector_entries out;
+  grb_entries(gw, type, &out);
+  GrB_Matrix_free(&ga);
+  GrB_Vector_free(&gu);
+  GrB_Vector_free(&gw);
+  GrB_Vector_free(&gm);
+  GrB_Descriptor_free(&d);
+  return out;
+}
+
+/// spira's product of the case (k.transpose_a: the transpose of A, whichever side it is on).
+template <class V, class I, class S, class Accum>
+vector_entries spira_product(const sweep_case& k, bool column, const S& s, const Accum& acc,
+                             csr_view<V, I> a, sparse_vector_view<V, I> u,
+                             sparse_vector_view<V, I> w, sparse_vector_view<V, I> m)
+{
+  descriptor d = k.desc();
+  d.transpose_a = column && k.transpose_a;
+  d.transpose_b = !column && k.transpose_a;
+  const auto w_in = k.with_c ? std::optional(w) : std::nullopt;
+  const auto m_in = k.mask != 0 ? std::optional(m) : std::nullopt;
+  const auto r = with_accum(k, acc, [&](const auto& accum) {
+    return column ? mxv(host_resources{}, w_in, m_in, accum, s, a, u, d)
+                  : vxm(host_resources{}, w_in, m_in, accum, s, u, a, d);
+  });
+  return entries_of(r.view());
+}
+
+/// Every mask / complement / accumulator / replace / transpose / w combination for one semiring,
+/// both products.
+template <class V, class I, class S, class Accum>
+void sweep(const S& s, GrB_Semiring gs, const Accum& acc, GrB_BinaryOp gacc, bool logical,
+           const char* what)
+{
+  const GrB_Type type = logical ? GrB_BOOL : GrB_FP64;
+  const std::int64_t m = 37, n = 29;
+  for (const bool column : {true, false}) {
+    for (const bool ta : {false, true}) {
+      // op(A) is m x n; u has n (mxv) or m (vxm) entries, the result the other size.
+      const auto a = ta ? operand<V, I>(n, m, 51, logical) : operand<V, I>(m, n, 51, logical);
+      const std::int64_t in = column ? n : m, out = column ? m : n;
+      const auto u = vector_operand<V, I>(in, 52, logical);
+      const auto w = vector_operand<V, I>(out, 53, logical);
+      const auto mask = vector_operand<V, I>(out, 54, false, true);
+      for (int bits = 0; bits < sweep_case::count; ++bits) {
+        const auto k = sweep_case::nth(bits, ta);
+        const auto want =
+            graphblas_product(k, column, gs, gacc, type, a.view(), u.view(), w.view(), mask.view());
+        const auto got =
+            spira_product(k, column, s, acc, a.view(), u.view(), w.view(), mask.view());
+        ASSERT_EQ(got, want) << what << (column ? " mxv: " : " vxm: ") << k.name();
+      }
+    }
+  }
+}
+
+TYPED_TEST(mxv_graphblas, every_descriptor_for_every_builtin_semiring)
+{
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  using namespace spira::semirings;
+  sweep<V, I>(plus_times{}, GrB_PLUS_TIMES_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false,
+              "plus_times");
+  sweep<V, I>(min_plus{}, GrB_MIN_PLUS_SEMIRING_FP64, min_monoid{}, GrB_MIN_FP64, false,
+              "min_plus");
+  sweep<V, I>(max_plus{}, GrB_MAX_PLUS_SEMIRING_FP64, max_monoid{}, GrB_MAX_FP64, false,
+              "max_plus");
+  sweep<V, I>(max_min{}, GrB_MAX_MIN_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "max_min");
+  sweep<V, I>(plus_pair{}, GxB_PLUS_PAIR_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "plus_pair");
+  sweep<V, I>(any_pair{}, GxB_ANY_PAIR_FP64, max_monoid{}, GrB_MAX_FP64, false, "any_pair");
+  sweep<V, I>(lor_land{}, GrB_LOR_LAND_SEMIRING_BOOL, lor_monoid{}, GrB_LOR, true, "lor_land");
+}
+
+/// Breadth-first search levels by repeated masked vxm with lor_land (the next frontier: the
+/// neighbours of the frontier not yet visited), against levels computed by a plain queue.
+TEST(mxv, breadth_first_search_levels)
+{
+  using V = float;
+  using I = std::int32_t;
+  const std::int64_t n = 400;
+  const auto g = random_csr<V, I>({.rows = n, .cols = n, .mean_degree = 3, .seed = 61});
+  std::vector<std::int64_t> want(std::size_t(n), -1);
+  std::vector<std::int64_t> queue{0};
+  want[0] = 0;
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const std::int64_t i = queue[q];
+    for (offset_t p = g.row_ptr()[i]; p < g.row_ptr()[i + 1]; ++p) {
+      const auto j = std::int64_t(g.col_idx()[p]);
+      if (want[std::size_t(j)] < 0) {
+        want[std::size_t(j)] = want[std::size_t(i)] + 1;
+        queue.push_back(j);
+      }
+    }
+  }
+  const host_resources res{};
+  const std::vector<I> start{0};
+  const std::vector<V> one{1};
+  auto frontier = make_sparse_vector<V, I>(res, n, start, one);
+  auto visited = make_sparse_vector<V, I>(res, n, start, one);
+  std::vector<std::int64_t> got(std::size_t(n), -1);
+  got[0] = 0;
+  const descriptor next{.structural_mask = true, .complement_mask = true, .replace = true};
+  csr_matrix<V, I> eye(res, n, n, n);
+  for (std::int64_t i = 0; i <= n; ++i) {
+    eye.row_ptr()[i] = i;
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    eye.col_idx()[i] = I(i);
+    eye.values()[i] = V(1);
+  }
+  for (std::int64_t level = 1; frontier.nnz() > 0; ++level) {
+    frontier = vxm(res, std::nullopt, std::optional(visited.view()), no_accumulator{},
+                   semirings::lor_land{}, frontier.view(), g.view(), next);
+    for (std::int64_t p = 0; p < frontier.nnz(); ++p) {
+      got[std::size_t(frontier.indices()[p])] = level;
+    }
+    // visited ∪= frontier: the frontier accumulated into visited with lor.
+    visited = vxm(res, std::optional(visited.view()), std::nullopt, lor_monoid{},
+                  semirings::lor_land{}, frontier.view(), eye.view());
+  }
+  EXPECT_EQ(got, want);
+}
+
+TEST(mxv, bad_arguments_name_the_operand)
+{
+  using namespace spira::semirings;
+  const host_resources res{};
+  const auto a = random_csr<float, std::int32_t>({.rows = 10, .cols = 8, .seed = 71});
+  const auto u8 = vector_operand<float, std::int32_t>(8, 72, false);
+  const auto u9 = vector_operand<float, std::int32_t>(9, 73, false);
+  const auto w7 = vector_operand<float, std::int32_t>(7, 74, false);
+  expect_throw_with<dimension_mismatch>([&] { (void)mxv(res, a.view(), u9.view(), plus_times{}); },
+                                        "spira::mxv: u has size 9 but A is 10 x 8");
+  expect_throw_with<dimension_mismatch>([&] { (void)vxm(res, u8.view(), a.view(), plus_times{}); },
+                                        "spira::vxm: u has size 8 but A is 10 x 8");
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        (void)mxv(res, std::optional(w7.view()), std::nullopt, no_accumulator{}, plus_times{},
+                  a.view(), u8.view());
+      },
+      "spira::mxv: w has size 7 but the product has size 10");
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        (void)vxm(res, std::nullopt, std::optional(w7.view()), no_accumulator{}, plus_times{},
+                  u8.view(), a.view(), {.transpose_b = true});
+      },
+      "spira::vxm: mask has size 7 but the product has size 10 (Aᵀ is 8 x 10)");
+  // Indices out of order.
+  const std::vector<std::int32_t> idx{3, 1};
+  const std::vector<float> x{1, 2};
+  const sparse_vector_view<float, std::int32_t> bad{8, 2, idx.data(), x.data()};
+  expect_throw_with<invalid_argument>([&] { (void)mxv(res, a.view(), bad, plus_times{}); },
+                                      "spira::mxv: u: index 1 (entry 1) follows 3");
+  expect_throw_with<invalid_argument>(
+      [&] { (void)make_sparse_vector<float, std::int32_t>(res, 2, idx, x); },
+      "make_sparse_vector: index 3 (entry 0) is outside [0, 2)");
+}
+
+}  // namespace
+}  // namespace spira::test
