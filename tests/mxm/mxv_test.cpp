@@ -120,17 +120,9 @@ TYPED_TEST(mxv_graphblas, every_descriptor_for_every_builtin_semiring)
 {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  using namespace spira::semirings;
-  sweep<V, I>(plus_times{}, GrB_PLUS_TIMES_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false,
-              "plus_times");
-  sweep<V, I>(min_plus{}, GrB_MIN_PLUS_SEMIRING_FP64, min_monoid{}, GrB_MIN_FP64, false,
-              "min_plus");
-  sweep<V, I>(max_plus{}, GrB_MAX_PLUS_SEMIRING_FP64, max_monoid{}, GrB_MAX_FP64, false,
-              "max_plus");
-  sweep<V, I>(max_min{}, GrB_MAX_MIN_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "max_min");
-  sweep<V, I>(plus_pair{}, GxB_PLUS_PAIR_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "plus_pair");
-  sweep<V, I>(any_pair{}, GxB_ANY_PAIR_FP64, max_monoid{}, GrB_MAX_FP64, false, "any_pair");
-  sweep<V, I>(lor_land{}, GrB_LOR_LAND_SEMIRING_BOOL, lor_monoid{}, GrB_LOR, true, "lor_land");
+  for_each_builtin_semiring([](const auto& s, GrB_Semiring gs, const auto& acc, GrB_BinaryOp gacc,
+                               bool logical,
+                               const char* what) { sweep<V, I>(s, gs, acc, gacc, logical, what); });
 }
 
 /// Breadth-first search levels by repeated masked vxm with lor_land (the next frontier: the

@@ -4,8 +4,10 @@
 
 #include "support/oracle.hpp"
 
+#include <semirings/graphblas.hpp>
 #include <spira/descriptor.hpp>
 #include <spira/matrix.hpp>
+#include <spira/semiring.hpp>
 #include <spira/vector.hpp>
 
 #include <gtest/gtest.h>
@@ -311,6 +313,21 @@ sparse_vector<V, I> vector_operand(std::int64_t size, std::uint32_t seed, bool l
 using value_index_types =
     ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
                      std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
+
+/// fn(semiring, its GraphBLAS semiring, an accumulator, its GraphBLAS operator, logical, name) for
+/// each built-in annihilating semiring; `logical`: GraphBLAS runs it on GrB_BOOL operands.
+template <class Fn>
+void for_each_builtin_semiring(const Fn& fn)
+{
+  using namespace spira::semirings;
+  fn(plus_times{}, GrB_PLUS_TIMES_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "plus_times");
+  fn(min_plus{}, GrB_MIN_PLUS_SEMIRING_FP64, min_monoid{}, GrB_MIN_FP64, false, "min_plus");
+  fn(max_plus{}, GrB_MAX_PLUS_SEMIRING_FP64, max_monoid{}, GrB_MAX_FP64, false, "max_plus");
+  fn(max_min{}, GrB_MAX_MIN_SEMIRING_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "max_min");
+  fn(plus_pair{}, GxB_PLUS_PAIR_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "plus_pair");
+  fn(any_pair{}, GxB_ANY_PAIR_FP64, max_monoid{}, GrB_MAX_FP64, false, "any_pair");
+  fn(lor_land{}, GrB_LOR_LAND_SEMIRING_BOOL, lor_monoid{}, GrB_LOR, true, "lor_land");
+}
 
 /// fn(accum) with the case's accumulator `acc`, or fn(no_accumulator{}).
 template <class Accum, class Fn>
