@@ -2,8 +2,9 @@
 // every combination of mask (none, valued with explicit zeros, structural), complement,
 // accumulator (none or a monoid), replace, transposes of A and B, and C given or empty, for the
 // built-in annihilating semirings, on random matrices with empty rows and columns; float and
-// double values, int32 and int64 indices. Values are small integers, so both libraries compute
-// every entry exactly and the results must be equal entry for entry.
+// double values, int32 and int64 indices, and both ways of computing the product (Gustavson's and
+// the masked dot product). Values are small integers, so both libraries compute every entry exactly
+// and the results must be equal entry for entry.
 #include "support/graphblas.hpp"
 #include "support/oracle.hpp"
 
@@ -43,10 +44,12 @@ void graphblas_mxm(const sweep_case& k, GrB_Semiring s, GrB_BinaryOp acc, GrB_Ty
 
 template <class V, class I, class S, class Accum>
 entry_list spira_mxm(const sweep_case& k, const S& s, const Accum& acc, csr_view<V, I> a,
-                     csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m)
+                     csr_view<V, I> b, csr_view<V, I> c, csr_view<V, I> m,
+                     detail::mxm_method method)
 {
   const auto r = with_accum(k, acc, [&](const auto& accum) {
-    return mxm(host_resources{}, k.c_of(c), k.mask_of(m), accum, s, a, b, k.desc());
+    return detail::mxm_host(host_resources{}, k.c_of(c), k.mask_of(m), accum, s, a, b, k.desc(),
+                            "spira::mxm", "A", "B", method);
   });
   return entries_of(r.view());
 }
@@ -56,9 +59,11 @@ class mxm_graphblas : public ::testing::Test {};
 TYPED_TEST_SUITE(mxm_graphblas, value_index_types);
 
 /// Every mask / complement / accumulator / replace / transpose / C combination for one semiring.
+/// method: how spira computes the product (masked_dot: wherever a mask that is not complemented
+/// allows it, Gustavson's product elsewhere).
 template <class V, class I, class S, class Accum>
 void sweep(const S& s, GrB_Semiring gs, const Accum& acc, GrB_BinaryOp gacc, bool logical,
-           const char* what)
+           const char* what, detail::mxm_method method)
 {
   const GrB_Type type = logical ? GrB_BOOL : GrB_FP64;
   const std::int64_t m = 37, inner = 29, n = 41;
@@ -72,7 +77,7 @@ void sweep(const S& s, GrB_Semiring gs, const Accum& acc, GrB_BinaryOp gacc, boo
       const auto k = sweep_case::nth(bits, ta, tb);
       entry_list want;
       graphblas_mxm(k, gs, gacc, type, a.view(), b.view(), c.view(), mask.view(), &want);
-      const auto got = spira_mxm(k, s, acc, a.view(), b.view(), c.view(), mask.view());
+      const auto got = spira_mxm(k, s, acc, a.view(), b.view(), c.view(), mask.view(), method);
       ASSERT_EQ(got, want) << what << ": " << k.name();
     }
   }
@@ -82,9 +87,12 @@ TYPED_TEST(mxm_graphblas, every_descriptor_for_every_builtin_semiring)
 {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  for_each_builtin_semiring([](const auto& s, GrB_Semiring gs, const auto& acc, GrB_BinaryOp gacc,
-                               bool logical,
-                               const char* what) { sweep<V, I>(s, gs, acc, gacc, logical, what); });
+  for (const auto method : {detail::mxm_method::automatic, detail::mxm_method::gustavson,
+                            detail::mxm_method::masked_dot}) {
+    for_each_builtin_semiring(
+        [&](const auto& s, GrB_Semiring gs, const auto& acc, GrB_BinaryOp gacc, bool logical,
+            const char* what) { sweep<V, I>(s, gs, acc, gacc, logical, what, method); });
+  }
 }
 
 /// B wider than the dense accumulator's limit: the rows' products are gathered and sorted instead;
@@ -117,6 +125,25 @@ TEST(mxm, wide_b_uses_sorted_products)
     ASSERT_EQ(got.col_idx()[p], dense.col_idx()[p] * (n / 300));
     ASSERT_EQ(got.values()[p], dense.values()[p]);
   }
+}
+
+/// The masked dot product folds the same products in the same order as Gustavson's product: the
+/// same bytes, also for values whose sums round (uniform random floats), with a valued mask.
+TEST(mxm, masked_dot_product_gives_the_same_bytes)
+{
+  const auto a = random_csr<float, std::int32_t>({.rows = 200, .cols = 150, .seed = 33});
+  const auto b = random_csr<float, std::int32_t>({.rows = 180, .cols = 150, .seed = 34});
+  const auto m = random_csr<float, std::int32_t>({.rows = 200, .cols = 180, .seed = 35});
+  const descriptor o{.transpose_b = true};
+  const auto run = [&](detail::mxm_method method) {
+    return detail::mxm_host(host_resources{}, std::nullopt, std::optional(m.view()),
+                            no_accumulator{}, semirings::plus_times{}, a.view(), b.view(), o,
+                            "spira::mxm", "A", "B", method);
+  };
+  const auto gustavson = run(detail::mxm_method::gustavson);
+  const auto dot = run(detail::mxm_method::masked_dot);
+  ASSERT_GT(gustavson.nnz(), 0);
+  EXPECT_EQ(entries_of(gustavson.view()), entries_of(dot.view()));
 }
 
 /// The same bytes for any number of threads.

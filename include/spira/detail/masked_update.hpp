@@ -108,7 +108,10 @@ csr_matrix<ValueT, IndexT> csr_by_rows(const host_resources& res, std::int64_t r
 {
   using T = host_compute_t;
   std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
-#pragma omp parallel num_threads(res.num_threads())
+  // No more threads than rows: each thread makes its own state (e.g. a dense accumulator as wide as
+  // the result), which a thread without rows would make for nothing.
+  const int threads = int(std::clamp<std::int64_t>(rows, 1, res.num_threads()));
+#pragma omp parallel num_threads(threads)
   {
     auto state = make_state();
 #pragma omp for schedule(dynamic, 64)
@@ -123,7 +126,7 @@ csr_matrix<ValueT, IndexT> csr_by_rows(const host_resources& res, std::int64_t r
   }
   csr_matrix<ValueT, IndexT> out(res, rows, cols, ptr[std::size_t(rows)]);
   std::copy(ptr.begin(), ptr.end(), out.row_ptr());
-#pragma omp parallel num_threads(res.num_threads())
+#pragma omp parallel num_threads(threads)
   {
     auto state = make_state();
 #pragma omp for schedule(dynamic, 64)

@@ -28,6 +28,11 @@ struct mxm_policy {
   /// A dense accumulator (a value and a row stamp per column, per thread) while B has at most this
   /// many columns (64 MiB per thread); sorted products beyond.
   static constexpr std::int64_t dense_accumulator_max_cols = std::int64_t{1} << 22;
+  /// A row whose products number less than 1 / this of B's columns gathers and sorts them instead
+  /// of filling a dense accumulator (decided for one-row products, vxm, where the accumulator's
+  /// set-up is not shared by other rows); a row holding at least that fraction of the columns
+  /// is read from the dense accumulator in column order instead of sorted.
+  static constexpr std::int64_t sparse_row_fraction = 32;
 };
 
 /// Row i of T = A ⊕.⊗ B, built by one thread: columns in increasing order and their values
@@ -40,6 +45,14 @@ class mxm_row_builder {
   mxm_row_builder(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, const S& s)
       : a_(a), b_(b), s_(s), dense_(b.cols <= mxm_policy::dense_accumulator_max_cols)
   {
+    if (dense_ && a.rows == 1) {
+      offset_t products = 0;
+      for (offset_t p = a.row_ptr[0]; p < a.row_ptr[1]; ++p) {
+        const auto k = std::int64_t(a.col_idx[p]);
+        products += b.row_ptr[k + 1] - b.row_ptr[k];
+      }
+      dense_ = products * mxm_policy::sparse_row_fraction >= b.cols;
+    }
     if (dense_) {
       stamp_.assign(std::size_t(b.cols), -1);
       value_.resize(std::size_t(b.cols));
@@ -88,7 +101,19 @@ class mxm_row_builder {
         value_[j] = add{}(value_[j], prod);
       }
     });
-    std::sort(cols_.begin(), cols_.end());
+    if (std::int64_t(cols_.size()) * mxm_policy::sparse_row_fraction >=
+        std::int64_t(stamp_.size())) {
+      // A row holding a good part of the columns: one scan of the stamps in column order costs
+      // less than sorting them.
+      cols_.clear();
+      for (std::int64_t j = 0; j < std::int64_t(stamp_.size()); ++j) {
+        if (stamp_[std::size_t(j)] == i) {
+          cols_.push_back(j);
+        }
+      }
+    } else {
+      std::sort(cols_.begin(), cols_.end());
+    }
     if (values) {
       vals_.reserve(cols_.size());
       for (const std::int64_t j : cols_) {
@@ -131,12 +156,126 @@ class mxm_row_builder {
   std::vector<T> vals_;
 };
 
+/// Row i of T = A ⊕.⊗ op(B) at the positions a mask allows, and only there (a mask that is not
+/// complemented: T is read nowhere else): for each allowed j, the ⊕ over the k stored in both row
+/// i of A and row j of Bt = op(B)ᵀ, in increasing k - the same products folded in the same order
+/// as mxm_row_builder, so the same values (the masked dot product; SuiteSparse:GraphBLAS's "dot3").
+template <class S, class ValueT, class IndexT>
+class mxm_dot_row_builder {
+ public:
+  using T = host_compute_t;
+
+  mxm_dot_row_builder(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> bt,
+                      csr_view<ValueT, IndexT> mask, bool structural, const S& s)
+      : a_(a), bt_(bt), mask_(mask), structural_(structural), s_(s)
+  {
+  }
+
+  void build(std::int64_t i, bool values)
+  {
+    using add = typename S::add_monoid;
+    cols_.clear();
+    vals_.clear();
+    const offset_t a0 = a_.row_ptr[i];
+    const offset_t a1 = a_.row_ptr[i + 1];
+    if (a0 == a1) {
+      return;
+    }
+    for (offset_t pm = mask_.row_ptr[i]; pm < mask_.row_ptr[i + 1]; ++pm) {
+      if (!structural_ && mask_.values[pm] == ValueT(0)) {
+        continue;
+      }
+      const auto j = std::int64_t(mask_.col_idx[pm]);
+      offset_t p = a0;
+      offset_t q = bt_.row_ptr[j];
+      const offset_t q1 = bt_.row_ptr[j + 1];
+      bool found = false;
+      T acc = T(0);
+      while (p < a1 && q < q1) {
+        const auto ka = std::int64_t(a_.col_idx[p]);
+        const auto kb = std::int64_t(bt_.col_idx[q]);
+        if (ka != kb) {
+          p += ka < kb ? 1 : 0;
+          q += kb < ka ? 1 : 0;
+          continue;
+        }
+        if (!values) {  // the pattern needs one shared k
+          found = true;
+          break;
+        }
+        const T prod = T(s_.template multiply<T>(T(a_.values[p]), T(bt_.values[q])));
+        acc = found ? T(add{}(acc, prod)) : prod;
+        found = true;
+        ++p;
+        ++q;
+      }
+      if (found) {
+        cols_.push_back(j);
+        if (values) {
+          vals_.push_back(acc);
+        }
+      }
+    }
+  }
+
+  [[nodiscard]] const std::vector<std::int64_t>& cols() const { return cols_; }
+  [[nodiscard]] const std::vector<T>& values() const { return vals_; }
+
+ private:
+  csr_view<ValueT, IndexT> a_;
+  csr_view<ValueT, IndexT> bt_;
+  csr_view<ValueT, IndexT> mask_;
+  bool structural_;
+  S s_;
+  std::vector<std::int64_t> cols_;
+  std::vector<T> vals_;
+};
+
+/// How mxm_host computes the product: chosen by its cost (automatic), or forced (tests).
+enum class mxm_method { automatic, gustavson, masked_dot };
+
+/// Whether the masked dot product costs less than Gustavson's product for C⟨M⟩ = op(A) ⊕.⊗
+/// op(B), `a` being op(A) and `b` B as given: reads Σ over the mask's entries (i, j) of
+/// |A[i,:]| + |op(B)[:,j]| against Gustavson's Σ over A's entries (i, k) of |op(B)[k,:]|, each
+/// plus the transposed copy of B it needs (Gustavson reads op(B) by rows, the dot product by
+/// columns, and B is stored by rows).
+template <class ValueT, class IndexT>
+bool masked_dot_is_cheaper(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, bool transpose_b,
+                           csr_view<ValueT, IndexT> mask)
+{
+  std::vector<offset_t> col_len(std::size_t(b.cols), 0);
+  for (offset_t p = 0; p < b.nnz; ++p) {
+    ++col_len[std::size_t(b.col_idx[p])];
+  }
+  const auto row_len = [&](std::int64_t k) { return b.row_ptr[k + 1] - b.row_ptr[k]; };
+  // Row k of op(B) and column j of op(B), by their lengths in B.
+  const auto op_row = [&](std::int64_t k) {
+    return transpose_b ? col_len[std::size_t(k)] : row_len(k);
+  };
+  const auto op_col = [&](std::int64_t j) {
+    return transpose_b ? row_len(j) : col_len[std::size_t(j)];
+  };
+  double gustavson = transpose_b ? double(b.nnz) : 0.0;
+  for (offset_t p = 0; p < a.nnz; ++p) {
+    gustavson += double(op_row(std::int64_t(a.col_idx[p])));
+  }
+  double dot = transpose_b ? 0.0 : double(b.nnz);
+  for (std::int64_t i = 0; i < mask.rows; ++i) {
+    const double a_len = double(a.row_ptr[i + 1] - a.row_ptr[i]);
+    for (offset_t p = mask.row_ptr[i]; p < mask.row_ptr[i + 1]; ++p) {
+      dot += a_len + double(op_col(std::int64_t(mask.col_idx[p])));
+    }
+  }
+  return dot < gustavson;
+}
+
 template <class S, class Accum, class ValueT, class IndexT>
 csr_matrix<ValueT, IndexT> mxm_host(
     const host_resources& res, std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> c,
     std::type_identity_t<std::optional<csr_view<ValueT, IndexT>>> mask, const Accum& accum,
     const S& s, csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, const descriptor& o,
-    const char* op = "spira::mxm", const char* name_a = "A", const char* name_b = "B")
+    const char* op = "spira::mxm", const char* name_a = "A", const char* name_b = "B",
+    mxm_method method = mxm_method::automatic)
 {
   using T = host_compute_t;
   using traits = distance_traits<S, T>;
@@ -151,21 +290,39 @@ csr_matrix<ValueT, IndexT> mxm_host(
   validate(res, b, csr_check::canonical, (std::string(op) + ": " + name_b).c_str());
   std::optional<csr_matrix<ValueT, IndexT>> at, bt;
   a = maybe_transposed(res, a, o.transpose_a, at);
-  b = maybe_transposed(res, b, o.transpose_b, bt);
+  const std::int64_t b_rows = o.transpose_b ? b.cols : b.rows;
+  const std::int64_t b_cols = o.transpose_b ? b.rows : b.cols;
   const std::string ta = std::string(name_a) + (o.transpose_a ? "ᵀ" : "");
   const std::string tb = std::string(name_b) + (o.transpose_b ? "ᵀ" : "");
-  expects<dimension_mismatch>(a.cols == b.rows, op, ": ", ta, " is ", a.rows, " x ", a.cols,
-                              " but ", tb, " is ", b.rows, " x ", b.cols,
+  expects<dimension_mismatch>(a.cols == b_rows, op, ": ", ta, " is ", a.rows, " x ", a.cols,
+                              " but ", tb, " is ", b_rows, " x ", b_cols,
                               " (inner dimensions differ)");
   const std::string shape = ta + " " + tb;
-  check_output_operands(res, c, mask, a.rows, b.cols, op, shape.c_str());
-  return csr_by_rows<ValueT, IndexT>(
-      res, a.rows, b.cols, [&] { return mxm_row_builder<S, ValueT, IndexT>(a, b, s); },
-      [&](mxm_row_builder<S, ValueT, IndexT>& row, std::int64_t i, bool values, auto&& out) {
-        row.build(i, values);
-        masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
-                         accum, o, values, out);
-      });
+  check_output_operands(res, c, mask, a.rows, b_cols, op, shape.c_str());
+  const auto product = [&](const auto& make_row) {
+    return csr_by_rows<ValueT, IndexT>(
+        res, a.rows, b_cols, make_row, [&](auto& row, std::int64_t i, bool values, auto&& out) {
+          row.build(i, values);
+          masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
+                           accum, o, values, out);
+        });
+  };
+  // With a mask that is not complemented only the entries it allows are computed, by dot
+  // products of rows of op(A) and columns of op(B), when that reads less than the whole product.
+  const bool maskable = mask.has_value() && !o.complement_mask;
+  const bool dot =
+      maskable &&
+      (method == mxm_method::masked_dot ||
+       (method == mxm_method::automatic && masked_dot_is_cheaper(a, b, o.transpose_b, *mask)));
+  if (dot) {
+    // op(B)ᵀ by rows: B itself when op transposes it.
+    const csr_view<ValueT, IndexT> b_by_cols = maybe_transposed(res, b, !o.transpose_b, bt);
+    return product([&] {
+      return mxm_dot_row_builder<S, ValueT, IndexT>(a, b_by_cols, *mask, o.structural_mask, s);
+    });
+  }
+  b = maybe_transposed(res, b, o.transpose_b, bt);
+  return product([&] { return mxm_row_builder<S, ValueT, IndexT>(a, b, s); });
 }
 
 }  // namespace spira::detail
