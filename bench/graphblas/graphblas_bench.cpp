@@ -14,6 +14,7 @@
 // usage: bench_graphblas --file PATH [--transpose] [--label NAME] [--threads N] [--repeats 5]
 //                        [--cases aat,triangles,bfs]
 #include "common/json_escape.hpp"
+#include "common/split.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/ewise.hpp>
@@ -280,17 +281,7 @@ void case_bfs(const std::string& label, const spira::csr_matrix<V, I>& a, int th
   GrB_Descriptor_free(&d);
 }
 
-std::vector<std::string> split(const std::string& s)
-{
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) {
-      out.push_back(item);
-    }
-  }
-  return out;
-}
+using spira::bench::split;
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 //   --save-graph    PREFIX-METRIC.npz with spira's indices and distances (for recall checks)
 // Prints one JSON object per metric on stdout; a failure is reported in "error", not hidden.
 #include "common/json_escape.hpp"
+#include "common/split.hpp"
 #include "common/synthetic.hpp"
 
 #include <spira/io.hpp>
@@ -43,17 +44,7 @@ using V = float;
 using I = std::int32_t;
 using clock_type = std::chrono::steady_clock;
 
-std::vector<std::string> split(const std::string& s)
-{
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) {
-      out.push_back(item);
-    }
-  }
-  return out;
-}
+using spira::bench::split;
 
 template <class R>
 spira::knn_result run(const R& res, const spira::csr_matrix<V, I>& m,

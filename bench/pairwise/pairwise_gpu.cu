@@ -35,6 +35,7 @@
 //   --dry-run      no GPU: print the dataset's statistics and the planned cases with their sizes
 // Prints one JSON object per (metric, strategy) on stdout (JSON: a missing number is null).
 #include "common/json_escape.hpp"
+#include "common/split.hpp"
 #include "common/synthetic.hpp"
 #include "pairwise_gpu_cusparse.cuh"
 
@@ -62,17 +63,7 @@ namespace {
 using V = float;
 using I = std::int32_t;
 
-std::vector<std::string> split(const std::string& s)
-{
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) {
-      out.push_back(item);
-    }
-  }
-  return out;
-}
+using spira::bench::split;
 
 /// One JSON object, built field by field; a non-finite number is written as null.
 class json_record {
