@@ -9,28 +9,20 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
-#include <set>
-#include <utility>
 #include <vector>
 
 int main()
 {
   const spira::host_resources res{};
-  // A directed graph: 0 -> 1, 2; 1 -> 3; 2 -> 3, 4; 3 -> 5; 4 -> 5; 5 -> 0; 6 -> 0 (6 unreachable).
-  const std::set<std::pair<int, int>> edges{{0, 1}, {0, 2}, {1, 3}, {2, 3}, {2, 4},
-                                            {3, 5}, {4, 5}, {5, 0}, {6, 0}};
+  // A directed graph: 0 -> 1, 2; 1 -> 3; 2 -> 3, 4; 3 -> 5; 4 -> 5; 5 -> 0; 6 -> 0 (6 unreachable),
+  // as (source, target) pairs made into a CSR adjacency matrix.
   const int n = 7;
-  std::vector<spira::offset_t> ptr(n + 1, 0);
-  std::vector<std::int32_t> cols;
-  for (const auto& [i, j] : edges) {  // sorted by (i, j): rows in order, columns increasing
-    ++ptr[i + 1];
-    cols.push_back(j);
-  }
-  for (int i = 0; i < n; ++i) {
-    ptr[i + 1] += ptr[i];
-  }
-  const auto a = spira::make_csr<float, std::int32_t>(
-      res, n, n, ptr, cols, std::vector<float>(cols.size(), 1.0f), spira::csr_check::canonical);
+  const std::vector<std::int32_t> from{0, 0, 1, 2, 2, 3, 4, 5, 6};
+  const std::vector<std::int32_t> to{1, 2, 3, 3, 4, 5, 5, 0, 0};
+  const std::vector<float> ones(from.size(), 1.0f);
+  const auto a = spira::coo_to_csr(
+      res, spira::coo_view<float, std::int32_t>{n, n, std::int64_t(from.size()), from.data(),
+                                                to.data(), ones.data()});
 
   // [usage]
   // Levels from vertex 0: the frontier starts as {0}; each step keeps the neighbours of the
