@@ -119,8 +119,12 @@ struct cosine {
     if (nx[0] == T(0) || ny[0] == T(0)) {
       return nx[0] == ny[0] ? T(0) : T(1);
     }
+    const T norms = nx[0] * ny[0];
+    if (dot == T(0) && detail::finite(norms)) {
+      return T(1);  // no shared column (most pairs of sparse data): the same 1, without sqrt and /
+    }
     // sqrt(|x|^2 |y|^2) rather than |x| |y|: exact for x == y, so d(x, x) == 0.
-    return detail::one_minus_clamped(dot / sqrt(nx[0] * ny[0]));
+    return detail::one_minus_clamped(dot / sqrt(norms));
   }
   /// Trusted unless a part overflowed, the norms are so small that products underflowed (an
   /// all-zero row included: the direct form decides those pairs), or the distance is so close to

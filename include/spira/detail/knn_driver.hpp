@@ -280,7 +280,8 @@ class knn_host_ops {
   knn_tiling plan(std::int64_t k)
   {
     budget_ = knn_host_budget(params_);
-    tiling_ = plan_knn_tiles(budget_, queries_.rows, index_.rows, k, sizeof(ValueT), params_);
+    tiling_ = plan_knn_tiles(host_tile_budget(budget_, index_.rows, k, sizeof(ValueT)),
+                             queries_.rows, index_.rows, k, sizeof(ValueT), params_, budget_);
     if (tiling_.queries < queries_.rows) {
       // Several query tiles use each index tile: prepare each once (prepared_tile).
       const std::size_t tiles = std::size_t((index_.rows + tiling_.index - 1) / tiling_.index);
@@ -299,23 +300,29 @@ class knn_host_ops {
   void tile_top_k(std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1,
                   std::int64_t kt, ValueT* self_values)
   {
-    dense_matrix<ValueT> d(res_, q1 - q0, i1 - i0);
+    // One distance tile's memory for the whole call: a new one per tile would be new pages each
+    // time, which the kernel zeroes on first touch (40% of a host cosine graph of email-Enron).
+    const auto need = static_cast<std::size_t>((q1 - q0) * (i1 - i0));
+    if (tile_d_.size() < need) {
+      tile_d_ = buffer<ValueT>(res_, need, "the distance tile");
+    }
+    const dense_view<ValueT> dv{q1 - q0, i1 - i0, i1 - i0, tile_d_.data()};
     const auto t = static_cast<std::size_t>(i0 / tiling_.index);
     auto* prepared = prepared_tile(t, i0, i1);
     const csr_view<ValueT, IndexT> it =
         prepared != nullptr ? prepared_tiles_[t].view : row_slice(index_, i0, i1, iptr_);
-    tile_distances_(row_slice(queries_, q0, q1, qptr_), it, d.view(), prepared);
+    tile_distances_(row_slice(queries_, q0, q1, qptr_), it, dv, prepared);
     count_prepared(t);
-    round_to_returned(d.view());
+    round_to_returned(dv);
     if (self_values != nullptr) {
       for (std::int64_t g = std::max(q0, i0); g < std::min(q1, i1); ++g) {
-        self_values[g] = d.view()(g - q0, g - i0);
+        self_values[g] = dv(g - q0, g - i0);
       }
     }
     tile_v_ = dense_matrix<ValueT>(res_, q1 - q0, kt);
     tile_i_ = dense_matrix<std::int64_t>(res_, q1 - q0, kt);
     if (kt > 0) {
-      select_k<ValueT, std::int64_t>(res_, dense_view<const ValueT>(d.view()), kt,
+      select_k<ValueT, std::int64_t>(res_, dense_view<const ValueT>(dv), kt,
                                      largest_ ? select_order::largest : select_order::smallest,
                                      tile_v_.view(), tile_i_.view(), {.sorted = true});
     }
@@ -432,6 +439,7 @@ class knn_host_ops {
   bool prepare_more_ = true;
   std::vector<offset_t> qptr_;
   std::vector<offset_t> iptr_;
+  buffer<ValueT> tile_d_;
   dense_matrix<ValueT> tile_v_;
   dense_matrix<std::int64_t> tile_i_;
 };

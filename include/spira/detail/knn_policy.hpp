@@ -37,6 +37,10 @@ struct knn_policy {
   /// Fewer query rows per tile than this (or all of them, if fewer) with whole index rows: the
   /// index is split into tiles instead, keeping at least half the budget for distance tiles.
   static constexpr std::int64_t min_query_tile = 256;
+  /// Host distance tiles of at most this many bytes (one buffer reused from tile to tile): a
+  /// larger tile is no faster, and costs the first touch of its pages (the kernel zeroes each)
+  /// and the cache; a self graph of email-Enron in one 5.4 GB tile spent 30% of its time there.
+  static constexpr std::size_t host_tile_bytes = std::size_t{256} << 20;
   /// With a progress callback, about this many reports per call...
   static constexpr std::int64_t progress_steps = 20;
   /// ...but never host tiles of fewer query rows than this...
@@ -56,6 +60,18 @@ struct knn_policy {
     return std::max((rows + progress_steps - 1) / progress_steps, min_rows);
   }
 };
+
+/// The part of the host budget its tiles are planned with: at most knn_policy::host_tile_bytes
+/// for the distance tile and its queries' lists, but never less than min_query_tile whole index
+/// rows of them need (the budget decides beyond that).
+inline std::size_t host_tile_budget(std::size_t budget, std::int64_t n_i, std::int64_t k,
+                                    std::size_t value_bytes)
+{
+  const std::size_t row = std::size_t(n_i) * value_bytes +
+                          knn_policy::lists_per_query * std::size_t(k) * (value_bytes + 8);
+  return std::min(
+      budget, std::max(knn_policy::host_tile_bytes, std::size_t(knn_policy::min_query_tile) * row));
+}
 
 /// knn_params::memory_budget, or the backend's default.
 inline std::size_t knn_host_budget(const knn_params& params)
