@@ -300,8 +300,8 @@ class knn_host_ops {
   void tile_top_k(std::int64_t q0, std::int64_t q1, std::int64_t i0, std::int64_t i1,
                   std::int64_t kt, ValueT* self_values)
   {
-    // One distance tile's memory for the whole call: a new one per tile would be new pages each
-    // time, which the kernel zeroes on first touch (40% of a host cosine graph of email-Enron).
+    // One distance tile's memory for the whole call (at most knn_policy::host_tile_bytes): a new
+    // one per tile would be new pages each time, which the kernel zeroes on first touch.
     const auto need = static_cast<std::size_t>((q1 - q0) * (i1 - i0));
     if (tile_d_.size() < need) {
       tile_d_ = buffer<ValueT>(res_, need, "the distance tile");

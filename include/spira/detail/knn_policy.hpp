@@ -39,7 +39,7 @@ struct knn_policy {
   static constexpr std::int64_t min_query_tile = 256;
   /// Host distance tiles of at most this many bytes (one buffer reused from tile to tile): a
   /// larger tile is no faster, and costs the first touch of its pages (the kernel zeroes each)
-  /// and the cache; a self graph of email-Enron in one 5.4 GB tile spent 30% of its time there.
+  /// and the cache.
   static constexpr std::size_t host_tile_bytes = std::size_t{256} << 20;
   /// With a progress callback, about this many reports per call...
   static constexpr std::int64_t progress_steps = 20;
@@ -47,10 +47,9 @@ struct knn_policy {
   static constexpr std::int64_t progress_min_rows = 256;
   /// ...nor CUDA query tiles (and the Python binding's blocks of pairwise rows) of fewer than
   /// this: each is followed by a stream synchronisation, so each waits for its slowest row and
-  /// drains the GPU. The fused k-NN is not split at all (its one launch reports while it runs,
-  /// spira/cuda/detail/launch_progress.cuh): split into launches of 8,192 rows, the Python
-  /// binding's call, which passes a Ctrl-C callback, took 1.18x the plain C++ call for
-  /// 20newsgroups' cosine graph on an H100 (1.37x with 2,048-row launches on an H200).
+  /// drains the GPU. The fused k-NN is not split at all: its one launch reports while it runs
+  /// (spira/cuda/detail/launch_progress.cuh), as launches of this size still took a tenth more
+  /// time than one.
   static constexpr std::int64_t cuda_progress_min_rows = 8192;
 
   /// Rows per step of a call of `rows` rows with a progress callback: about 1 / progress_steps
