@@ -262,7 +262,7 @@ TEST(KnnFused, ProgressGivesTheSameGraph)
   EXPECT_EQ(done.back(), o.rows);
   expect_same_graph_up_to_rounding(whole, chunked);
 
-  // A few query rows: one report, at the end.
+  // A few query rows.
   test::random_options qo = o;
   qo.rows = 37;
   qo.seed = o.seed + 1;
@@ -274,7 +274,12 @@ TEST(KnnFused, ProgressGivesTheSameGraph)
     done.push_back(finished);
   };
   const auto few = knn_graph(cuda_resources{}, index.view(), queries.view(), p);
-  EXPECT_EQ(done, std::vector<std::int64_t>{qo.rows});
+  // How many reports come before the end depends on the kernel's speed (one on an idle GPU, more
+  // under compute-sanitizer); they increase and end with the whole.
+  ASSERT_GE(done.size(), 1u);
+  EXPECT_LE(done.size(), std::size_t(detail::knn_policy::progress_steps) + 1);
+  EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end());
+  EXPECT_EQ(done.back(), qo.rows);
   p.progress = nullptr;
   const auto few_whole = knn_graph(cuda_resources{}, index.view(), queries.view(), p);
   expect_same_graph_up_to_rounding(few, few_whole);
