@@ -2,7 +2,10 @@
 """Where the Python layer's time over the C++ call goes, on one backend: for each dataset and
 metric, interleaved, median of --repeats runs each:
 
-  cpp          spira::knn_graph in C++ (bench_knn --repeats N in one process: its median)
+  cpp          spira::knn_graph in C++ (bench_knn, in --rounds processes of --repeats / --rounds
+               calls each, the rounds interleaved with the Python variants' rounds: the median
+               of all its calls; the medians of each process are kept as cpp_rounds, to show
+               how much one process differs from the next)
   core_thread  spira._core.kneighbors called from a thread other than the main one: the binding
                passes no callback (no Ctrl-C check), so the library runs as in C++
   core_main    the same from the main thread: the binding passes its Ctrl-C callback
@@ -32,16 +35,15 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "common"))
 from datasets import DATASETS, load_csr  # noqa: E402
 
 
-def medians_ms(fns, repeats):
-    """Median time of each of `fns` (name -> callable), called in turn `repeats` times: the
-    variants are interleaved, so that a drift of the machine's speed shifts them all alike."""
-    times = {name: [] for name in fns}
+def times_ms(fns, repeats, times):
+    """Calls each of `fns` (name -> callable) in turn, `repeats` times, appending each call's time
+    in ms to times[name]: the variants are interleaved, so that a drift of the machine's speed
+    shifts them all alike."""
     for _ in range(repeats):
         for name, fn in fns.items():
             t0 = time.perf_counter()
             fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: 1e3 * float(np.median(t)) for name, t in times.items()}
+            times.setdefault(name, []).append(1e3 * (time.perf_counter() - t0))
 
 
 def in_thread(fn, pool):
@@ -59,6 +61,8 @@ def main():
     ap.add_argument("--metrics", default="cosine,manhattan")
     ap.add_argument("--k", type=int, default=15)
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="C++ processes, each followed by a round of the Python variants")
     ap.add_argument("--out")
     args = ap.parse_args()
 
@@ -89,20 +93,28 @@ def main():
                 public = lambda: spira.kneighbors(x, n_neighbors=args.k,  # noqa: E731
                                                   metric=metric, device=args.device)
                 public()  # warm-up
+                per_round = max(1, args.repeats // args.rounds)
                 cmd = [args.bench, "--file", npz, "--backend", "cuda" if cuda else "host",
                        "--threads", str(threads), "--k", str(args.k), "--metrics", metric,
-                       "--repeats", str(args.repeats), "--query-tile", "0"]
-                run = subprocess.run(cmd, capture_output=True, text=True, check=True)
-                cpp = json.loads(run.stdout.strip().splitlines()[-1])["median_ms"]
+                       "--repeats", str(per_round), "--query-tile", "0", "--max-seconds", "600"]
+                times, cpp_rounds = {}, []
+                for _ in range(args.rounds):
+                    run = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                    res = json.loads(run.stdout.strip().splitlines()[-1])
+                    times.setdefault("cpp", []).extend(res["times_ms"])
+                    cpp_rounds.append(res["median_ms"])
+                    times_ms(dict(core_thread=in_thread(core, pool), core_main=core,
+                                  public=public), per_round, times)
                 rec = dict(dataset=label, rows=x.shape[0], nnz=int(x.nnz), metric=metric,
-                           device=args.device, cpp=cpp,
-                           **medians_ms(dict(core_thread=in_thread(core, pool), core_main=core,
-                                             public=public), args.repeats))
+                           device=args.device,
+                           **{name: float(np.median(t)) for name, t in times.items()},
+                           cpp_rounds=cpp_rounds)
                 rows.append(rec)
                 print(json.dumps(rec), flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump(dict(gpu=_core.gpu_names() if cuda else None, rows=rows), f, indent=1)
+            json.dump(dict(gpu=_core.gpu_names() if cuda else None, repeats=args.repeats,
+                           rounds=args.rounds, rows=rows), f, indent=1)
 
 
 if __name__ == "__main__":

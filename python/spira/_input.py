@@ -14,6 +14,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from . import _core
+
 
 __all__ = [
     "as_csr",
@@ -69,18 +71,15 @@ def canonical_sparse(X, dtype):
 
 
 def _check_finite(data, name):
-    if not data.size:
+    """Raises ValueError naming ``name`` when the host array ``data`` holds NaN or infinity."""
+    if not data.size or data.dtype.kind != "f":
         return
-    # First one pass that makes no array as large as the data (np.isfinite would, and where page
-    # faults are dear that costs more than the pass): a sum of squares is finite exactly when every
-    # value is, unless it overflows (values beyond about 1e19 in float32), where the exact test
-    # decides.
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.dot(data, data)):
-            return
-    if not np.isfinite(data).all():
-        what = "NaN" if np.isnan(data).any() else "infinity"
-        raise ValueError(f"Input {name} contains {what}; spira needs finite values")
+    values = np.ascontiguousarray(data, dtype=data.dtype if data.dtype in _FLOATS else np.float64)
+    # One pass on the library's threads; the exact test only for the message.
+    if _core.all_finite(values):
+        return
+    what = "NaN" if np.isnan(values).any() else "infinity"
+    raise ValueError(f"Input {name} contains {what}; spira needs finite values")
 
 
 def as_csr(X, name="X", finite=True):

@@ -11,6 +11,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 #include <vector>
 
@@ -284,6 +285,24 @@ void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted
       std::copy(narrow.begin(), narrow.end(), static_cast<std::int64_t*>(out_indices));
     }
   });
+}
+
+template <class ValueT>
+bool all_finite_typed(const ValueT* data, std::int64_t n)
+{
+  bool finite = true;
+#pragma omp parallel for num_threads(host_resources{}.num_threads()) reduction(&& : finite) \
+    schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    finite = finite && std::isfinite(data[i]);
+  }
+  return finite;
+}
+
+bool all_finite(const void* data, bool value64, std::int64_t n)
+{
+  return value64 ? all_finite_typed(static_cast<const double*>(data), n)
+                 : all_finite_typed(static_cast<const float*>(data), n);
 }
 
 }  // namespace spira::python

@@ -66,4 +66,8 @@ void select_k_dense(const void* in, bool value64, std::int64_t rows, std::int64_
 void select_k_rows(const csr_input& m, std::int64_t k, bool largest, bool sorted, void* out_values,
                    void* out_indices, bool cuda);
 
+/// Whether every one of the n values in host memory (float64 if value64, else float32) is finite:
+/// one pass on the library's host threads.
+[[nodiscard]] bool all_finite(const void* data, bool value64, std::int64_t n);
+
 }  // namespace spira::python

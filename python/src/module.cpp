@@ -237,6 +237,15 @@ void pairwise_py(const nb::tuple& x, const nb::tuple& y, any_matrix out,
   call.run([&] { pairwise_distances(a, b, out.data(), params, cuda, memory_budget, report); });
 }
 
+bool all_finite_py(nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig, nb::device::cpu> data)
+{
+  const bool value64 = data.dtype() == nb::dtype<double>();
+  detail::expects(value64 || data.dtype() == nb::dtype<float>(),
+                  "all_finite: the values must be float32 or float64");
+  nb::gil_scoped_release release;
+  return all_finite(data.data(), value64, static_cast<std::int64_t>(data.shape(0)));
+}
+
 void select_k_dense_py(nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig> in, std::int64_t k,
                        bool largest, bool sorted, any_matrix out_values, index_matrix out_indices,
                        bool cuda)
@@ -339,6 +348,9 @@ NB_MODULE(_core, m)
         nb::arg("progress").none() = nb::none(),
         "spira::pairwise_distance on canonical CSR tuples into the C-contiguous array out. "
         "Ctrl-C ends it between blocks of rows; progress(done, total) is called after each.");
+  m.def("all_finite", &all_finite_py, nb::arg("data"),
+        "Whether every value of a contiguous float32/float64 host array is finite (one pass on "
+        "the library's host threads).");
   m.def("select_k_dense", &select_k_dense_py, nb::arg("A"), nb::arg("k"), nb::arg("largest"),
         nb::arg("sorted"), nb::arg("out_values").noconvert(), nb::arg("out_indices").noconvert(),
         nb::arg("cuda"),
