@@ -8,9 +8,9 @@ usage: bench/python/python_knn_table.py bench/results/python_knn-host-DATE.json
 --overhead adds the section of bench/python/binding_overhead.py's result: the Python layer's cost
 measured apart, with the C++ processes interleaved with the Python calls.
 """
+import argparse
 import json
 import os
-import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OVERHEAD_TARGET = 0.05  # issue 26: the Python layer under 5% over the C++ call...
@@ -128,14 +128,19 @@ def section(res, src):
             if s["rows"] > OVERHEAD_ROWS and over[key] is not None:
                 verdict[key].append(over[key])
     for key, what in (("cpp", "the C++ call"), ("tiles", "the C++ call with the same tiles")):
-        v = verdict[key]
-        if v:
-            met = all(x < OVERHEAD_TARGET for x in v)
-            lines += ["", f"Target (issue 26): `spira.kneighbors` under "
-                      f"{100 * OVERHEAD_TARGET:.0f}% over {what} for datasets over "
-                      f"{OVERHEAD_ROWS:,} rows: {'**met**' if met else '**not met**'} (largest "
-                      f"difference {100 * max(v):+.1f}%, {len(v)} cases)."]
+        lines += verdict_line(verdict[key], what)
     return lines
+
+
+def verdict_line(over, what):
+    """The target's verdict on the overheads `over` (fractions) of the datasets it covers."""
+    if not over:
+        return []
+    met = all(x < OVERHEAD_TARGET for x in over)
+    return ["", f"Target (issue 26): `spira.kneighbors` under {100 * OVERHEAD_TARGET:.0f}% over "
+            f"{what} for datasets over {OVERHEAD_ROWS:,} rows: "
+            f"{'**met**' if met else '**not met**'} (largest difference {100 * max(over):+.1f}%, "
+            f"{len(over)} cases)."]
 
 
 def plot(results, path):
@@ -195,24 +200,17 @@ def overhead_section(res, src):
         lines.append(f"| {r['dataset']} | {r['rows']:,} | {r['metric']} | {r['cpp']:.3g} | "
                      f"{r['core_thread']:.3g} | {r['core_main']:.3g} | {r['public']:.3g} | "
                      f"{100 * v:+.1f}% | {spread} |")
-    if over:
-        met = all(x < OVERHEAD_TARGET for x in over)
-        lines += ["", f"Target (issue 26): `spira.kneighbors` under {100 * OVERHEAD_TARGET:.0f}% "
-                  f"over the C++ call for datasets over {OVERHEAD_ROWS:,} rows: "
-                  f"{'**met**' if met else '**not met**'} (largest difference "
-                  f"{100 * max(over):+.1f}%, {len(over)} cases)."]
-    return lines
+    return lines + verdict_line(over, "the C++ call")
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+", help="python_knn results: host, then GPU")
+    ap.add_argument("--overhead", help="a binding_overhead result")
+    args = ap.parse_args()
+    overhead = args.overhead
     results = []
-    args = sys.argv[1:]
-    overhead = None
-    if "--overhead" in args:
-        i = args.index("--overhead")
-        overhead = args[i + 1]
-        del args[i:i + 2]
-    for src in args:
+    for src in args.results:
         with open(src) as f:
             results.append((json.load(f), src))
     srcs = " ".join(os.path.relpath(s, ROOT) for _, s in results)
