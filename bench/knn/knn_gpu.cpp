@@ -8,6 +8,7 @@
 //                  [--backend cuda|host] [--threads T] [--k K] [--metrics m1,m2,..]
 //                  [--repeats N] [--max-seconds S] [--label NAME]
 //                  [--memory-budget BYTES] [--query-tile R] [--index-tile R]
+//                  [--algo automatic|fused|tiled] [--strategy automatic|intersection|...]
 //                  [--save-matrix PATH.npz] [--save-graph PREFIX]
 //   --file          any format spira::io::read_matrix reads (.mtx, .mtx.gz, edge lists, .npz, ...)
 //   --transpose     use the transpose (pbmc3k ships genes x cells; the samples are the cells)
@@ -16,6 +17,7 @@
 //   --threads       host backend threads (0 = all cores)
 //   --memory-budget, --query-tile, --index-tile: the knn_params overrides (0 = the library's
 //   choice)
+//   --algo, --strategy: knn_params::algo and knn_params::strategy (CUDA backend; default automatic)
 //   --save-matrix   the benchmarked matrix (float32, int32, canonical CSR) as arrays data, indices,
 //                   indptr and shape of an .npz, so that peers time exactly the same data
 //   --save-graph    PREFIX-METRIC.npz with spira's indices and distances (for recall checks)
@@ -74,6 +76,8 @@ int main(int argc, char** argv)
   bool transpose = false;
   std::int64_t synthetic_rows = 0, k = 15, query_tile = 0, index_tile = 0;
   std::size_t memory_budget = 0;
+  spira::knn_algo algo = spira::knn_algo::automatic;
+  spira::pairwise_strategy strategy = spira::pairwise_strategy::automatic;
   int repeats = 5, threads = 0;
   double max_seconds = 10;
   std::vector<std::string> metrics{"cosine", "manhattan"};
@@ -114,6 +118,10 @@ int main(int argc, char** argv)
       query_tile = std::stoll(next());
     } else if (arg == "--index-tile") {
       index_tile = std::stoll(next());
+    } else if (arg == "--algo") {
+      algo = spira::knn_algo_from_string(next());
+    } else if (arg == "--strategy") {
+      strategy = spira::pairwise_strategy_from_string(next());
     } else if (arg == "--save-matrix") {
       save_matrix_path = next();
     } else if (arg == "--save-graph") {
@@ -181,6 +189,8 @@ int main(int argc, char** argv)
                                .memory_budget = memory_budget,
                                .query_tile = query_tile,
                                .index_tile = index_tile};
+      params.algo = algo;
+      params.strategy = strategy;
       spira::knn_params warm_params{.k = std::min(k, warm.rows()), .metric = mt};
       std::optional<spira::knn_result> g;
       auto call = [&](const spira::csr_matrix<V, I>& x, const spira::knn_params& p) {
@@ -227,11 +237,12 @@ int main(int argc, char** argv)
         "\"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"k\": %lld, \"metric\": %s, "
         "\"median_ms\": %s, \"min_ms\": %s, \"times_ms\": %s, \"load_s\": %.3f, "
         "\"memory_budget\": %llu, \"query_tile\": %lld, \"index_tile\": %lld, "
-        "\"error\": %s}\n",
+        "\"algo\": \"%s\", \"strategy\": \"%s\", \"error\": %s}\n",
         backend.c_str(), backend == "host" ? host.num_threads() : 0, json_string(label).c_str(),
         (long long)m.rows(), (long long)m.cols(), (long long)m.nnz(), (long long)k,
         json_string(mname).c_str(), median, fastest, times.c_str(), load_s,
         (unsigned long long)memory_budget, (long long)query_tile, (long long)index_tile,
+        spira::to_string(algo), spira::to_string(strategy),
         error.empty() ? "null" : json_string(error).c_str());
     std::fflush(stdout);
   }

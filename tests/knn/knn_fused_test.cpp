@@ -15,6 +15,7 @@
 #include <functional>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace spira {
@@ -231,6 +232,65 @@ void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
             << "row " << r << " position " << c << ": " << a.indices.view()(r, c) << " vs "
             << b.indices.view()(r, c) << " without a near tie";
       }
+    }
+  }
+}
+
+/// Near-duplicate rows (a row with one value scaled by 1 + c 2^-20): their cosine and correlation
+/// distances are differences of nearly equal numbers, which the accuracy guard does not trust, so
+/// the fused kernel queues those pairs and merges their direct values afterwards. A group of 6
+/// copies leaves a few queued pairs per row (merged by ranks), a group of 300 more than one merge
+/// step holds (merged by sorting); k = 200 leaves too few threads beside the list for ranks.
+TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  test::random_options o;
+  o.rows = 400;
+  o.cols = 150;
+  o.mean_degree = 12;
+  o.seed = 21;
+  const auto base = test::random_csr<float, std::int32_t>(o);
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<float> vals;
+  const auto append = [&](std::int64_t r, float scale) {
+    for (offset_t e = base.row_ptr()[r]; e < base.row_ptr()[r + 1]; ++e) {
+      cols.push_back(base.col_idx()[e]);
+      vals.push_back(e == base.row_ptr()[r] ? base.values()[e] * scale : base.values()[e]);
+    }
+    ptr.push_back(offset_t(cols.size()));
+  };
+  for (std::int64_t r = 0; r < base.rows(); ++r) {
+    append(r, 1.0f);
+  }
+  std::int64_t copied[2] = {-1, -1};
+  for (std::int64_t r = 0, found = 0; found < 2; ++r) {
+    if (base.row_ptr()[r + 1] - base.row_ptr()[r] >= 4) {
+      copied[found++] = r;
+    }
+  }
+  for (int c = 1; c <= 5; ++c) {
+    append(copied[0], 1.0f + float(c) * 0x1p-20f);
+  }
+  for (int c = 1; c <= 299; ++c) {
+    append(copied[1], 1.0f + float(c) * 0x1p-21f);
+  }
+  const std::int64_t rows = std::int64_t(ptr.size()) - 1;
+  const auto index = make_csr<float, std::int32_t>(host_resources{}, rows, o.cols, ptr, cols, vals,
+                                                   csr_check::canonical);
+  const auto dense = test::densify(index);
+  for (const metric m : {metric::cosine, metric::correlation}) {
+    for (const std::int64_t k : {std::int64_t(15), std::int64_t(100), std::int64_t(200)}) {
+      SCOPED_TRACE(std::string(to_string(m)) + ", k = " + std::to_string(k));
+      knn_params p{.k = k, .metric = m};
+      p.algo = knn_algo::fused;
+      p.strategy = pairwise_strategy::intersection;
+      const knn_result g = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+      test::expect_knn_matches(g, test::oracle::pairwise(m, dense, dense), false, false, 2e-5,
+                               "near-duplicates");
+      p.algo = knn_algo::tiled;
+      expect_same_graph_up_to_rounding(g,
+                                       knn_graph(cuda_resources{}, index.view(), std::nullopt, p));
     }
   }
 }

@@ -151,6 +151,49 @@ __device__ void knn_write_row(const ValueT* vals, const std::int64_t* idx,
   }
 }
 
+/// Merges `count` candidates at (vals, idx)[k, k + count) into the sorted list (vals, idx)[0, have)
+/// and returns the new length: the best k of both in the order of knn_bitonic_sort, as knn_flush
+/// gives them, without the sort. Each thread places one pair by its rank (how many pairs precede
+/// it). Needs have + count <= blockDim.x; whole block, ends synchronised.
+template <class ValueT>
+__device__ int knn_merge_by_rank(ValueT* vals, std::int64_t* idx, const knn_fused_select& s,
+                                 int have, int count)
+{
+  using keys = selection::key_traits<ValueT>;
+  const int t = int(threadIdx.x);
+  int rank = s.k;
+  ValueT v{};
+  std::int64_t j = -1;
+  if (t < have + count) {
+    const int at = t < have ? t : s.k + (t - have);
+    v = vals[at];
+    j = idx[at];
+    const auto key = keys::to_key(v, s.largest);
+    const auto precedes = [&](int u) {
+      const auto ku = keys::to_key(vals[u], s.largest);
+      return ku < key || (ku == key && idx[u] < j);
+    };
+    rank = 0;
+    if (t < have) {
+      rank = t;  // the list is sorted
+    } else {
+      for (int u = 0; u < have; ++u) {
+        rank += precedes(u) ? 1 : 0;
+      }
+    }
+    for (int c = 0; c < count && rank < s.k; ++c) {  // past k the pair is not kept
+      rank += precedes(s.k + c) ? 1 : 0;
+    }
+  }
+  __syncthreads();
+  if (rank < s.k) {
+    vals[rank] = v;
+    idx[rank] = j;
+  }
+  __syncthreads();
+  return have + count < s.k ? have + count : s.k;
+}
+
 /// One block per query row (grid-stride): for each tile of tile_cols index rows, the accumulation
 /// of the intersection strategy (spira/cuda/detail/pairwise_intersection.cuh), then every
 /// finalized distance that beats the current k-th best is appended to the candidate buffer; full
@@ -279,6 +322,8 @@ __global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, s
 
 /// Merges each query row's evaluated pairs [offset[r], offset[r + 1]) into its sorted list in the
 /// output, as the fused kernel merges its candidates (knn_flush): one block per row that has any.
+/// A row whose pairs fit beside the list in the block's threads (the usual few) is merged by ranks
+/// (knn_merge_by_rank) instead of by sorting the whole buffer.
 template <class ValueT>
 __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* offset,
                                           const ValueT* values, const std::int64_t* columns)
@@ -305,6 +350,21 @@ __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* of
         idx[r] = s.out_indices[i * s.k + r];
       }
       have += __syncthreads_count(real);
+    }
+    // A row's few pairs are placed by ranks; more than fit beside the list in the block's threads
+    // are merged by sorting the buffer, a chunk at a time (ranks cost count^2 comparisons).
+    const int by_rank = capacity < int(blockDim.x) - s.k ? capacity : int(blockDim.x) - s.k;
+    if (end - begin <= offset_t(by_rank)) {
+      const int count = int(end - begin);
+      for (int t = threadIdx.x; t < count; t += blockDim.x) {
+        vals[s.k + t] = values[begin + t];
+        idx[s.k + t] = columns[begin + t];
+      }
+      __syncthreads();
+      have = knn_merge_by_rank(vals, idx, s, have, count);
+      knn_write_row(vals, idx, s, i, have);
+      __syncthreads();
+      continue;
     }
     for (offset_t c0 = begin; c0 < end; c0 += capacity) {
       const int count = int(end - c0 < capacity ? end - c0 : capacity);
