@@ -23,11 +23,11 @@ cmake "${args[@]}" > "$out/build.log" 2>&1 &&
 echo "== built in $(( $(date +%s) - t0 )) s"
 bench="$build/bench/bench_pairwise_gpu"
 # Shared-memory atomics of the intersection kernels (CAS loops show as ATOMS.CAS / .CAST).
-obj=$(find "$build" -name 'pairwise_distance_float_i32.cu.o' | head -1)
-cuobjdump -sass "$obj" > "$out/sass_float_i32.txt" 2>/dev/null
+obj=$(find "$build" -name 'metrics_cuda_float.cu.o' | head -1)
+cuobjdump -sass "$obj" > "$out/sass_float.txt" 2>/dev/null
 awk '/Function :/ {f=$3} /ATOMS|ATOM\.|RED\./ {n[f" "$2" "$3]++} END {for (k in n) print n[k], k}' \
-  "$out/sass_float_i32.txt" | grep -i intersection | sort -k2 | head -60
-gzip -f "$out/sass_float_i32.txt"
+  "$out/sass_float.txt" | grep -i intersection | sort -k2 | head -60
+gzip -f "$out/sass_float.txt"
 # Per-kernel durations of whole calls (ncu serialises the kernels and holds the clocks at base,
 # so durations read about 1.3x longer than in a plain run; their proportions are what matters).
 prof() {

@@ -1,8 +1,7 @@
 // select_k, CUDA backend: sizes the workspace, launches binary_search or radix on res.stream, and
 // for sorted output reorders each row best first with a stable segmented sort on the keys (stable,
 // and the unsorted output lists a row by increasing index, so equal keys stay in index order).
-// Included by one translation unit per value type (select_k_cuda_{float,double,half}.cu), which
-// instantiate select_rows for both index types: they compile in parallel.
+// Included by select_k_cuda.cu, which instantiates select_rows for every value and index type.
 #pragma once
 
 #include "selection/binary_search.cuh"

@@ -1,4 +1,0 @@
-// The fused CUDA k-NN of the built-in metrics for ValueT = float, IndexT = int64_t.
-#include "knn_fused.cuh"
-
-SPIRA_KNN_FUSED_INSTANTIATE(float, std::int64_t)

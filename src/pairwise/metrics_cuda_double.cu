@@ -1,0 +1,24 @@
+// The built-in metrics on the GPU for ValueT = double, both index types: pairwise_distance (with
+// its prepared operands) and the fused k-NN. One translation unit per value type: the kernels that
+// depend on the value type alone (row norms, corrections, right sides) and the pairwise setup the
+// fused k-NN shares with pairwise_distance are then compiled once instead of up to four times.
+#include "../knn/knn_fused.cuh"
+#include "pairwise_distance.cuh"
+
+#define SPIRA_PAIRWISE_INSTANTIATE(ValueT, IndexT)                                                 \
+  namespace spira {                                                                                \
+  template void pairwise_distance(const cuda_resources&, csr_view<ValueT, IndexT>,                 \
+                                  csr_view<ValueT, IndexT>, dense_view<ValueT>,                    \
+                                  const distance_params&);                                         \
+  template void detail::pairwise_distance_checked(const cuda_resources&, csr_view<ValueT, IndexT>, \
+                                                  csr_view<ValueT, IndexT>, dense_view<ValueT>,    \
+                                                  const distance_params&,                          \
+                                                  detail::prepared_distance_operand*);             \
+  template std::unique_ptr<detail::prepared_distance_operand> detail::prepare_distance_operand(    \
+      const cuda_resources&, csr_view<ValueT, IndexT>, const distance_params&);                    \
+  }
+
+SPIRA_PAIRWISE_INSTANTIATE(double, std::int32_t)
+SPIRA_PAIRWISE_INSTANTIATE(double, std::int64_t)
+SPIRA_KNN_FUSED_INSTANTIATE(double, std::int32_t)
+SPIRA_KNN_FUSED_INSTANTIATE(double, std::int64_t)
