@@ -1,7 +1,6 @@
 // spira selection: delegate-centric top-k of very long rows (Dr. Top-k, Gaihre et al., SC'21:
 // ../shared/papers/002_4b99e314b8542618.txt). The kernels of select_algo::delegate; the host side
-// that sequences them and runs both top-k steps with the radix select is
-// select_k_csr_vector_cuda.cu.
+// that sequences them and runs both top-k steps with the radix select is select_vector_cuda.cu.
 //
 // Everything works on the order-preserving keys of selection/keys.hpp and on the total order
 // (key, position) of a row, so every rule below is exact, ties and NaN included:
@@ -18,9 +17,8 @@
 //    again (in pieces of at most 1024 elements, a warp each), and only their elements <= t kept;
 //  * the candidates (delegates <= t of the other sub-ranges, elements <= t of the full ones) are
 //    written in position order, at offsets from a prefix sum over sub-ranges (no atomic order),
-//    and the second top-k selects the k best of them (the host sequence in
-//    select_k_csr_vector_cuda.cu sizes the candidate vector before the count is known and redoes a
-//    row that overflows it).
+//    and the second top-k selects the k best of them (the host sequence in select_vector_cuda.cu
+//    sizes the candidate vector before the count is known and redoes a row that overflows it).
 //
 // Delegate construction reads the row once, coalesced, in one of two forms (section 5.3):
 //  * sub-ranges up to delegate_policy::tile_max_subrange: a block loads a tile of whole

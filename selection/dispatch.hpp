@@ -30,7 +30,7 @@ void select_rows(const cuda_resources& res, row_source<T, IndexT> src, row_sink<
 
 /// Dense rows with the delegate algorithm (Dr. Top-k, selection/delegate.cuh): each row on its
 /// own, on the whole device. `src` must be dense (row_ptr == nullptr). Defined in
-/// src/selection/select_k_csr_vector_cuda.cu (no_cuda.cpp in a host-only build).
+/// src/selection/select_vector_cuda.cu (no_cuda.cpp in a host-only build).
 template <class T, class IndexT>
 void select_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
                    const problem& p);

@@ -1,5 +1,4 @@
-// Launch helpers of select_k's CUDA translation units (select_k_cuda.cuh,
-// select_k_csr_vector_cuda.cu).
+// Launch helpers of select_k's CUDA translation units (select_k_cuda.cuh, select_k_csr_cuda.cu).
 #pragma once
 
 #include <spira/error.hpp>
