@@ -5,19 +5,6 @@
 #include "../knn/knn_fused.cuh"
 #include "pairwise_distance.cuh"
 
-#define SPIRA_PAIRWISE_INSTANTIATE(ValueT, IndexT)                                                 \
-  namespace spira {                                                                                \
-  template void pairwise_distance(const cuda_resources&, csr_view<ValueT, IndexT>,                 \
-                                  csr_view<ValueT, IndexT>, dense_view<ValueT>,                    \
-                                  const distance_params&);                                         \
-  template void detail::pairwise_distance_checked(const cuda_resources&, csr_view<ValueT, IndexT>, \
-                                                  csr_view<ValueT, IndexT>, dense_view<ValueT>,    \
-                                                  const distance_params&,                          \
-                                                  detail::prepared_distance_operand*);             \
-  template std::unique_ptr<detail::prepared_distance_operand> detail::prepare_distance_operand(    \
-      const cuda_resources&, csr_view<ValueT, IndexT>, const distance_params&);                    \
-  }
-
 SPIRA_PAIRWISE_INSTANTIATE(double, std::int32_t)
 SPIRA_PAIRWISE_INSTANTIATE(double, std::int64_t)
 SPIRA_KNN_FUSED_INSTANTIATE(double, std::int32_t)

@@ -100,3 +100,18 @@ void pairwise_distance(const cuda_resources& res, csr_view<ValueT, IndexT> a,
 }
 
 }  // namespace spira
+
+/// Explicit instantiations of the built-in metrics' pairwise_distance (and its prepared
+/// operands) for one value and index type (src/pairwise/metrics_cuda_*.cu).
+#define SPIRA_PAIRWISE_INSTANTIATE(ValueT, IndexT)                                                 \
+  namespace spira {                                                                                \
+  template void pairwise_distance(const cuda_resources&, csr_view<ValueT, IndexT>,                 \
+                                  csr_view<ValueT, IndexT>, dense_view<ValueT>,                    \
+                                  const distance_params&);                                         \
+  template void detail::pairwise_distance_checked(const cuda_resources&, csr_view<ValueT, IndexT>, \
+                                                  csr_view<ValueT, IndexT>, dense_view<ValueT>,    \
+                                                  const distance_params&,                          \
+                                                  detail::prepared_distance_operand*);             \
+  template std::unique_ptr<detail::prepared_distance_operand> detail::prepare_distance_operand(    \
+      const cuda_resources&, csr_view<ValueT, IndexT>, const distance_params&);                    \
+  }

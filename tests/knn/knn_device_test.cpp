@@ -134,20 +134,13 @@ TEST(KnnDevice, EachPointFirstAmongItsCopiesAndKEqualToN)
   o.empty_row_fraction = 0;
   const auto base = test::random_csr<double, std::int64_t>(o);
   // Rows 0..59 and their copies 60..119.
-  std::vector<offset_t> ptr{0};
-  std::vector<std::int64_t> cols;
-  std::vector<double> vals;
+  std::vector<std::int64_t> rows;
   for (int copy_no = 0; copy_no < 2; ++copy_no) {
     for (std::int64_t i = 0; i < base.rows(); ++i) {
-      for (offset_t e = base.row_ptr()[i]; e < base.row_ptr()[i + 1]; ++e) {
-        cols.push_back(base.col_idx()[e]);
-        vals.push_back(base.values()[e]);
-      }
-      ptr.push_back(offset_t(cols.size()));
+      rows.push_back(i);
     }
   }
-  const auto twice = make_csr<double, std::int64_t>(host_resources{}, 2 * base.rows(), base.cols(),
-                                                    ptr, cols, vals, csr_check::canonical);
+  const auto twice = test::copied_rows(base, rows);
   const auto dev = to_device(res, twice.view());
   const std::int64_t n = twice.rows();
   for (metric m : {metric::euclidean, metric::cosine, metric::manhattan}) {

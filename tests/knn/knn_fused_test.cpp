@@ -187,20 +187,11 @@ TEST(KnnFused, ExcludeSelfKeepsDuplicates)
   o.cols = 80;
   o.empty_row_fraction = 0;
   const auto base = test::random_csr<float, std::int32_t>(o);
-  std::vector<offset_t> ptr{0};
-  std::vector<std::int32_t> col;
-  std::vector<float> val;
+  std::vector<std::int64_t> rows;
   for (std::int64_t i = 0; i < base.rows(); ++i) {
-    for (int copy = 0; copy < 2; ++copy) {
-      for (offset_t e = base.row_ptr()[i]; e < base.row_ptr()[i + 1]; ++e) {
-        col.push_back(base.col_idx()[e]);
-        val.push_back(base.values()[e]);
-      }
-      ptr.push_back(offset_t(col.size()));
-    }
+    rows.insert(rows.end(), {i, i});
   }
-  const auto index = make_csr<float, std::int32_t>(host_resources{}, 2 * base.rows(), o.cols, ptr,
-                                                   col, val, csr_check::canonical);
+  const auto index = test::copied_rows(base, rows);
   knn_params p{.k = 3, .metric = metric::euclidean, .exclude_self = true};
   p.algo = knn_algo::fused;
   p.strategy = pairwise_strategy::intersection;
@@ -250,19 +241,9 @@ TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
   o.mean_degree = 12;
   o.seed = 21;
   const auto base = test::random_csr<float, std::int32_t>(o);
-  std::vector<offset_t> ptr{0};
-  std::vector<std::int32_t> cols;
-  std::vector<float> vals;
-  const auto append = [&](std::int64_t r, float scale) {
-    for (offset_t e = base.row_ptr()[r]; e < base.row_ptr()[r + 1]; ++e) {
-      cols.push_back(base.col_idx()[e]);
-      vals.push_back(e == base.row_ptr()[r] ? base.values()[e] * scale : base.values()[e]);
-    }
-    ptr.push_back(offset_t(cols.size()));
-  };
-  for (std::int64_t r = 0; r < base.rows(); ++r) {
-    append(r, 1.0f);
-  }
+  std::vector<std::int64_t> rows(std::size_t(base.rows()));
+  std::iota(rows.begin(), rows.end(), std::int64_t{0});
+  std::vector<float> scales(rows.size(), 1.0f);
   std::int64_t copied[2] = {-1, -1};
   for (std::int64_t r = 0, found = 0; found < 2; ++r) {
     if (base.row_ptr()[r + 1] - base.row_ptr()[r] >= 4) {
@@ -270,14 +251,14 @@ TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
     }
   }
   for (int c = 1; c <= 5; ++c) {
-    append(copied[0], 1.0f + float(c) * 0x1p-20f);
+    rows.push_back(copied[0]);
+    scales.push_back(1.0f + float(c) * 0x1p-20f);
   }
   for (int c = 1; c <= 299; ++c) {
-    append(copied[1], 1.0f + float(c) * 0x1p-21f);
+    rows.push_back(copied[1]);
+    scales.push_back(1.0f + float(c) * 0x1p-21f);
   }
-  const std::int64_t rows = std::int64_t(ptr.size()) - 1;
-  const auto index = make_csr<float, std::int32_t>(host_resources{}, rows, o.cols, ptr, cols, vals,
-                                                   csr_check::canonical);
+  const auto index = test::copied_rows(base, rows, scales);
   const auto dense = test::densify(index);
   for (const metric m : {metric::cosine, metric::correlation}) {
     for (const std::int64_t k : {std::int64_t(15), std::int64_t(100), std::int64_t(200)}) {

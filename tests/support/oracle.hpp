@@ -311,4 +311,25 @@ csr_matrix<V, I> random_csr(const random_options& o)
                         csr_check::canonical);
 }
 
+/// A canonical CSR matrix whose row t is row rows[t] of `base` with its first stored value times
+/// scales[t] (1 where scales is shorter): copies and near-copies of rows.
+template <class V, class I>
+csr_matrix<V, I> copied_rows(const csr_matrix<V, I>& base, const std::vector<std::int64_t>& rows,
+                             const std::vector<V>& scales = {})
+{
+  std::vector<offset_t> row_ptr{0};
+  std::vector<I> col_idx;
+  std::vector<V> values;
+  for (std::size_t t = 0; t < rows.size(); ++t) {
+    const V scale = t < scales.size() ? scales[t] : V(1);
+    for (offset_t e = base.row_ptr()[rows[t]]; e < base.row_ptr()[rows[t] + 1]; ++e) {
+      col_idx.push_back(base.col_idx()[e]);
+      values.push_back(e == base.row_ptr()[rows[t]] ? base.values()[e] * scale : base.values()[e]);
+    }
+    row_ptr.push_back(offset_t(col_idx.size()));
+  }
+  return make_csr<V, I>(host_resources{}, std::int64_t(rows.size()), base.cols(), row_ptr, col_idx,
+                        values, csr_check::canonical);
+}
+
 }  // namespace spira::test
