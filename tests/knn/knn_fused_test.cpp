@@ -230,8 +230,8 @@ void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
 /// Near-duplicate rows (a row with one value scaled by 1 + c 2^-20): their cosine and correlation
 /// distances are differences of nearly equal numbers, which the accuracy guard does not trust, so
 /// the fused kernel queues those pairs and merges their direct values afterwards. A group of 6
-/// copies leaves a few queued pairs per row (merged by ranks), a group of 300 more than one merge
-/// step holds (merged by sorting); k = 200 leaves too few threads beside the list for ranks.
+/// copies leaves a few queued pairs per row (merged by ranks), a group of 300 more than fit beside
+/// the list in the block's threads (merged by sorting).
 TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
 {
   SPIRA_SKIP_WITHOUT_GPU();
