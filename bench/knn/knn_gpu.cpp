@@ -81,56 +81,63 @@ int main(int argc, char** argv)
   int repeats = 5, threads = 0;
   double max_seconds = 10;
   std::vector<std::string> metrics{"cosine", "manhattan"};
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    auto next = [&]() -> std::string {
-      if (a + 1 >= argc) {
-        std::fprintf(stderr, "bench_knn: %s needs a value\n", arg.c_str());
-        std::exit(2);
+  // Bad values (a number that does not parse, an unknown metric, algorithm or strategy) end here
+  // with the library's message, not in std::terminate.
+  try {
+    for (int a = 1; a < argc; ++a) {
+      const std::string arg = argv[a];
+      auto next = [&]() -> std::string {
+        if (a + 1 >= argc) {
+          std::fprintf(stderr, "bench_knn: %s needs a value\n", arg.c_str());
+          std::exit(2);
+        }
+        return argv[++a];
+      };
+      if (arg == "--file") {
+        file = next();
+      } else if (arg == "--transpose") {
+        transpose = true;
+      } else if (arg == "--synthetic") {
+        synthetic = next();
+      } else if (arg == "--synthetic-rows") {
+        synthetic_rows = std::stoll(next());
+      } else if (arg == "--backend") {
+        backend = next();
+      } else if (arg == "--threads") {
+        threads = std::stoi(next());
+      } else if (arg == "--k") {
+        k = std::stoll(next());
+      } else if (arg == "--metrics") {
+        metrics = split(next());
+      } else if (arg == "--repeats") {
+        repeats = std::max(1, std::stoi(next()));
+      } else if (arg == "--max-seconds") {
+        max_seconds = std::stod(next());
+      } else if (arg == "--label") {
+        label = next();
+      } else if (arg == "--memory-budget") {
+        memory_budget = std::stoull(next());
+      } else if (arg == "--query-tile") {
+        query_tile = std::stoll(next());
+      } else if (arg == "--index-tile") {
+        index_tile = std::stoll(next());
+      } else if (arg == "--algo") {
+        algo = spira::knn_algo_from_string(next());
+      } else if (arg == "--strategy") {
+        strategy = spira::pairwise_strategy_from_string(next());
+      } else if (arg == "--save-matrix") {
+        save_matrix_path = next();
+      } else if (arg == "--save-graph") {
+        save_graph = next();
+      } else {
+        std::fprintf(stderr, "bench_knn: unknown argument %s (see the header comment)\n",
+                     arg.c_str());
+        return 2;
       }
-      return argv[++a];
-    };
-    if (arg == "--file") {
-      file = next();
-    } else if (arg == "--transpose") {
-      transpose = true;
-    } else if (arg == "--synthetic") {
-      synthetic = next();
-    } else if (arg == "--synthetic-rows") {
-      synthetic_rows = std::stoll(next());
-    } else if (arg == "--backend") {
-      backend = next();
-    } else if (arg == "--threads") {
-      threads = std::stoi(next());
-    } else if (arg == "--k") {
-      k = std::stoll(next());
-    } else if (arg == "--metrics") {
-      metrics = split(next());
-    } else if (arg == "--repeats") {
-      repeats = std::max(1, std::stoi(next()));
-    } else if (arg == "--max-seconds") {
-      max_seconds = std::stod(next());
-    } else if (arg == "--label") {
-      label = next();
-    } else if (arg == "--memory-budget") {
-      memory_budget = std::stoull(next());
-    } else if (arg == "--query-tile") {
-      query_tile = std::stoll(next());
-    } else if (arg == "--index-tile") {
-      index_tile = std::stoll(next());
-    } else if (arg == "--algo") {
-      algo = spira::knn_algo_from_string(next());
-    } else if (arg == "--strategy") {
-      strategy = spira::pairwise_strategy_from_string(next());
-    } else if (arg == "--save-matrix") {
-      save_matrix_path = next();
-    } else if (arg == "--save-graph") {
-      save_graph = next();
-    } else {
-      std::fprintf(stderr, "bench_knn: unknown argument %s (see the header comment)\n",
-                   arg.c_str());
-      return 2;
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_knn: bad argument value: %s\n", e.what());
+    return 2;
   }
   if (file.empty() == synthetic.empty()) {
     std::fprintf(stderr, "bench_knn: give exactly one of --file and --synthetic\n");

@@ -5,7 +5,7 @@
 #include "../knn/knn_fused.cuh"
 #include "pairwise_distance.cuh"
 
-SPIRA_PAIRWISE_INSTANTIATE(double, std::int32_t)
-SPIRA_PAIRWISE_INSTANTIATE(double, std::int64_t)
-SPIRA_KNN_FUSED_INSTANTIATE(double, std::int32_t)
-SPIRA_KNN_FUSED_INSTANTIATE(double, std::int64_t)
+#include <spira/detail/type_lists.hpp>
+
+SPIRA_FOR_EACH_INDEX(SPIRA_PAIRWISE_INSTANTIATE, double)
+SPIRA_FOR_EACH_INDEX(SPIRA_KNN_FUSED_INSTANTIATE, double)

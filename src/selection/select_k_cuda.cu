@@ -1,16 +1,15 @@
-// select_rows on the GPU for T = float, double and half, both index types (see select_k_cuda.cuh).
-// One translation unit: the three value types share most of what is compiled (the headers, CUB,
-// the host dispatch), so together they take about 60% of the CPU time of one unit per type.
+// select_rows on the GPU for every value type of select_k (float, double, half) and index type
+// (see select_k_cuda.cuh). One translation unit: the three value types share most of what is
+// compiled (the headers, CUB, the host dispatch), so together they take about 60% of the CPU time
+// of one unit per type.
 #include "select_k_cuda.cuh"
 
-#define SPIRA_SELECT_ROWS_INSTANTIATE(T)                                        \
-  template void select_rows(const cuda_resources&, row_source<T, std::int32_t>, \
-                            row_sink<T, std::int32_t>, const problem&);         \
-  template void select_rows(const cuda_resources&, row_source<T, std::int64_t>, \
-                            row_sink<T, std::int64_t>, const problem&);
+#include <spira/detail/type_lists.hpp>
+
+#define SPIRA_SELECT_ROWS_INSTANTIATE(T, IndexT)                                               \
+  template void select_rows(const cuda_resources&, row_source<T, IndexT>, row_sink<T, IndexT>, \
+                            const problem&);
 
 namespace spira::selection {
-SPIRA_SELECT_ROWS_INSTANTIATE(float)
-SPIRA_SELECT_ROWS_INSTANTIATE(double)
-SPIRA_SELECT_ROWS_INSTANTIATE(half)
+SPIRA_FOR_EACH_SELECT_VALUE_INDEX(SPIRA_SELECT_ROWS_INSTANTIATE)
 }  // namespace spira::selection

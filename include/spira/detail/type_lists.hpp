@@ -5,16 +5,18 @@
 
 #include <cstdint>
 
-/// Every (value, index) pair of the sparse operations: float and double values, 32- and 64-bit
-/// column indices.
+/// X(V, I) for every column index type I: 32- and 64-bit (for the translation units that
+/// instantiate one value type).
+#define SPIRA_FOR_EACH_INDEX(X, V) \
+  X(V, std::int32_t)               \
+  X(V, std::int64_t)
+
+/// Every (value, index) pair of the sparse operations: float and double values, every index type.
 #define SPIRA_FOR_EACH_VALUE_INDEX(X) \
-  X(float, std::int32_t)              \
-  X(float, std::int64_t)              \
-  X(double, std::int32_t)             \
-  X(double, std::int64_t)
+  SPIRA_FOR_EACH_INDEX(X, float)      \
+  SPIRA_FOR_EACH_INDEX(X, double)
 
 /// Every (value, index) pair of select_k: the above and half-precision values.
 #define SPIRA_FOR_EACH_SELECT_VALUE_INDEX(X) \
   SPIRA_FOR_EACH_VALUE_INDEX(X)              \
-  X(half, std::int32_t)                      \
-  X(half, std::int64_t)
+  SPIRA_FOR_EACH_INDEX(X, half)
