@@ -13,6 +13,7 @@
 //
 // usage: bench_graphblas --file PATH [--transpose] [--label NAME] [--threads N] [--repeats 5]
 //                        [--cases aat,triangles,bfs]
+#include "common/alternate.hpp"
 #include "common/json_escape.hpp"
 #include "common/split.hpp"
 
@@ -48,33 +49,6 @@ void grb(GrB_Info info, const char* what)
   spira::detail::grb_check(info, what);
 }
 
-/// The strictly lower triangle of the pattern of A + Aᵀ (square A), values 1.
-spira::csr_matrix<V, I> lower_pattern(const spira::csr_matrix<V, I>& a)
-{
-  std::vector<std::pair<I, I>> e;
-  for (std::int64_t i = 0; i < a.rows(); ++i) {
-    for (spira::offset_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p) {
-      const I j = a.col_idx()[p];
-      if (j != I(i)) {
-        e.emplace_back(std::max(I(i), j), std::min(I(i), j));
-      }
-    }
-  }
-  std::sort(e.begin(), e.end());
-  e.erase(std::unique(e.begin(), e.end()), e.end());
-  spira::csr_matrix<V, I> l(spira::host_resources{}, a.rows(), a.cols(), std::int64_t(e.size()));
-  std::fill_n(l.row_ptr(), a.rows() + 1, spira::offset_t{0});
-  for (std::size_t p = 0; p < e.size(); ++p) {
-    ++l.row_ptr()[e[p].first + 1];
-    l.col_idx()[p] = e[p].second;
-    l.values()[p] = V(1);
-  }
-  for (std::int64_t i = 0; i < a.rows(); ++i) {
-    l.row_ptr()[i + 1] += l.row_ptr()[i];
-  }
-  return l;
-}
-
 /// L + Lᵀ: the symmetric pattern.
 spira::csr_matrix<V, I> symmetric(const spira::csr_matrix<V, I>& l)
 {
@@ -83,36 +57,8 @@ spira::csr_matrix<V, I> symmetric(const spira::csr_matrix<V, I>& l)
                           spira::no_accumulator{}, spira::plus_monoid{}, l.view(), lt.view());
 }
 
-struct timing {
-  std::vector<double> spira_ms, graphblas_ms;
-};
-
-double median(std::vector<double> t)
-{
-  std::sort(t.begin(), t.end());
-  return t.empty() ? 0 : t[t.size() / 2];
-}
-
-/// Times mine() and theirs() alternately, after one warm-up call of each.
-timing run(int repeats, const std::function<void()>& mine, const std::function<void()>& theirs)
-{
-  timing t;
-  mine();
-  theirs();
-  const auto ms = [](const std::function<void()>& fn) {
-    const auto t0 = clock_type::now();
-    fn();
-    return 1e3 * std::chrono::duration<double>(clock_type::now() - t0).count();
-  };
-  for (int r = 0; r < repeats; ++r) {
-    t.spira_ms.push_back(ms(mine));
-    t.graphblas_ms.push_back(ms(theirs));
-  }
-  return t;
-}
-
 void report(const std::string& label, const std::string& name, const spira::csr_matrix<V, I>& a,
-            int threads, const timing& t, bool same, const std::string& extra)
+            int threads, const spira::bench::timing& t, bool same, const std::string& extra)
 {
   const auto fastest = [](const std::vector<double>& v) {
     return *std::min_element(v.begin(), v.end());
@@ -122,8 +68,9 @@ void report(const std::string& label, const std::string& name, const spira::csr_
       "\"threads\": %d, \"spira_ms\": %.3f, \"graphblas_ms\": %.3f, \"spira_min_ms\": %.3f, "
       "\"graphblas_min_ms\": %.3f, \"same\": %s%s}\n",
       spira::bench::json_string(label).c_str(), name.c_str(), (long long)a.rows(),
-      (long long)a.cols(), (long long)a.nnz(), threads, median(t.spira_ms), median(t.graphblas_ms),
-      fastest(t.spira_ms), fastest(t.graphblas_ms), same ? "true" : "false", extra.c_str());
+      (long long)a.cols(), (long long)a.nnz(), threads, spira::bench::median(t.mine_ms),
+      spira::bench::median(t.theirs_ms), fastest(t.mine_ms), fastest(t.theirs_ms),
+      same ? "true" : "false", extra.c_str());
   std::fflush(stdout);
 }
 
@@ -145,7 +92,7 @@ void case_aat(const std::string& label, const spira::csr_matrix<V, I>& a, int th
   grb(GrB_Descriptor_new(&d), "GrB_Descriptor_new");
   grb(GrB_Descriptor_set(d, GrB_INP1, GrB_TRAN), "GrB_Descriptor_set");
   spira::csr_matrix<V, I> c;
-  const auto t = run(
+  const auto t = spira::bench::alternate(
       repeats,
       [&] {
         c = spira::mxm(res, a.view(), a.view(), spira::semirings::plus_times{},
@@ -177,7 +124,7 @@ void case_triangles(const std::string& label, const spira::csr_matrix<V, I>& a, 
                     int repeats)
 {
   const spira::host_resources res{.threads = threads};
-  const auto l = lower_pattern(a);
+  const auto l = spira::bench::lower_pattern(a);
   GrB_Matrix gl = spira::to_graphblas(l.view());
   GrB_Matrix gc = nullptr;
   GrB_Descriptor d = nullptr;
@@ -186,7 +133,7 @@ void case_triangles(const std::string& label, const spira::csr_matrix<V, I>& a, 
   grb(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE), "GrB_Descriptor_set");
   double mine = 0, theirs = 0;
   const spira::descriptor o{.transpose_b = true, .structural_mask = true};
-  const auto t = run(
+  const auto t = spira::bench::alternate(
       repeats,
       [&] {
         const auto c =
@@ -211,7 +158,7 @@ void case_triangles(const std::string& label, const spira::csr_matrix<V, I>& a, 
 void case_bfs(const std::string& label, const spira::csr_matrix<V, I>& a, int threads, int repeats)
 {
   const spira::host_resources res{.threads = threads};
-  const auto g = symmetric(lower_pattern(a));
+  const auto g = symmetric(spira::bench::lower_pattern(a));
   const std::int64_t n = g.rows();
   GrB_Matrix gg = spira::to_graphblas(g.view());
   std::vector<std::int64_t> mine(static_cast<std::size_t>(n), -1), theirs = mine;
@@ -224,7 +171,7 @@ void case_bfs(const std::string& label, const spira::csr_matrix<V, I>& a, int th
   grb(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE), "set");
   grb(GrB_Descriptor_set(d, GrB_MASK, GrB_COMP), "set");
   grb(GrB_Descriptor_set(d, GrB_OUTP, GrB_REPLACE), "set");
-  const auto t = run(
+  const auto t = spira::bench::alternate(
       repeats,
       [&] {
         std::fill(mine.begin(), mine.end(), -1);

@@ -36,6 +36,17 @@ constexpr bool fits_index(std::int64_t extent) noexcept
   return extent <= 0 || extent - 1 <= std::int64_t(std::numeric_limits<IndexT>::max());
 }
 
+/// Number of bits needed to write every value in [0, extent): 0 for extent <= 1 (the key widths
+/// of the radix sorts).
+constexpr int bits_for_extent(std::int64_t extent) noexcept
+{
+  int bits = 0;
+  for (std::uint64_t v = extent > 1 ? std::uint64_t(extent - 1) : 0; v != 0; v >>= 1) {
+    ++bits;
+  }
+  return bits;
+}
+
 /// True when the pairwise engines (host and CUDA) renumber the columns of their operands to the
 /// columns in use before building per-column arrays (the CSC of B: cols + 1 row pointers, and
 /// other arrays of one entry or bit per column): when the declared `cols` exceeds the stored

@@ -31,7 +31,7 @@ struct sparse_vector_view {
   memory_space space = memory_space::host;
 };
 
-/// Owning sparse vector in host memory.
+/// Owning sparse vector in host or device memory.
 template <class ValueT, class IndexT = std::int32_t>
 class sparse_vector {
  public:
@@ -40,8 +40,10 @@ class sparse_vector {
 
   sparse_vector() = default;
 
-  /// Allocates (uninitialised) arrays for a vector of `size` with nnz entries.
-  sparse_vector(const host_resources& res, std::int64_t size, std::int64_t nnz) : size_(size)
+  /// Allocates (uninitialised) arrays for a vector of `size` with nnz entries, in host memory
+  /// (host_resources) or device memory (cuda_resources).
+  template <class Resources>
+  sparse_vector(const Resources& res, std::int64_t size, std::int64_t nnz) : size_(size)
   {
     detail::expects(size >= 0, "sparse_vector: size must be >= 0, got ", size);
     detail::expects(nnz >= 0 && nnz <= size, "sparse_vector: nnz must be in [0, size = ", size,
@@ -51,7 +53,8 @@ class sparse_vector {
     indices_ = buffer<IndexT>(res, std::size_t(nnz), "sparse vector indices");
     values_ = buffer<ValueT>(res, std::size_t(nnz), "sparse vector values");
   }
-
+  [[nodiscard]] memory_space space() const noexcept { return values_.space(); }
+  [[nodiscard]] const cuda_resources& cuda() const noexcept { return values_.cuda(); }
   [[nodiscard]] std::int64_t size() const noexcept { return size_; }
   [[nodiscard]] std::int64_t nnz() const noexcept { return std::int64_t(values_.size()); }
   [[nodiscard]] IndexT* indices() noexcept { return indices_.data(); }
@@ -61,7 +64,7 @@ class sparse_vector {
 
   [[nodiscard]] sparse_vector_view<ValueT, IndexT> view() const noexcept
   {
-    return {size_, nnz(), indices_.data(), values_.data(), memory_space::host};
+    return {size_, nnz(), indices_.data(), values_.data(), space()};
   }
   operator sparse_vector_view<ValueT, IndexT>() const noexcept { return view(); }  // NOLINT
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <spira/config.hpp>
+#include <spira/matrix.hpp>
 #include <spira/resources.hpp>
 
 #include <cstdint>
@@ -32,15 +33,5 @@ void stable_sort_pairs(const cuda_resources& res, ping_pong<std::uint64_t>& keys
 
 /// In-place exclusive prefix sum of n offsets: data[i] <- data[0] + ... + data[i-1].
 void exclusive_sum_in_place(const cuda_resources& res, offset_t* data, std::int64_t n);
-
-/// Number of bits needed to write every value in [0, extent): 0 for extent <= 1.
-constexpr int bits_for_extent(std::int64_t extent) noexcept
-{
-  int bits = 0;
-  for (std::uint64_t v = extent > 1 ? std::uint64_t(extent - 1) : 0; v != 0; v >>= 1) {
-    ++bits;
-  }
-  return bits;
-}
 
 }  // namespace spira::detail

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "support/oracle.hpp"
+#include "support/sweep.hpp"
 
 #include <semirings/graphblas.hpp>
 #include <spira/descriptor.hpp>
@@ -35,19 +36,6 @@ class graphblas_env : public ::testing::Environment {
   void SetUp() override { ASSERT_EQ(GrB_init(GrB_NONBLOCKING), GrB_SUCCESS); }
   void TearDown() override { GrB_finalize(); }
 };
-
-/// The entries of m as (row, column, value) tuples, row-major.
-template <class V, class I>
-std::vector<std::tuple<std::int64_t, std::int64_t, double>> entries_of(csr_view<V, I> m)
-{
-  std::vector<std::tuple<std::int64_t, std::int64_t, double>> e;
-  for (std::int64_t i = 0; i < m.rows; ++i) {
-    for (offset_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
-      e.emplace_back(i, std::int64_t(m.col_idx[k]), double(m.values[k]));
-    }
-  }
-  return e;
-}
 
 /// m as a new GrB_Matrix of `type` (GrB_FP64 or GrB_BOOL: nonzero is true).
 template <class V, class I>
@@ -98,19 +86,6 @@ inline void grb_entries(GrB_Matrix m, GrB_Type type,
   std::sort(out->begin(), out->end());
 }
 
-using entry_list = std::vector<std::tuple<std::int64_t, std::int64_t, double>>;
-using vector_entries = std::vector<std::pair<std::int64_t, double>>;
-
-template <class V, class I>
-vector_entries entries_of(sparse_vector_view<V, I> v)
-{
-  vector_entries e;
-  for (std::int64_t p = 0; p < v.nnz; ++p) {
-    e.emplace_back(std::int64_t(v.indices[p]), double(v.values[p]));
-  }
-  return e;
-}
-
 /// v as a new GrB_Vector of `type` (GrB_FP64 or GrB_BOOL: nonzero is true).
 template <class V, class I>
 void make_grb(sparse_vector_view<V, I> v, GrB_Type type, GrB_Vector* out)
@@ -157,69 +132,6 @@ inline void grb_entries(GrB_Vector v, GrB_Type type, vector_entries* out)
   std::sort(out->begin(), out->end());
 }
 
-/// fn() throws E with `text` in its message.
-template <class E, class Fn>
-void expect_throw_with(Fn&& fn, const std::string& text)
-{
-  try {
-    fn();
-    ADD_FAILURE() << "no exception; expected one saying: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
-
-/// One case of a descriptor sweep: which of C and the mask are given, and the descriptor.
-struct sweep_case {
-  int mask = 0;  ///< 0 none, 1 valued, 2 structural
-  bool complement = false;
-  bool accumulate = false;
-  bool replace = false;
-  bool transpose_a = false;
-  bool transpose_b = false;
-  bool with_c = false;
-
-  /// Case `bits` of the 48 combinations of mask, complement, accumulator, replace and C.
-  static sweep_case nth(int bits, bool transpose_a = false, bool transpose_b = false)
-  {
-    return {.mask = bits % 3,
-            .complement = (bits / 3) % 2 != 0,
-            .accumulate = (bits / 6) % 2 != 0,
-            .replace = (bits / 12) % 2 != 0,
-            .transpose_a = transpose_a,
-            .transpose_b = transpose_b,
-            .with_c = (bits / 24) % 2 != 0};
-  }
-  static constexpr int count = 48;
-
-  [[nodiscard]] descriptor desc() const
-  {
-    return {.transpose_a = transpose_a,
-            .transpose_b = transpose_b,
-            .structural_mask = mask == 2,
-            .complement_mask = complement,
-            .replace = replace};
-  }
-
-  template <class V, class I>
-  [[nodiscard]] std::optional<csr_view<V, I>> c_of(csr_view<V, I> c) const
-  {
-    return with_c ? std::optional(c) : std::nullopt;
-  }
-  template <class V, class I>
-  [[nodiscard]] std::optional<csr_view<V, I>> mask_of(csr_view<V, I> m) const
-  {
-    return mask != 0 ? std::optional(m) : std::nullopt;
-  }
-
-  [[nodiscard]] std::string name() const
-  {
-    return std::string("mask=") + "nvs"[mask] + (complement ? " comp" : "") +
-           (accumulate ? " accum" : "") + (replace ? " replace" : "") + (transpose_a ? " A'" : "") +
-           (transpose_b ? " B'" : "") + (with_c ? " C" : "");
-  }
-};
-
 /// The GraphBLAS side of a case: C (given or a new empty matrix of `rows` x `cols`), the mask
 /// (FP64: a valued mask's 0 is false, or null) and the descriptor. Free them with grb_free.
 struct grb_case {
@@ -265,55 +177,6 @@ inline void grb_free(grb_case* g)
   GrB_Descriptor_free(&g->desc);
 }
 
-/// A random matrix with values in {1, 2, 3} (or {0, 1} for `logical`), so that sums and products
-/// stay exact in float; `zeros`: every third stored value set to an explicit 0.
-template <class V, class I>
-csr_matrix<V, I> operand(std::int64_t rows, std::int64_t cols, std::uint32_t seed, bool logical,
-                         bool zeros = false)
-{
-  auto m = random_csr<V, I>(
-      {.rows = rows, .cols = cols, .mean_degree = 5, .small_integers = true, .seed = seed});
-  for (std::int64_t p = 0; p < m.nnz(); ++p) {
-    if (logical) {
-      m.values()[p] = V(m.values()[p] > V(1) ? 1 : 0);
-    }
-    if (zeros && p % 3 == 0) {
-      m.values()[p] = V(0);
-    }
-  }
-  return m;
-}
-
-/// A random sparse vector of `size` with about a third of its entries stored, values as operand()'s
-/// ({1, 2, 3}, or {0, 1} for `logical`; `zeros`: every third stored value an explicit 0).
-template <class V, class I>
-sparse_vector<V, I> vector_operand(std::int64_t size, std::uint32_t seed, bool logical,
-                                   bool zeros = false)
-{
-  std::vector<I> idx;
-  std::vector<V> x;
-  std::uint32_t state = seed * 2654435761u + 1u;
-  for (std::int64_t j = 0; j < size; ++j) {
-    state = state * 1664525u + 1013904223u;
-    if ((state >> 16) % 3 != 0) {
-      continue;
-    }
-    const std::uint32_t r = (state >> 8) & 0xff;
-    V value = logical ? V(r % 2) : V(1 + r % 3);
-    if (zeros && idx.size() % 3 == 0) {
-      value = V(0);
-    }
-    idx.push_back(I(j));
-    x.push_back(value);
-  }
-  return make_sparse_vector<V, I>(host_resources{}, size, idx, x);
-}
-
-/// The value and index types every GraphBLAS cross-check runs with.
-using value_index_types =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                     std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-
 /// fn(semiring, its GraphBLAS semiring, an accumulator, its GraphBLAS operator, logical, name) for
 /// each built-in annihilating semiring; `logical`: GraphBLAS runs it on GrB_BOOL operands.
 template <class Fn>
@@ -327,13 +190,6 @@ void for_each_builtin_semiring(const Fn& fn)
   fn(plus_pair{}, GxB_PLUS_PAIR_FP64, plus_monoid{}, GrB_PLUS_FP64, false, "plus_pair");
   fn(any_pair{}, GxB_ANY_PAIR_FP64, max_monoid{}, GrB_MAX_FP64, false, "any_pair");
   fn(lor_land{}, GrB_LOR_LAND_SEMIRING_BOOL, lor_monoid{}, GrB_LOR, true, "lor_land");
-}
-
-/// fn(accum) with the case's accumulator `acc`, or fn(no_accumulator{}).
-template <class Accum, class Fn>
-auto with_accum(const sweep_case& k, const Accum& acc, const Fn& fn)
-{
-  return k.accumulate ? fn(acc) : fn(no_accumulator{});
 }
 
 /// For both orientations of A (op(A) is rows_a x cols_a) and every case of the sweep, with C and

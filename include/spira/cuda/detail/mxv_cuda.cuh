@@ -1,0 +1,317 @@
+// spira internals: mxv and vxm on CUDA (spira/cuda/graphblas.cuh). Two ways to t = op(A) ⊕.⊗ u
+// (and u ⊕.⊗ op(A)), by how A is stored:
+//   pull   the rows of A met by the vector: entry i folds the products of row i of A with the
+//          entries u stores (looked up in a dense copy of u), a warp per row, in increasing k;
+//   push   the rows of A selected by u: mxm of u as a one-row matrix with A (the expanded or
+//          sorted path of detail/mxm_kernels.cuh), so the work is the entries of those rows.
+// mxv takes the pull (push with transpose_a), vxm the push (pull with transpose_b): neither
+// transposes A. The write-back w⟨m⟩ = accum(w, t) runs over the vectors' index space with dense
+// copies of w, t and the mask (O(size)), then compacts the entries into a new sparse vector.
+#pragma once
+
+#include <spira/cuda/detail/graphblas_rows.cuh>
+#include <spira/cuda/detail/mxm_cuda.cuh>
+#include <spira/vector.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace spira::detail {
+
+#if defined(__CUDACC__)
+
+/// ⊗ with its arguments swapped: u ⊕.⊗ A computed as rows of A met by u keeps u's value first.
+template <class S>
+struct swapped_semiring {
+  using add_monoid = typename S::add_monoid;
+  static constexpr bool annihilating = S::annihilating;
+  S s;
+  template <class T>
+  SPIRA_HD T multiply(T a, T b) const
+  {
+    return s.template multiply<T>(b, a);
+  }
+};
+
+/// A dense copy of a sparse vector's entries: state 0 no entry, 1 a stored 0, 2 another value.
+template <class ValueT, class IndexT>
+__global__ void scatter_vector_kernel(sparse_vector_view<ValueT, IndexT> v, unsigned char* state,
+                                      double* value)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < v.nnz;
+       p += stride) {
+    const auto i = std::int64_t(v.indices[p]);
+    state[i] = v.values[p] != ValueT(0) ? 2 : 1;
+    value[i] = double(v.values[p]);
+  }
+}
+
+/// The same for the entries of a one-row CSR matrix (a product of push).
+template <class ValueT, class IndexT>
+__global__ void scatter_row_kernel(csr_view<ValueT, IndexT> m, unsigned char* state, double* value)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < m.nnz;
+       p += stride) {
+    const auto i = std::int64_t(m.col_idx[p]);
+    state[i] = 2;
+    value[i] = double(m.values[p]);
+  }
+}
+
+/// The pull: t[i] = ⊕ over the k stored in row i of `a` and in u, in increasing k, of
+/// ⊗(a[i,k], u[k]) (or ⊗(u[k], a[i,k]) with VectorFirst); only where the mask allows i. A warp
+/// reads 32 entries of the row at a time and its lane 0 folds their products in order.
+template <bool VectorFirst, class S, class ValueT, class IndexT>
+__global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned char* u_state,
+                                const double* u_value, const unsigned char* mask_state,
+                                bool structural, bool complement, unsigned char* t_state,
+                                double* t_value)
+{
+  using add = typename S::add_monoid;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < a.rows;
+       i += warps) {
+    const bool in = mask_state == nullptr || (structural ? mask_state[i] > 0 : mask_state[i] == 2);
+    if (in == complement) {
+      continue;  // the same for the whole warp
+    }
+    bool found = false;
+    double acc = 0.0;
+    for (offset_t p0 = a.row_ptr[i]; p0 < a.row_ptr[i + 1]; p0 += 32) {
+      const offset_t p = p0 + lane;
+      bool here = false;
+      double prod = 0.0;
+      if (p < a.row_ptr[i + 1]) {
+        const auto k = std::int64_t(a.col_idx[p]);
+        here = u_state[k] != 0;
+        if (here) {
+          const double x = double(a.values[p]);
+          prod = rounded(double(VectorFirst ? s.template multiply<double>(u_value[k], x)
+                                            : s.template multiply<double>(x, u_value[k])));
+        }
+      }
+      const int n = int(min(offset_t(32), a.row_ptr[i + 1] - p0));
+      for (int l = 0; l < n; ++l) {
+        const bool h = __shfl_sync(0xffffffffu, here, l);
+        const double v = __shfl_sync(0xffffffffu, prod, l);
+        if (h) {
+          acc = found ? double(add{}(acc, v)) : v;
+          found = true;
+        }
+      }
+    }
+    if (lane == 0 && found) {
+      t_state[i] = 2;
+      t_value[i] = acc;
+    }
+  }
+}
+
+/// w⟨m⟩ = accum(w, t) at index i, over dense copies (the vector form of masked_merge_op); writes
+/// the new entry's presence to `flag` and its value to `out`.
+template <class Accum>
+__global__ void vector_update_kernel(std::int64_t size, const unsigned char* t_state,
+                                     const double* t_value, const unsigned char* w_state,
+                                     const double* w_value, const unsigned char* mask_state,
+                                     Accum accum, descriptor o, offset_t* flag, double* out)
+{
+  constexpr bool accumulate = !std::is_same_v<Accum, no_accumulator>;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
+       i += stride) {
+    const bool has_t = t_state[i] != 0;
+    const bool has_c = w_state != nullptr && w_state[i] != 0;
+    const bool in =
+        mask_state == nullptr || (o.structural_mask ? mask_state[i] > 0 : mask_state[i] == 2);
+    bool has = false;
+    double v = 0.0;
+    if (in != o.complement_mask) {
+      if (has_t && (!accumulate || !has_c)) {
+        has = true;
+        v = t_value[i];
+      } else if (has_c && accumulate) {
+        if constexpr (accumulate) {
+          has = true;
+          v = has_t ? double(accum(w_value[i], t_value[i])) : w_value[i];
+        }
+      }
+    } else if (has_c && !o.replace) {
+      has = true;
+      v = w_value[i];
+    }
+    flag[i] = has ? 1 : 0;
+    out[i] = v;
+  }
+}
+
+template <class ValueT, class IndexT>
+__global__ void compact_vector_kernel(std::int64_t size, const offset_t* at, const double* value,
+                                      IndexT* indices, ValueT* values)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
+       i += stride) {
+    if (at[i + 1] != at[i]) {
+      indices[at[i]] = IndexT(i);
+      values[at[i]] = ValueT(value[i]);
+    }
+  }
+}
+
+/// A dense copy (state, value) of `size` entries, all absent.
+struct dense_vector_copy {
+  buffer<unsigned char> state;
+  buffer<double> value;
+  dense_vector_copy(const cuda_resources& res, std::int64_t size)
+      : state(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector states"),
+        value(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector values")
+  {
+    fill_zero_bytes(state.data(), memory_space::device, state.size(), res);
+  }
+};
+
+/// Device row pointers {0, nnz} for a vector seen as a one-row matrix.
+inline buffer<offset_t> one_row_pointers(const cuda_resources& res, std::int64_t nnz)
+{
+  buffer<offset_t> ptr(res, 2, "one-row pointers");
+  const offset_t host[2] = {0, nnz};
+  copy(ptr.data(), memory_space::device, host, memory_space::host, 2, res);
+  return ptr;
+}
+
+/// A device sparse vector, checked: size and nnz in range, indices increasing in [0, size).
+template <class ValueT, class IndexT>
+void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
+                       const char* op, const char* name)
+{
+  require_device_space(v.space, op, name);
+  const std::string what = std::string(op) + ": " + name;
+  expects(v.size >= 0 && v.nnz >= 0 && v.nnz <= v.size, what, ": size = ", v.size,
+          " and nnz = ", v.nnz, " do not describe a vector (0 <= nnz <= size)");
+  const auto ptr = one_row_pointers(res, v.nnz);
+  validate(res,
+           csr_view<ValueT, IndexT>{1, v.size, v.nnz, ptr.data(), v.indices, v.values,
+                                    memory_space::device},
+           csr_check::canonical, what.c_str());
+}
+
+/// mxv (column = true: w⟨m⟩ = accum(w, op(A) ⊕.⊗ u)) or vxm (u ⊕.⊗ op(A)) on CUDA.
+template <class S, class Accum, class ValueT, class IndexT>
+sparse_vector<ValueT, IndexT> vector_product_cuda(
+    const cuda_resources& res,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& mask,
+    const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
+    sparse_vector_view<ValueT, IndexT> u, const descriptor& o, bool column)
+{
+  const char* op = column ? "spira::mxv" : "spira::vxm";
+  const device_guard guard(res.device);
+  check_input_operand_cuda(res, a, op, "A");
+  check_vector_cuda(res, u, op, "u");
+  const bool transpose = column ? o.transpose_a : o.transpose_b;
+  const std::int64_t rows = transpose ? a.cols : a.rows;
+  const std::int64_t cols = transpose ? a.rows : a.cols;
+  const char* shape = transpose ? "Aᵀ" : "A";
+  const std::int64_t inner = column ? cols : rows;
+  const std::int64_t size = column ? rows : cols;
+  expects<dimension_mismatch>(u.size == inner, op, ": u has size ", u.size, " but ", shape, " is ",
+                              rows, " x ", cols);
+  for (const auto& [v, what] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
+    if (v) {
+      check_vector_cuda(res, *v, op, what);
+      expects<dimension_mismatch>(v->size == size, op, ": ", what, " has size ", v->size,
+                                  " but the product has size ", size, " (", shape, " is ", rows,
+                                  " x ", cols, ")");
+    }
+  }
+  constexpr int block = graphblas_rows_policy::block_threads;
+  const auto scatter = [&](sparse_vector_view<ValueT, IndexT> v, dense_vector_copy& d) {
+    if (v.nnz > 0) {
+      scatter_vector_kernel<<<graphblas_grid(v.nnz, res.device), block, 0, res.stream>>>(
+          v, d.state.data(), d.value.data());
+      SPIRA_CHECK_LAUNCH();
+    }
+  };
+  std::optional<dense_vector_copy> m_dense;
+  if (mask) {
+    scatter(*mask, m_dense.emplace(res, size));
+  }
+  dense_vector_copy t(res, size);
+  // mxv reads A by rows unless transposed; vxm reads A's rows selected by u unless transposed.
+  const bool pull = column != transpose;
+  if (pull) {
+    dense_vector_copy ud(res, inner);
+    scatter(u, ud);
+    const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
+    if (a.rows > 0) {
+      const unsigned grid = graphblas_grid(a.rows * 32, res.device);
+      if (column) {
+        mxv_pull_kernel<false><<<grid, block, 0, res.stream>>>(
+            a, s, ud.state.data(), ud.value.data(), ms, o.structural_mask, o.complement_mask,
+            t.state.data(), t.value.data());
+      } else {
+        mxv_pull_kernel<true><<<grid, block, 0, res.stream>>>(
+            a, s, ud.state.data(), ud.value.data(), ms, o.structural_mask, o.complement_mask,
+            t.state.data(), t.value.data());
+      }
+      SPIRA_CHECK_LAUNCH();
+    }
+  } else {
+    const auto u_ptr = one_row_pointers(res, u.nnz);
+    const csr_view<ValueT, IndexT> u_row{
+        1, u.size, u.nnz, u_ptr.data(), u.indices, u.values, memory_space::device};
+    std::optional<buffer<offset_t>> m_ptr;
+    std::optional<csr_view<ValueT, IndexT>> m_row;
+    if (mask) {
+      m_ptr.emplace(one_row_pointers(res, mask->nnz));
+      m_row = csr_view<ValueT, IndexT>{1,
+                                       mask->size,
+                                       mask->nnz,
+                                       m_ptr->data(),
+                                       mask->indices,
+                                       mask->values,
+                                       memory_space::device};
+    }
+    const descriptor d{.structural_mask = o.structural_mask, .complement_mask = o.complement_mask};
+    const auto product = [&](const auto& semiring) {
+      return mxm_cuda(res, std::nullopt, m_row, no_accumulator{}, semiring, u_row, a, d,
+                      mxm_path::automatic, op, "u", "A");
+    };
+    // vxm: ⊗(u[k], A[k,j]); mxv with Aᵀ: ⊗(A[k,i], u[k]), u's value second.
+    const auto row = column ? product(swapped_semiring<S>{s}) : product(s);
+    if (row.nnz() > 0) {
+      scatter_row_kernel<<<graphblas_grid(row.nnz(), res.device), block, 0, res.stream>>>(
+          row.view(), t.state.data(), t.value.data());
+      SPIRA_CHECK_LAUNCH();
+    }
+  }
+  std::optional<dense_vector_copy> w_dense;
+  if (w) {
+    scatter(*w, w_dense.emplace(res, size));
+  }
+  buffer<offset_t> at(res, std::size_t(size) + 1, "vector offsets");
+  buffer<double> value(res, std::size_t(std::max<std::int64_t>(size, 1)), "vector values");
+  if (size > 0) {
+    vector_update_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
+        size, t.state.data(), t.value.data(), w_dense ? w_dense->state.data() : nullptr,
+        w_dense ? w_dense->value.data() : nullptr, m_dense ? m_dense->state.data() : nullptr, accum,
+        o, at.data(), value.data());
+    SPIRA_CHECK_LAUNCH();
+  }
+  const offset_t nnz = counts_to_offsets(res, at, size);
+  sparse_vector<ValueT, IndexT> out(res, size, nnz);
+  if (nnz > 0) {
+    compact_vector_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
+        size, at.data(), value.data(), out.indices(), out.values());
+    SPIRA_CHECK_LAUNCH();
+  }
+  return out;
+}
+
+#endif  // __CUDACC__
+
+}  // namespace spira::detail

@@ -1,0 +1,492 @@
+// The GraphBLAS-style operations on CUDA (spira/cuda/graphblas.cuh) against the host ones (which
+// tests/mxm, tests/ewise, tests/select and tests/apply check against SuiteSparse:GraphBLAS): the
+// same entries, bit for bit, for every combination of mask (none, valued with explicit zeros,
+// structural), complement, accumulator, replace, transposes and C given or empty; mxm through
+// each of its three paths (sorted in shared memory, dense accumulators, expanded and sorted on
+// the device), also with values whose sums round; bad operands give the host's messages.
+#include "support/backend.hpp"
+#include "support/sweep.hpp"
+
+#include <semirings/graphblas.hpp>
+#include <spira/apply.hpp>
+#include <spira/cuda/graphblas.cuh>
+#include <spira/ewise.hpp>
+#include <spira/mxm.hpp>
+#include <spira/mxv.hpp>
+#include <spira/select.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace spira::test {
+namespace {
+
+struct minus_op {  // not commutative: the argument order shows
+  SPIRA_HD double operator()(double x, double y) const { return x - y; }
+};
+struct fuzzy_op {  // UMAP's a + b - ab: a product beside a sum
+  SPIRA_HD double operator()(double x, double y) const { return x + y - x * y; }
+};
+struct negate_op {
+  SPIRA_HD double operator()(double x) const { return -x; }
+};
+struct index_op {
+  SPIRA_HD double operator()(double x, std::int64_t i, std::int64_t j) const
+  {
+    return x + double(i) - 2.0 * double(j);
+  }
+};
+
+template <class V, class I>
+std::optional<csr_view<V, I>> opt(bool given, const csr_matrix<V, I>& m)
+{
+  return given ? std::optional(m.view()) : std::nullopt;
+}
+
+template <class V, class I>
+entry_list host_entries(const csr_matrix<V, I>& m)
+{
+  return entries_of(to_host(m.view(), m.cuda()).view());
+}
+
+/// The operands of one sweep on both sides: host matrices and their device copies.
+template <class V, class I>
+struct operands {
+  csr_matrix<V, I> host;
+  csr_matrix<V, I> dev;
+  explicit operands(csr_matrix<V, I> h, const cuda_resources& res)
+      : host(std::move(h)), dev(to_device(res, host.view()))
+  {
+  }
+};
+
+/// For every case of the sweep (with transposes of A and B as `transposes` allows): the host
+/// operation host(k, a, b, c, mask) and the CUDA one cuda(k, a, b, c, mask) give the same entries.
+template <class V, class I, class Host, class Cuda>
+void sweep(std::int64_t m, std::int64_t inner, std::int64_t n, bool product, int transposes,
+           bool logical, const Host& host, const Cuda& cuda, const std::string& what)
+{
+  const cuda_resources res{};
+  for (int t = 0; t < transposes; ++t) {
+    const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+    // mxm: A is m x inner, B inner x n; element-wise: both m x n.
+    const std::int64_t ar = m, ac = product ? inner : n;
+    const std::int64_t br = product ? inner : m, bc = n;
+    const operands<V, I> a(
+        ta ? operand<V, I>(ac, ar, 11, logical) : operand<V, I>(ar, ac, 11, logical), res);
+    const operands<V, I> b(
+        tb ? operand<V, I>(bc, br, 12, logical) : operand<V, I>(br, bc, 12, logical), res);
+    const operands<V, I> c(operand<V, I>(m, n, 13, logical), res);
+    const operands<V, I> mask(operand<V, I>(m, n, 14, false, true), res);
+    for (int bits = 0; bits < sweep_case::count; ++bits) {
+      const auto k = sweep_case::nth(bits, ta, tb);
+      const auto want = entries_of(host(k, a.host, b.host, c.host, mask.host).view());
+      const auto got = host_entries(cuda(k, a.dev, b.dev, c.dev, mask.dev));
+      ASSERT_EQ(got, want) << what << ": " << k.name();
+    }
+  }
+}
+
+template <class T>
+class graphblas_cuda : public ::testing::Test {};
+using cuda_types =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
+TYPED_TEST_SUITE(graphblas_cuda, cuda_types);
+
+template <class V, class I, class S, class Accum>
+void mxm_sweep(const S& s, const Accum& acc, bool logical, const char* what)
+{
+  for (const auto path :
+       {detail::mxm_path::automatic, detail::mxm_path::sorted, detail::mxm_path::dense,
+        detail::mxm_path::expanded, detail::mxm_path::masked_dot}) {
+    sweep<V, I>(
+        37, 29, 41, true, 4, logical,
+        [&](const sweep_case& k, const auto& a, const auto& b, const auto& c, const auto& m) {
+          return with_accum(k, acc, [&](const auto& accum) {
+            return mxm(host_resources{}, k.c_of(c.view()), k.mask_of(m.view()), accum, s, a.view(),
+                       b.view(), k.desc());
+          });
+        },
+        [&](const sweep_case& k, const auto& a, const auto& b, const auto& c, const auto& m) {
+          return with_accum(k, acc, [&](const auto& accum) {
+            return detail::mxm_cuda(cuda_resources{}, k.c_of(c.view()), k.mask_of(m.view()), accum,
+                                    s, a.view(), b.view(), k.desc(), path);
+          });
+        },
+        std::string(what) + " path " + std::to_string(int(path)));
+  }
+}
+
+TYPED_TEST(graphblas_cuda, mxm_every_descriptor_and_path)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  using namespace spira::semirings;
+  mxm_sweep<V, I>(plus_times{}, plus_monoid{}, false, "plus_times");
+  mxm_sweep<V, I>(min_plus{}, min_monoid{}, false, "min_plus");
+  mxm_sweep<V, I>(plus_pair{}, plus_monoid{}, false, "plus_pair");
+  mxm_sweep<V, I>(lor_land{}, lor_monoid{}, true, "lor_land");
+}
+
+/// Values whose sums round (uniform random reals) and rows long enough for every path: the host's
+/// bytes, so ⊕ folds the products in the host's order, unfused.
+TYPED_TEST(graphblas_cuda, mxm_rounding_sums_give_the_host_bytes)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  const cuda_resources res{};
+  // Rows of 150 entries on average against columns shared by ~60 rows: ~9,000 products per row.
+  const auto a = random_csr<V, I>({.rows = 300, .cols = 700, .mean_degree = 150, .seed = 5});
+  const auto a_dev = to_device(res, a.view());
+  const descriptor o{.transpose_b = true};
+  const auto want =
+      entries_of(mxm(host_resources{}, a.view(), a.view(), semirings::plus_times{}, o).view());
+  ASSERT_GT(want.size(), 10000u);
+  for (const auto path :
+       {detail::mxm_path::automatic, detail::mxm_path::dense, detail::mxm_path::expanded}) {
+    const auto got = detail::mxm_cuda(res, std::nullopt, std::nullopt, no_accumulator{},
+                                      semirings::plus_times{}, a_dev.view(), a_dev.view(), o, path);
+    ASSERT_EQ(host_entries(got), want) << "path " << int(path);
+  }
+  // Short rows through the sorted path.
+  const auto s = random_csr<V, I>({.rows = 500, .cols = 400, .mean_degree = 6, .seed = 6});
+  const auto s_dev = to_device(res, s.view());
+  EXPECT_EQ(
+      host_entries(mxm(res, s_dev.view(), s_dev.view(), semirings::plus_times{}, o)),
+      entries_of(mxm(host_resources{}, s.view(), s.view(), semirings::plus_times{}, o).view()));
+}
+
+/// The masked dot product (triangle counting's C⟨L⟩ = L ⊕.⊗ Lᵀ) with values whose sums round.
+TYPED_TEST(graphblas_cuda, masked_dot_product_gives_the_host_bytes)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  const cuda_resources res{};
+  const auto a = random_csr<V, I>({.rows = 400, .cols = 300, .mean_degree = 40, .seed = 31});
+  const auto m = random_csr<V, I>({.rows = 400, .cols = 400, .mean_degree = 30, .seed = 32});
+  const auto ad = to_device(res, a.view()), md = to_device(res, m.view());
+  for (const bool structural : {false, true}) {
+    const descriptor o{.transpose_b = true, .structural_mask = structural};
+    const auto want =
+        entries_of(mxm(host_resources{}, std::nullopt, std::optional(m.view()), no_accumulator{},
+                       semirings::plus_times{}, a.view(), a.view(), o)
+                       .view());
+    for (const auto path :
+         {detail::mxm_path::automatic, detail::mxm_path::masked_dot, detail::mxm_path::sorted}) {
+      const auto got =
+          detail::mxm_cuda(res, std::nullopt, std::optional(md.view()), no_accumulator{},
+                           semirings::plus_times{}, ad.view(), ad.view(), o, path);
+      ASSERT_EQ(host_entries(got), want) << "path " << int(path) << " structural " << structural;
+    }
+  }
+}
+
+/// B much wider than the products: the expanded path, automatically; a mask on top.
+TEST(graphblas_cuda_mxm, wide_b_takes_the_expanded_path)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = double;
+  using I = std::int64_t;
+  const cuda_resources res{};
+  const auto a = random_csr<V, I>({.rows = 60, .cols = 3000, .mean_degree = 400, .seed = 7});
+  const auto b = random_csr<V, I>({.rows = 3000,
+                                   .cols = std::int64_t(1) << 22,
+                                   .mean_degree = 12,
+                                   .empty_col_fraction = 0.0,
+                                   .seed = 8});
+  const auto mask = random_csr<V, I>(
+      {.rows = 60, .cols = std::int64_t(1) << 22, .mean_degree = 20000, .seed = 9});
+  const auto ad = to_device(res, a.view()), bd = to_device(res, b.view());
+  const auto md = to_device(res, mask.view());
+  EXPECT_EQ(host_entries(mxm(res, ad.view(), bd.view(), semirings::plus_times{})),
+            entries_of(mxm(host_resources{}, a.view(), b.view(), semirings::plus_times{}).view()));
+  const descriptor o{.structural_mask = true};
+  EXPECT_EQ(host_entries(mxm(res, std::nullopt, std::optional(md.view()), no_accumulator{},
+                             semirings::plus_times{}, ad.view(), bd.view(), o)),
+            entries_of(mxm(host_resources{}, std::nullopt, std::optional(mask.view()),
+                           no_accumulator{}, semirings::plus_times{}, a.view(), b.view(), o)
+                           .view()));
+}
+
+template <class V, class I, class Op, class Accum>
+void ewise_sweep(const Op& op, const Accum& acc, const char* what)
+{
+  const auto run = [&](const auto& res, int kind, const sweep_case& k, const auto& a, const auto& b,
+                       const auto& c, const auto& m) {
+    return with_accum(k, acc, [&](const auto& accum) {
+      if (kind == 0) {
+        return ewise_add(res, k.c_of(c.view()), k.mask_of(m.view()), accum, op, a.view(), b.view(),
+                         k.desc());
+      }
+      if (kind == 1) {
+        return ewise_mult(res, k.c_of(c.view()), k.mask_of(m.view()), accum, op, a.view(), b.view(),
+                          k.desc());
+      }
+      return ewise_union(res, k.c_of(c.view()), k.mask_of(m.view()), accum, op, a.view(), V(2),
+                         b.view(), V(-1), k.desc());
+    });
+  };
+  for (int kind = 0; kind < 3; ++kind) {
+    sweep<V, I>(
+        31, 0, 23, false, 4, false,
+        [&](const sweep_case& k, const auto& a, const auto& b, const auto& c, const auto& m) {
+          return run(host_resources{}, kind, k, a, b, c, m);
+        },
+        [&](const sweep_case& k, const auto& a, const auto& b, const auto& c, const auto& m) {
+          return run(cuda_resources{}, kind, k, a, b, c, m);
+        },
+        std::string(what) + " kind " + std::to_string(kind));
+  }
+}
+
+TYPED_TEST(graphblas_cuda, ewise_every_descriptor)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  ewise_sweep<V, I>(plus_monoid{}, plus_monoid{}, "plus");
+  ewise_sweep<V, I>(minus_op{}, minus_op{}, "minus");
+  ewise_sweep<V, I>(fuzzy_op{}, max_monoid{}, "fuzzy");
+}
+
+TYPED_TEST(graphblas_cuda, apply_select_transpose_every_descriptor)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  // op(A) is 31 x 23 (A itself 23 x 31 with transpose_a); transpose's T is op(A)ᵀ, so its A is
+  // taken the other way round.
+  const auto unary = [&](const char* what, bool flip, const auto& fn) {
+    const std::int64_t r = flip ? 23 : 31, c = flip ? 31 : 23;
+    sweep<V, I>(
+        31, 0, 23, false, 2, false,
+        [&](const sweep_case& k, const auto&, const auto&, const auto& cm, const auto& m) {
+          const auto a =
+              k.transpose_a ? operand<V, I>(c, r, 15, false) : operand<V, I>(r, c, 15, false);
+          return fn(host_resources{}, k, a.view(), cm.view(), m.view());
+        },
+        [&](const sweep_case& k, const auto&, const auto&, const auto& cm, const auto& m) {
+          const cuda_resources res{};
+          const auto a =
+              k.transpose_a ? operand<V, I>(c, r, 15, false) : operand<V, I>(r, c, 15, false);
+          const auto ad = to_device(res, a.view());
+          return fn(res, k, ad.view(), cm.view(), m.view());
+        },
+        what);
+  };
+  unary("apply", false, [](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
+    return with_accum(k, minus_op{}, [&](const auto& accum) {
+      return apply(res, k.c_of(c), k.mask_of(m), accum, negate_op{}, a, k.desc());
+    });
+  });
+  unary("apply_index", false, [](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
+    return with_accum(k, plus_monoid{}, [&](const auto& accum) {
+      return apply_index(res, k.c_of(c), k.mask_of(m), accum, index_op{}, a, k.desc());
+    });
+  });
+  unary("select tril", false, [](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
+    return with_accum(k, plus_monoid{}, [&](const auto& accum) {
+      return select(res, k.c_of(c), k.mask_of(m), accum, select_ops::tril{-1}, a, k.desc());
+    });
+  });
+  unary("select value", false, [](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
+    return with_accum(k, minus_op{}, [&](const auto& accum) {
+      return select(res, k.c_of(c), k.mask_of(m), accum, select_ops::value_gt{1.5}, a, k.desc());
+    });
+  });
+  unary("transpose", true, [](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
+    return with_accum(k, plus_monoid{}, [&](const auto& accum) {
+      return transpose(res, k.c_of(c), k.mask_of(m), accum, a, k.desc());
+    });
+  });
+}
+
+template <class V, class I>
+sparse_vector<V, I> vector_on_device(const cuda_resources& res, const sparse_vector<V, I>& v)
+{
+  sparse_vector<V, I> d(res, v.size(), v.nnz());
+  copy(d.indices(), memory_space::device, v.indices(), memory_space::host, std::size_t(v.nnz()),
+       res);
+  copy(d.values(), memory_space::device, v.values(), memory_space::host, std::size_t(v.nnz()), res);
+  return d;
+}
+
+template <class V, class I>
+vector_entries vector_host_entries(const sparse_vector<V, I>& d)
+{
+  std::vector<I> idx(std::size_t(d.nnz()));
+  std::vector<V> val(std::size_t(d.nnz()));
+  copy(idx.data(), memory_space::host, d.indices(), memory_space::device, idx.size(), d.cuda());
+  copy(val.data(), memory_space::host, d.values(), memory_space::device, val.size(), d.cuda());
+  vector_entries e;
+  for (std::size_t p = 0; p < idx.size(); ++p) {
+    e.emplace_back(std::int64_t(idx[p]), double(val[p]));
+  }
+  return e;
+}
+
+/// mxv and vxm, every descriptor, the CUDA ones against the host ones (mxv_test.cpp's sweep).
+template <class V, class I, class S, class Accum>
+void vector_sweep(const S& s, const Accum& acc, bool logical, const char* what)
+{
+  const cuda_resources res{};
+  const std::int64_t m = 37, n = 29;
+  for (const bool column : {true, false}) {
+    for (const bool ta : {false, true}) {
+      const auto a = ta ? operand<V, I>(n, m, 51, logical) : operand<V, I>(m, n, 51, logical);
+      const std::int64_t in = column ? n : m, out = column ? m : n;
+      const auto u = vector_operand<V, I>(in, 52, logical);
+      const auto w = vector_operand<V, I>(out, 53, logical);
+      const auto mask = vector_operand<V, I>(out, 54, false, true);
+      const auto ad = to_device(res, a.view());
+      const auto ud = vector_on_device(res, u), wd = vector_on_device(res, w);
+      const auto md = vector_on_device(res, mask);
+      for (int bits = 0; bits < sweep_case::count; ++bits) {
+        const auto k = sweep_case::nth(bits, ta);
+        descriptor d = k.desc();
+        d.transpose_a = column && k.transpose_a;
+        d.transpose_b = !column && k.transpose_a;
+        const auto run = [&](const auto& r, const auto& av, const auto& uv, const auto& wv,
+                             const auto& mv) {
+          const auto w_in = k.with_c ? std::optional(wv) : std::nullopt;
+          const auto m_in = k.mask != 0 ? std::optional(mv) : std::nullopt;
+          return with_accum(k, acc, [&](const auto& accum) {
+            return column ? mxv(r, w_in, m_in, accum, s, av, uv, d)
+                          : vxm(r, w_in, m_in, accum, s, uv, av, d);
+          });
+        };
+        const auto want =
+            entries_of(run(host_resources{}, a.view(), u.view(), w.view(), mask.view()).view());
+        const auto got = vector_host_entries(run(res, ad.view(), ud.view(), wd.view(), md.view()));
+        ASSERT_EQ(got, want) << what << (column ? " mxv: " : " vxm: ") << k.name();
+      }
+    }
+  }
+}
+
+TYPED_TEST(graphblas_cuda, mxv_vxm_every_descriptor)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  using namespace spira::semirings;
+  vector_sweep<V, I>(plus_times{}, plus_monoid{}, false, "plus_times");
+  vector_sweep<V, I>(min_plus{}, min_monoid{}, false, "min_plus");
+  vector_sweep<V, I>(lor_land{}, lor_monoid{}, true, "lor_land");
+}
+
+/// Breadth-first levels by masked vxm on the GPU equal the host's (a long frontier takes the
+/// expanded path), and values whose sums round give the host's bytes in both products.
+TEST(graphblas_cuda_vectors, bfs_levels_and_rounding_sums)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = double;
+  using I = std::int64_t;
+  const cuda_resources res{};
+  const auto g = random_csr<V, I>({.rows = 3000, .cols = 3000, .mean_degree = 12, .seed = 61});
+  const auto gd = to_device(res, g.view());
+  // The identity, for visited ∪= frontier (the frontier accumulated into visited with lor).
+  std::vector<offset_t> eye_ptr(3001);
+  std::vector<I> eye_col(3000);
+  std::vector<V> eye_val(3000, V(1));
+  for (std::int64_t i = 0; i <= 3000; ++i) {
+    eye_ptr[std::size_t(i)] = i;
+  }
+  for (std::int64_t i = 0; i < 3000; ++i) {
+    eye_col[std::size_t(i)] = I(i);
+  }
+  const auto eye = make_csr<V, I>(host_resources{}, 3000, 3000, eye_ptr, eye_col, eye_val);
+  const auto eye_d = to_device(res, eye.view());
+  const std::vector<I> start_idx{0};
+  const std::vector<V> start_val{1};
+  const auto first = [&] {
+    return make_sparse_vector<V, I>(host_resources{}, 3000, start_idx, start_val);
+  };
+  const descriptor next{.structural_mask = true, .complement_mask = true, .replace = true};
+  auto frontier = first(), visited = first();
+  auto frontier_d = vector_on_device(res, first()), visited_d = vector_on_device(res, first());
+  for (int level = 1; frontier.nnz() > 0; ++level) {
+    frontier = vxm(host_resources{}, std::nullopt, std::optional(visited.view()), no_accumulator{},
+                   semirings::lor_land{}, frontier.view(), g.view(), next);
+    frontier_d = vxm(res, std::nullopt, std::optional(visited_d.view()), no_accumulator{},
+                     semirings::lor_land{}, frontier_d.view(), gd.view(), next);
+    ASSERT_EQ(vector_host_entries(frontier_d), entries_of(frontier.view())) << "level " << level;
+    visited = vxm(host_resources{}, std::optional(visited.view()), std::nullopt, lor_monoid{},
+                  semirings::lor_land{}, frontier.view(), eye.view());
+    visited_d = vxm(res, std::optional(visited_d.view()), std::nullopt, lor_monoid{},
+                    semirings::lor_land{}, frontier_d.view(), eye_d.view());
+  }
+  // Rounding sums: a dense-ish u against long rows, both products, both orientations.
+  std::vector<I> ui;
+  std::vector<V> uv;
+  for (std::int64_t j = 0; j < 3000; j += 2) {
+    ui.push_back(I(j));
+    uv.push_back(V(0.1 + 0.37 * double(j % 17)));
+  }
+  const auto u = make_sparse_vector<V, I>(host_resources{}, 3000, ui, uv);
+  const auto udev = vector_on_device(res, u);
+  for (const bool t : {false, true}) {
+    EXPECT_EQ(vector_host_entries(mxv(res, gd.view(), udev.view(), semirings::plus_times{},
+                                      descriptor{.transpose_a = t})),
+              entries_of(mxv(host_resources{}, g.view(), u.view(), semirings::plus_times{},
+                             descriptor{.transpose_a = t})
+                             .view()));
+    EXPECT_EQ(vector_host_entries(vxm(res, udev.view(), gd.view(), semirings::plus_times{},
+                                      descriptor{.transpose_b = t})),
+              entries_of(vxm(host_resources{}, u.view(), g.view(), semirings::plus_times{},
+                             descriptor{.transpose_b = t})
+                             .view()));
+  }
+}
+
+TEST(graphblas_cuda_errors, operands_name_what_is_wrong)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = float;
+  using I = std::int32_t;
+  const cuda_resources res{};
+  const auto a = operand<V, I>(10, 8, 1, false);
+  const auto b = operand<V, I>(9, 6, 2, false);
+  const auto ad = to_device(res, a.view()), bd = to_device(res, b.view());
+  expect_throw_with<invalid_argument>(
+      [&] { (void)mxm(res, a.view(), bd.view(), semirings::plus_times{}); },
+      "spira::mxm: A is in host memory");
+  expect_throw_with<dimension_mismatch>(
+      [&] { (void)mxm(res, ad.view(), bd.view(), semirings::plus_times{}); },
+      "spira::mxm: A is 10 x 8 but B is 9 x 6 (inner dimensions differ)");
+  const auto m = to_device(res, operand<V, I>(10, 7, 3, false).view());
+  const auto b2 = to_device(res, operand<V, I>(8, 6, 4, false).view());
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        (void)mxm(res, std::nullopt, std::optional(m.view()), no_accumulator{},
+                  semirings::plus_times{}, ad.view(), b2.view());
+      },
+      "spira::mxm: mask is 10 x 7 but A B is 10 x 6");
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        (void)ewise_add(res, std::nullopt, std::nullopt, no_accumulator{}, plus_monoid{}, ad.view(),
+                        bd.view());
+      },
+      "spira::ewise_add: A is 10 x 8 but B is 9 x 6");
+  // Not canonical: columns out of order in row 0.
+  std::vector<offset_t> ptr{0, 2, 2, 2, 2};
+  std::vector<I> cols{3, 1};
+  std::vector<V> vals{1, 2};
+  const csr_view<V, I> unsorted{4, 5, 2, ptr.data(), cols.data(), vals.data()};
+  const auto ud = to_device(res, unsorted);
+  expect_throw_with<invalid_argument>(
+      [&] {
+        (void)select(res, std::nullopt, std::nullopt, no_accumulator{}, select_ops::tril{0},
+                     ud.view());
+      },
+      "spira::select: A");
+}
+
+}  // namespace
+}  // namespace spira::test
