@@ -236,4 +236,11 @@ enum class knn_graph_order {
 /// (ewise_union of G and Gᵀ: spira/ewise.hpp.)
 [[nodiscard]] csr_matrix<float, std::int64_t> fuzzy_union(csr_view<float, std::int64_t> g);
 
+/// symmetrize and fuzzy_union of a graph in device memory, on res's GPU: the result in device
+/// memory, the host's bit for bit (spira/cuda/graphblas.cuh's element-wise operations).
+[[nodiscard]] csr_matrix<float, std::int64_t> symmetrize(const cuda_resources& res,
+                                                         csr_view<float, std::int64_t> g);
+[[nodiscard]] csr_matrix<float, std::int64_t> fuzzy_union(const cuda_resources& res,
+                                                          csr_view<float, std::int64_t> g);
+
 }  // namespace spira

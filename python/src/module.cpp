@@ -163,32 +163,51 @@ nb::tuple merge_knn_py(const std::vector<std::pair<knn_distances, knn_indices>>&
   return knn_arrays(std::move(result));
 }
 
-/// spira::symmetrize or spira::fuzzy_union of a square float32 CSR graph with int64 indices;
-/// returns (indptr, indices, data) of the canonical result, owning its memory.
+/// spira::symmetrize or spira::fuzzy_union of a square float32 CSR graph with int64 indices, in
+/// host memory or on a CUDA device (computed there); returns (indptr, indices, data) of the
+/// canonical result in the input's memory, owning it (device arrays go to the Python layer's
+/// framework through DLPack).
 nb::tuple graph_union_py(const nb::tuple& g, const std::string& which)
 {
   detail::expects(which == "symmetrize" || which == "fuzzy_union",
                   "graph_union: which must be 'symmetrize' or 'fuzzy_union', got '", which, "'");
   const csr_input m = csr_of(g, "G");
-  detail::expects(!m.on_device() && !m.value64 && m.index64,
-                  "G: expected a float32 CSR matrix with int64 indices in host memory");
+  detail::expects(!m.value64 && m.index64,
+                  "G: expected a float32 CSR matrix with int64 indices");
   const csr_view<float, std::int64_t> v{m.rows,
                                         m.cols,
                                         m.nnz,
                                         m.indptr,
                                         static_cast<const std::int64_t*>(m.indices),
                                         static_cast<const float*>(m.data),
-                                        memory_space::host};
+                                        m.on_device() ? memory_space::device : memory_space::host};
+  const bool fuzzy = which == "fuzzy_union";
   auto out = std::make_unique<csr_matrix<float, std::int64_t>>();
   {
     nb::gil_scoped_release release;
-    *out = which == "fuzzy_union" ? fuzzy_union(v) : symmetrize(v);
+    if (m.on_device()) {
+      const cuda_resources res{m.device};
+      *out = fuzzy ? fuzzy_union(res, v) : symmetrize(res, v);
+      synchronize(res);
+    } else {
+      *out = fuzzy ? fuzzy_union(v) : symmetrize(v);
+    }
   }
   auto* r = out.release();
   nb::capsule owner(
       r, [](void* p) noexcept { delete static_cast<csr_matrix<float, std::int64_t>*>(p); });
   const std::size_t n_ptr[1] = {static_cast<std::size_t>(r->rows() + 1)};
   const std::size_t n_nz[1] = {static_cast<std::size_t>(r->nnz())};
+  if (m.on_device()) {
+    const auto on = nb::device::cuda::value;
+    return nb::make_tuple(
+        nb::ndarray<offset_t, nb::ndim<1>>(r->row_ptr(), 1, n_ptr, owner, nullptr,
+                                           nb::dtype<offset_t>(), on, m.device),
+        nb::ndarray<std::int64_t, nb::ndim<1>>(r->col_idx(), 1, n_nz, owner, nullptr,
+                                               nb::dtype<std::int64_t>(), on, m.device),
+        nb::ndarray<float, nb::ndim<1>>(r->values(), 1, n_nz, owner, nullptr, nb::dtype<float>(),
+                                        on, m.device));
+  }
   return nb::make_tuple(
       nb::ndarray<nb::numpy, offset_t, nb::ndim<1>>(r->row_ptr(), 1, n_ptr, owner),
       nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(r->col_idx(), 1, n_nz, owner),

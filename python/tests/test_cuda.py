@@ -294,3 +294,32 @@ def test_dask_select_k_of_cupy_chunks_matches_one_select_k():
     assert got[0].tobytes() == want[0].tobytes()
     with pytest.raises(ValueError, match="CuPy chunks"):
         spira.dask.select_k(x, 5, device="cpu")
+
+
+@pytest.mark.parametrize("which", ["symmetrize", "fuzzy_union"])
+def test_graph_unions_on_the_gpu_equal_the_host(which):
+    """spira.graph on a cupyx.scipy.sparse graph: computed on its GPU, the host's result bit for
+    bit (values whose a + b - ab rounds), in CuPy; duplicates in a row are refused as on the host."""
+    cupy = _cupy()
+    import cupyx.scipy.sparse as cusp
+
+    import spira.graph
+
+    rng = np.random.default_rng(7)
+    n, k = 500, 12
+    rows = np.repeat(np.arange(n), k)
+    cols = rng.integers(0, n, size=n * k)
+    G = sp.csr_matrix((rng.random(n * k).astype(np.float32), (rows, cols)), shape=(n, n))
+    G.sum_duplicates()
+    G.data = np.minimum(G.data, 1).astype(np.float32)
+    fn = getattr(spira.graph, which)
+    want = fn(G)
+    got = fn(cusp.csr_matrix(G))
+    assert isinstance(got, cusp.csr_matrix)
+    got = got.get()
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    assert got.data.dtype == np.float32
+    np.testing.assert_array_equal(got.data.view(np.uint32), want.data.view(np.uint32))
+    with pytest.raises(ValueError, match="square"):
+        fn(cusp.csr_matrix(cupy.ones((3, 4), dtype=cupy.float32)))

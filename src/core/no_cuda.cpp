@@ -35,6 +35,14 @@ std::size_t cuda_free_memory(const cuda_resources&)
 {
   no_cuda("spira::cuda_free_memory");
 }
+csr_matrix<float, std::int64_t> symmetrize(const cuda_resources&, csr_view<float, std::int64_t>)
+{
+  no_cuda("spira::symmetrize");
+}
+csr_matrix<float, std::int64_t> fuzzy_union(const cuda_resources&, csr_view<float, std::int64_t>)
+{
+  no_cuda("spira::fuzzy_union");
+}
 
 namespace detail {
 void* device_allocate(std::size_t, const cuda_resources&, const char* what)

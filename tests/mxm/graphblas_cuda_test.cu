@@ -11,12 +11,14 @@
 #include <spira/apply.hpp>
 #include <spira/cuda/graphblas.cuh>
 #include <spira/ewise.hpp>
+#include <spira/knn.hpp>
 #include <spira/mxm.hpp>
 #include <spira/mxv.hpp>
 #include <spira/select.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -443,6 +445,35 @@ TEST(graphblas_cuda_vectors, bfs_levels_and_rounding_sums)
                              descriptor{.transpose_b = t})
                              .view()));
   }
+}
+
+/// The k-NN graph's follow-up on the GPU (spira/knn.hpp, src/knn/graph_cuda.cu): symmetrize and
+/// fuzzy_union of a graph with unsorted rows equal the host's, bit for bit (a + b - ab rounds);
+/// a column listed twice in a row is refused with the host's message.
+TEST(graphblas_cuda_graphs, symmetrize_and_fuzzy_union_equal_the_host)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  const cuda_resources res{};
+  auto g = random_csr<float, std::int64_t>({.rows = 400, .cols = 400, .mean_degree = 10, .seed = 71});
+  for (std::int64_t i = 0; i < g.rows(); ++i) {  // strengths in (0, 1], rows in reverse order
+    std::reverse(g.col_idx() + g.row_ptr()[i], g.col_idx() + g.row_ptr()[i + 1]);
+    std::reverse(g.values() + g.row_ptr()[i], g.values() + g.row_ptr()[i + 1]);
+  }
+  for (std::int64_t p = 0; p < g.nnz(); ++p) {
+    g.values()[p] = g.values()[p] / 2.0f;
+  }
+  const auto gd = to_device(res, g.view());
+  EXPECT_EQ(host_entries(symmetrize(res, gd.view())), entries_of(symmetrize(g.view()).view()));
+  EXPECT_EQ(host_entries(fuzzy_union(res, gd.view())), entries_of(fuzzy_union(g.view()).view()));
+  const std::vector<offset_t> ptr{0, 3, 3, 3, 3};
+  const std::vector<std::int64_t> cols{3, 1, 3};
+  const std::vector<float> vals{0.5f, 0.25f, 0.5f};
+  const csr_view<float, std::int64_t> twice{4, 4, 3, ptr.data(), cols.data(), vals.data()};
+  const auto twice_d = to_device(res, twice);
+  expect_throw_with<invalid_argument>([&] { (void)symmetrize(res, twice_d.view()); },
+                                      "symmetrize: graph row 0 lists column 3 twice");
+  expect_throw_with<invalid_argument>([&] { (void)fuzzy_union(res, g.view()); },
+                                      "fuzzy_union: graph is in host memory");
 }
 
 TEST(graphblas_cuda_errors, operands_name_what_is_wrong)
