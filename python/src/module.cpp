@@ -172,8 +172,7 @@ nb::tuple graph_union_py(const nb::tuple& g, const std::string& which)
   detail::expects(which == "symmetrize" || which == "fuzzy_union",
                   "graph_union: which must be 'symmetrize' or 'fuzzy_union', got '", which, "'");
   const csr_input m = csr_of(g, "G");
-  detail::expects(!m.value64 && m.index64,
-                  "G: expected a float32 CSR matrix with int64 indices");
+  detail::expects(!m.value64 && m.index64, "G: expected a float32 CSR matrix with int64 indices");
   const csr_view<float, std::int64_t> v{m.rows,
                                         m.cols,
                                         m.nnz,

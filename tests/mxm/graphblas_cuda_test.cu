@@ -14,13 +14,16 @@
 #include <spira/knn.hpp>
 #include <spira/mxm.hpp>
 #include <spira/mxv.hpp>
+#include <spira/ops.hpp>
 #include <spira/select.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace spira::test {
@@ -302,6 +305,31 @@ TYPED_TEST(graphblas_cuda, apply_select_transpose_every_descriptor)
       return select(res, k.c_of(c), k.mask_of(m), accum, select_ops::value_gt{1.5}, a, k.desc());
     });
   });
+  unary("select_top_k", false, [](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
+    return with_accum(k, plus_monoid{}, [&](const auto& accum) {
+      return select_top_k(res, k.c_of(c), k.mask_of(m), accum, a, 3,
+                          k.replace ? select_order::smallest : select_order::largest, k.desc());
+    });
+  });
+  // Index lists with repeats, out of order; 31 rows and 23 columns, the sweep's shape.
+  std::vector<std::int64_t> rows(31), cols(23);
+  for (std::int64_t i = 0; i < 31; ++i) {
+    rows[std::size_t(i)] = (i * i + 3) % 31;
+  }
+  for (std::int64_t j = 0; j < 23; ++j) {
+    cols[std::size_t(j)] = (3 * j * j + 1) % 23;
+  }
+  for (const bool all_rows : {false, true}) {
+    for (const bool all_cols : {false, true}) {
+      const auto r = all_rows ? std::nullopt : std::optional(std::span<const std::int64_t>(rows));
+      const auto cl = all_cols ? std::nullopt : std::optional(std::span<const std::int64_t>(cols));
+      unary("extract", false, [&](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
+        return with_accum(k, minus_op{}, [&](const auto& accum) {
+          return extract(res, k.c_of(c), k.mask_of(m), accum, a, r, cl, k.desc());
+        });
+      });
+    }
+  }
   unary("transpose", true, [](const auto& res, const sweep_case& k, auto a, auto c, auto m) {
     return with_accum(k, plus_monoid{}, [&](const auto& accum) {
       return transpose(res, k.c_of(c), k.mask_of(m), accum, a, k.desc());
@@ -454,7 +482,8 @@ TEST(graphblas_cuda_graphs, symmetrize_and_fuzzy_union_equal_the_host)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
   const cuda_resources res{};
-  auto g = random_csr<float, std::int64_t>({.rows = 400, .cols = 400, .mean_degree = 10, .seed = 71});
+  auto g =
+      random_csr<float, std::int64_t>({.rows = 400, .cols = 400, .mean_degree = 10, .seed = 71});
   for (std::int64_t i = 0; i < g.rows(); ++i) {  // strengths in (0, 1], rows in reverse order
     std::reverse(g.col_idx() + g.row_ptr()[i], g.col_idx() + g.row_ptr()[i + 1]);
     std::reverse(g.values() + g.row_ptr()[i], g.values() + g.row_ptr()[i + 1]);
@@ -474,6 +503,48 @@ TEST(graphblas_cuda_graphs, symmetrize_and_fuzzy_union_equal_the_host)
                                       "symmetrize: graph row 0 lists column 3 twice");
   expect_throw_with<invalid_argument>([&] { (void)fuzzy_union(res, g.view()); },
                                       "fuzzy_union: graph is in host memory");
+}
+
+struct square_map {
+  SPIRA_HD double operator()(double x) const { return x * x; }
+};
+
+/// The reductions on the GPU equal the host's, bit for bit (sums that round, a map, max).
+TYPED_TEST(graphblas_cuda, reductions_give_the_host_bytes)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  const cuda_resources res{};
+  const auto a = random_csr<V, I>(
+      {.rows = 700, .cols = 500, .mean_degree = 40, .signed_values = true, .seed = 81});
+  const auto ad = to_device(res, a.view());
+  const auto check = [&](const auto& m, const auto& map, const char* what) {
+    std::vector<V> want_r(std::size_t(a.rows())), want_c(std::size_t(a.cols()));
+    reduce_rows(host_resources{}, a.view(), std::span<V>(want_r), m, map);
+    reduce_cols(host_resources{}, a.view(), std::span<V>(want_c), m, map);
+    buffer<V> got_r(res, want_r.size()), got_c(res, want_c.size());
+    reduce_rows(res, ad.view(), std::span<V>(got_r.data(), got_r.size()), m, map);
+    reduce_cols(res, ad.view(), std::span<V>(got_c.data(), got_c.size()), m, map);
+    std::vector<V> r(want_r.size()), c(want_c.size());
+    copy(r.data(), memory_space::host, got_r.data(), memory_space::device, r.size(), res);
+    copy(c.data(), memory_space::host, got_c.data(), memory_space::device, c.size(), res);
+    EXPECT_EQ(r, want_r) << what;
+    EXPECT_EQ(c, want_c) << what;
+    const V want_s = reduce_scalar(host_resources{}, a.view(), m, map);
+    const V got_s = reduce_scalar(res, ad.view(), m, map);
+    EXPECT_EQ(std::memcmp(&want_s, &got_s, sizeof(V)), 0)
+        << what << ": " << got_s << " vs " << want_s;
+  };
+  check(plus_monoid{}, identity_map{}, "plus");
+  check(plus_monoid{}, square_map{}, "plus of squares");
+  check(max_monoid{}, identity_map{}, "max");
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        buffer<V> out(res, 3);
+        reduce_rows(res, ad.view(), std::span<V>(out.data(), 3), plus_monoid{});
+      },
+      "spira::reduce_rows: out has 3 entries but A has 700 rows");
 }
 
 TEST(graphblas_cuda_errors, operands_name_what_is_wrong)
@@ -517,6 +588,13 @@ TEST(graphblas_cuda_errors, operands_name_what_is_wrong)
                      ud.view());
       },
       "spira::select: A");
+  const std::vector<std::int64_t> far{0, 10};
+  expect_throw_with<invalid_argument>(
+      [&] {
+        (void)extract(res, std::nullopt, std::nullopt, no_accumulator{}, ad.view(),
+                      std::optional(std::span<const std::int64_t>(far)), std::nullopt);
+      },
+      "spira::extract: rows[1] = 10 is outside [0, 10)");
 }
 
 }  // namespace

@@ -14,6 +14,9 @@
 //   apply(res, C, M, accum, op, A, desc), apply_index(...)                        (GrB_apply)
 //   select(res, C, M, accum, pred, A, desc)                                       (GrB_select)
 //   transpose(res, C, M, accum, A, desc)                                          (GrB_transpose)
+//   extract(res, C, M, accum, A, rows, cols, desc)                                (GrB_extract)
+//   select_top_k(res, C, M, accum, A, k, order, desc)
+//   reduce_rows / reduce_cols (res, A, out, monoid, map), reduce_scalar(res, A, monoid, map)
 //
 // The semantics are those of the host operations (spira/mxm.hpp, spira/ewise.hpp, spira/apply.hpp,
 // spira/select.hpp; docs/graphblas.md), and so are the results, bit for bit: every value is
@@ -26,7 +29,8 @@
 // into one fused multiply-add unless told not to (--fmad=false): an operator written that way can
 // differ from the host in the last bit; the semiring's ⊗ and ⊕ are kept apart by spira.
 //
-// Sparse vectors (spira::sparse_vector with cuda_resources) are in device memory too.
+// Sparse vectors (spira::sparse_vector with cuda_resources) and the reductions' outputs are in
+// device memory too; extract's index lists are in host memory, as GrB_extract takes them.
 //
 // Work and memory: mxm as detail/mxm_kernels.cuh describes, mxv / vxm as detail/mxv_cuda.cuh
 // (Gustavson's product in two passes: the result plus, for rows with many products, a few dense
@@ -35,6 +39,7 @@
 // transposes of the descriptor cost a transposed copy.
 #pragma once
 
+#include <spira/cuda/detail/extract_reduce.cuh>
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_cuda.cuh>
 #include <spira/cuda/detail/mxv_cuda.cuh>
@@ -47,36 +52,16 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace spira {
 
 #if defined(__CUDACC__)
 
 namespace detail {
-
-/// The entries of an inner row operation that the mask allows (T is never read elsewhere).
-template <class Inner, class ValueT, class IndexT>
-struct mask_filtered_op {
-  Inner inner;
-  maybe_csr<ValueT, IndexT> mask;
-  bool structural = false;
-  bool complement = false;
-
-  template <class Out>
-  __device__ void operator()(std::int64_t i, bool values, Out& out) const
-  {
-    offset_t pm = mask.present ? mask.v.row_ptr[i] : 0;
-    const offset_t m_end = mask.present ? mask.v.row_ptr[i + 1] : 0;
-    auto allowed = [&](std::int64_t j, double v) {
-      if (mask_allows(mask, structural, complement, j, pm, m_end)) {
-        out(j, v);
-      }
-    };
-    inner(i, values, allowed);
-  }
-};
 
 /// Row i of an element-wise result (ewise_result on the host).
 template <class Op, class ValueT, class IndexT>
@@ -395,6 +380,94 @@ template <class Accum, class ValueT, class IndexT>
   }
   using row_t = detail::filter_map_op<detail::keep_every, detail::same_value, ValueT, IndexT>;
   return detail::rows_then_update(res, a.rows, a.cols, c, mask, accum, row_t{a, {}, {}}, options);
+}
+
+/// C⟨M⟩ = accum(C, T), T(i,j) = op(A)(rows[i], cols[j]) where op(A) stores it, on the GPU
+/// (spira/apply.hpp); the index lists in host memory (nullopt: all, in order).
+template <class Accum, class ValueT, class IndexT>
+[[nodiscard]] csr_matrix<ValueT, IndexT> extract(const cuda_resources& res,
+                                                 detail::maybe_csr_arg<ValueT, IndexT> c,
+                                                 detail::maybe_csr_arg<ValueT, IndexT> mask,
+                                                 const Accum& accum, csr_view<ValueT, IndexT> a,
+                                                 std::optional<std::span<const std::int64_t>> rows,
+                                                 std::optional<std::span<const std::int64_t>> cols,
+                                                 const descriptor& options = {})
+{
+  const detail::device_guard guard(res.device);
+  return detail::extract_cuda(res, c, mask, accum, a, rows, cols, options);
+}
+
+/// C⟨M⟩ = accum(C, T), T the min(k, stored) best values of each row of op(A), on the GPU
+/// (spira/select.hpp; spira::select_k's order, ties to the smaller column).
+template <class Accum, class ValueT, class IndexT>
+[[nodiscard]] csr_matrix<ValueT, IndexT> select_top_k(
+    const cuda_resources& res, detail::maybe_csr_arg<ValueT, IndexT> c,
+    detail::maybe_csr_arg<ValueT, IndexT> mask, const Accum& accum, csr_view<ValueT, IndexT> a,
+    std::int64_t k, select_order order, const descriptor& options = {})
+{
+  detail::expects(k >= 1, "spira::select_top_k: k = ", k, " must be at least 1");
+  const detail::device_guard guard(res.device);
+  std::optional<csr_matrix<ValueT, IndexT>> at;
+  a = detail::unary_operand_cuda(res, "spira::select_top_k", a, c, mask, options.transpose_a, at);
+  select_params params;
+  params.sorted = false;  // by increasing column: a canonical CSR
+  const auto t = select_k(res, a, k, order, params);
+  using row_t = detail::filter_map_op<detail::keep_every, detail::same_value, ValueT, IndexT>;
+  return detail::rows_then_update(res, a.rows, a.cols, c, mask, accum, row_t{t.view(), {}, {}},
+                                  options);
+}
+
+/// out[i] = ⊕ over the stored entries of row i of map(A) on the GPU (spira/ops.hpp); `out` in
+/// device memory. A valid CSR in device memory.
+template <class M, class Map = identity_map, class ValueT, class IndexT>
+void reduce_rows(const cuda_resources& res, csr_view<ValueT, IndexT> a, std::span<ValueT> out,
+                 const M& m = {}, const Map& map = {})
+{
+  static_assert(monoid<M, double>, "spira::reduce_rows: M must model spira::monoid");
+  const detail::device_guard guard(res.device);
+  detail::require_device_space(a.space, "spira::reduce_rows", "A");
+  validate(res, a, csr_check::valid, "spira::reduce_rows: A");
+  detail::expects<dimension_mismatch>(std::int64_t(out.size()) == a.rows,
+                                      "spira::reduce_rows: out has ", out.size(),
+                                      " entries but A has ", a.rows, " rows");
+  detail::reduce_rows_cuda(res, a, out.data(), m, map);
+}
+
+/// out[j] = ⊕ over the stored entries of column j of map(A), in increasing row order, on the GPU;
+/// `out` in device memory. A canonical CSR in device memory (transposed: O(nnz) device memory).
+template <class M, class Map = identity_map, class ValueT, class IndexT>
+void reduce_cols(const cuda_resources& res, csr_view<ValueT, IndexT> a, std::span<ValueT> out,
+                 const M& m = {}, const Map& map = {})
+{
+  static_assert(monoid<M, double>, "spira::reduce_cols: M must model spira::monoid");
+  const detail::device_guard guard(res.device);
+  detail::check_input_operand_cuda(res, a, "spira::reduce_cols", "A");
+  detail::expects<dimension_mismatch>(std::int64_t(out.size()) == a.cols,
+                                      "spira::reduce_cols: out has ", out.size(),
+                                      " entries but A has ", a.cols, " columns");
+  const auto t = detail::transpose_validated(res, a);
+  detail::reduce_rows_cuda(res, t.view(), out.data(), m, map);
+}
+
+/// ⊕ over every stored entry of map(A) on the GPU: each row's in column order, then the rows' in
+/// row order (the host's order: the same value); M must be callable on the host too (SPIRA_HD).
+template <class M, class Map = identity_map, class ValueT, class IndexT>
+[[nodiscard]] ValueT reduce_scalar(const cuda_resources& res, csr_view<ValueT, IndexT> a,
+                                   const M& m = {}, const Map& map = {})
+{
+  static_assert(monoid<M, double>, "spira::reduce_scalar: M must model spira::monoid");
+  const detail::device_guard guard(res.device);
+  detail::require_device_space(a.space, "spira::reduce_scalar", "A");
+  validate(res, a, csr_check::valid, "spira::reduce_scalar: A");
+  buffer<double> rows(res, std::size_t(std::max<std::int64_t>(a.rows, 1)), "row reductions");
+  detail::reduce_rows_cuda(res, a, rows.data(), m, map);
+  std::vector<double> host(std::size_t(a.rows));
+  copy(host.data(), memory_space::host, rows.data(), memory_space::device, host.size(), res);
+  double acc = M::template identity<double>();
+  for (const double r : host) {
+    acc = m(acc, r);
+  }
+  return ValueT(acc);
 }
 
 #endif  // __CUDACC__

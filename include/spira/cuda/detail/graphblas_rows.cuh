@@ -160,6 +160,28 @@ __device__ inline bool mask_allows(const maybe_csr<ValueT, IndexT>& m, bool stru
   return in != complement;
 }
 
+/// The entries of an inner row operation that the mask allows (T is never read elsewhere).
+template <class Inner, class ValueT, class IndexT>
+struct mask_filtered_op {
+  Inner inner;
+  maybe_csr<ValueT, IndexT> mask;
+  bool structural = false;
+  bool complement = false;
+
+  template <class Out>
+  __device__ void operator()(std::int64_t i, bool values, Out& out) const
+  {
+    offset_t pm = mask.present ? mask.v.row_ptr[i] : 0;
+    const offset_t m_end = mask.present ? mask.v.row_ptr[i + 1] : 0;
+    auto allowed = [&](std::int64_t j, double v) {
+      if (mask_allows(mask, structural, complement, j, pm, m_end)) {
+        out(j, v);
+      }
+    };
+    inner(i, values, allowed);
+  }
+};
+
 /// Row i of C⟨M⟩ = accum(C, T) from the rows of T, C and M (masked_merge_row on the host).
 template <class Accum, class ValueT, class IndexT>
 struct masked_merge_op {
