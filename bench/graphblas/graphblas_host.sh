@@ -8,7 +8,8 @@
 #   BUILD    a build directory with SPIRA_BUILD_BENCHMARKS=ON (BUILD/bench/bench_graphblas)
 #   THREADS  threads for both libraries (default: nproc)
 #   DATA     the shared datasets (default ../shared/data); SPIRA_GRAPHBLAS_AAT adds A·Aᵀ cases
-#            ("label:relative path[:transpose]" separated by spaces)
+#            ("label:relative path[:transpose]" separated by spaces); SPIRA_GRAPHBLAS_VERSION names
+#            the library's version when bench_graphblas links one other than the system's
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench=$(realpath "$1")/bench/bench_graphblas
@@ -18,8 +19,8 @@ data=${4:-$root/../shared/data}
 aat=${SPIRA_GRAPHBLAS_AAT:-"uci-bow-kos:uci-bow-kos/docword.kos.mtx.gz sec-edgar-names:sec-edgar-names/char3gram_tfidf.mtx.gz pbmc3k-cells:pbmc3k/matrix.mtx.gz:transpose"}
 graphs="snap-email-enron:snap-email-enron/email-Enron.txt.gz suitesparse-1138_bus:suitesparse-1138_bus/1138_bus.mtx"
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
-version=$(awk '/define GxB_IMPLEMENTATION_(MAJOR|MINOR|SUB)/ {printf "%s%s", sep, $3; sep="."}' \
-  "$(find /usr/include /usr/local/include -name GraphBLAS.h 2>/dev/null | head -1)")
+version=${SPIRA_GRAPHBLAS_VERSION:-$(awk '/define GxB_IMPLEMENTATION_(MAJOR|MINOR|SUB)/ {printf "%s%s", sep, $3; sep="."}' \
+  "$(find /usr/include /usr/local/include -name GraphBLAS.h 2>/dev/null | head -1)")}
 printf '{"machine": "%s, %s cores", "graphblas": "%s", "command": "bench/graphblas/graphblas_host.sh BUILD OUT.jsonl %s"}\n' \
   "$cpu" "$(nproc)" "$version" "$threads" > "$out"
 run() {  # label path cases
