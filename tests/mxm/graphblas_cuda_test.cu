@@ -595,6 +595,18 @@ TEST(graphblas_cuda_errors, operands_name_what_is_wrong)
                       std::optional(std::span<const std::int64_t>(far)), std::nullopt);
       },
       "spira::extract: rows[1] = 10 is outside [0, 10)");
+  // Vectors: an index outside the size, indices that do not increase (the host's messages).
+  const std::vector<I> out_idx{1, 4, 12}, down_idx{1, 4, 3};
+  const std::vector<V> three{1, 2, 3};
+  for (const auto& [idx, text] :
+       {std::pair{out_idx, "spira::mxv: u: index 12 (entry 2) is outside [0, 8)"},
+        std::pair{down_idx, "spira::mxv: u: index 3 (entry 2) follows 4"}}) {
+    sparse_vector<V, I> u(res, 8, 3);
+    copy(u.indices(), memory_space::device, idx.data(), memory_space::host, 3, res);
+    copy(u.values(), memory_space::device, three.data(), memory_space::host, 3, res);
+    expect_throw_with<invalid_argument>(
+        [&] { (void)mxv(res, ad.view(), u.view(), semirings::plus_times{}); }, text);
+  }
 }
 
 }  // namespace

@@ -171,10 +171,11 @@ csr_view<ValueT, IndexT> unary_operand_cuda(const cuda_resources& res, const cha
                                             bool transpose,
                                             std::optional<csr_matrix<ValueT, IndexT>>& store)
 {
-  check_input_operand_cuda(res, a, op, "A");
+  checked_operands<ValueT, IndexT> checked;
+  checked.check(res, a, op, "A");
   const std::int64_t rows = transpose ? a.cols : a.rows;
   const std::int64_t cols = transpose ? a.rows : a.cols;
-  check_output_operands_cuda(res, c, mask, rows, cols, op, transpose ? "Aᵀ" : "A");
+  check_output_operands_cuda(res, c, mask, rows, cols, op, transpose ? "Aᵀ" : "A", checked);
   return maybe_transposed_cuda(res, a, transpose, store);
 }
 
@@ -187,8 +188,9 @@ csr_matrix<ValueT, IndexT> ewise_cuda(const cuda_resources& res, const char* nam
                                       csr_view<ValueT, IndexT> b, double beta, const descriptor& o)
 {
   const device_guard guard(res.device);
-  check_input_operand_cuda(res, a, name, "A");
-  check_input_operand_cuda(res, b, name, "B");
+  checked_operands<ValueT, IndexT> checked;
+  checked.check(res, a, name, "A");
+  checked.check(res, b, name, "B");
   const std::int64_t a_rows = o.transpose_a ? a.cols : a.rows;
   const std::int64_t a_cols = o.transpose_a ? a.rows : a.cols;
   const std::int64_t b_rows = o.transpose_b ? b.cols : b.rows;
@@ -197,7 +199,7 @@ csr_matrix<ValueT, IndexT> ewise_cuda(const cuda_resources& res, const char* nam
   const char* tb = o.transpose_b ? "Bᵀ" : "B";
   expects<dimension_mismatch>(a_rows == b_rows && a_cols == b_cols, name, ": ", ta, " is ", a_rows,
                               " x ", a_cols, " but ", tb, " is ", b_rows, " x ", b_cols);
-  check_output_operands_cuda(res, c, mask, a_rows, a_cols, name, ta);
+  check_output_operands_cuda(res, c, mask, a_rows, a_cols, name, ta, checked);
   std::optional<csr_matrix<ValueT, IndexT>> at, bt;
   a = maybe_transposed_cuda(res, a, o.transpose_a, at);
   b = maybe_transposed_cuda(res, b, o.transpose_b, bt);
@@ -441,7 +443,7 @@ void reduce_cols(const cuda_resources& res, csr_view<ValueT, IndexT> a, std::spa
 {
   static_assert(monoid<M, double>, "spira::reduce_cols: M must model spira::monoid");
   const detail::device_guard guard(res.device);
-  detail::check_input_operand_cuda(res, a, "spira::reduce_cols", "A");
+  detail::checked_operands<ValueT, IndexT>().check(res, a, "spira::reduce_cols", "A");
   detail::expects<dimension_mismatch>(std::int64_t(out.size()) == a.cols,
                                       "spira::reduce_cols: out has ", out.size(),
                                       " entries but A has ", a.cols, " columns");

@@ -61,7 +61,8 @@ csr_matrix<ValueT, IndexT> extract_cuda(const cuda_resources& res, maybe_csr_arg
                                         const descriptor& o)
 {
   const char* op = "spira::extract";
-  check_input_operand_cuda(res, a, op, "A");
+  checked_operands<ValueT, IndexT> checked;
+  checked.check(res, a, op, "A");
   std::optional<csr_matrix<ValueT, IndexT>> at;
   a = maybe_transposed_cuda(res, a, o.transpose_a, at);
   const auto check = [&](std::span<const std::int64_t> list, std::int64_t n, const char* name) {
@@ -78,7 +79,7 @@ csr_matrix<ValueT, IndexT> extract_cuda(const cuda_resources& res, maybe_csr_arg
   }
   const std::int64_t n_rows = rows ? std::int64_t(rows->size()) : a.rows;
   const std::int64_t n_cols = cols ? std::int64_t(cols->size()) : a.cols;
-  check_output_operands_cuda(res, c, mask, n_rows, n_cols, op, "A(rows, cols)");
+  check_output_operands_cuda(res, c, mask, n_rows, n_cols, op, "A(rows, cols)", checked);
   std::optional<buffer<std::int64_t>> rows_d;
   if (rows) {
     rows_d.emplace(res, std::max<std::size_t>(rows->size(), 1), "extract rows");

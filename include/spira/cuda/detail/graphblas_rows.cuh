@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace spira::detail {
 
@@ -226,34 +227,47 @@ struct masked_merge_op {
   }
 };
 
+/// The operands one call has checked (device memory, canonical): a view given twice (A ⊕.⊗ Aᵀ,
+/// a mask that is A) is validated once, each validation being a device pass and a read back.
+template <class ValueT, class IndexT>
+class checked_operands {
+ public:
+  void check(const cuda_resources& res, csr_view<ValueT, IndexT> v, const char* op,
+             const char* name)
+  {
+    require_device_space(v.space, op, name);
+    for (const auto& w : seen_) {
+      if (w.rows == v.rows && w.cols == v.cols && w.nnz == v.nnz && w.row_ptr == v.row_ptr &&
+          w.col_idx == v.col_idx && w.values == v.values) {
+        return;
+      }
+    }
+    validate(res, v, csr_check::canonical, (std::string(op) + ": " + name).c_str());
+    seen_.push_back(v);
+  }
+
+ private:
+  std::vector<csr_view<ValueT, IndexT>> seen_;
+};
+
 /// C and the mask: device memory, canonical, rows x cols (`shape` names the result's operands).
 template <class ValueT, class IndexT>
 void check_output_operands_cuda(const cuda_resources& res,
                                 const std::optional<csr_view<ValueT, IndexT>>& c,
                                 const std::optional<csr_view<ValueT, IndexT>>& mask,
                                 std::int64_t rows, std::int64_t cols, const char* op,
-                                const char* shape)
+                                const char* shape, checked_operands<ValueT, IndexT>& checked)
 {
   const auto check = [&](const std::optional<csr_view<ValueT, IndexT>>& m, const char* name) {
     if (m) {
-      const std::string what = std::string(op) + ": " + name;
-      require_device_space(m->space, op, name);
-      validate(res, *m, csr_check::canonical, what.c_str());
-      expects<dimension_mismatch>(m->rows == rows && m->cols == cols, what, " is ", m->rows, " x ",
-                                  m->cols, " but ", shape, " is ", rows, " x ", cols);
+      checked.check(res, *m, op, name);
+      expects<dimension_mismatch>(m->rows == rows && m->cols == cols, op, ": ", name, " is ",
+                                  m->rows, " x ", m->cols, " but ", shape, " is ", rows, " x ",
+                                  cols);
     }
   };
   check(c, "C");
   check(mask, "mask");
-}
-
-/// An input operand: device memory, canonical (`name` as the user knows it).
-template <class ValueT, class IndexT>
-void check_input_operand_cuda(const cuda_resources& res, csr_view<ValueT, IndexT> a, const char* op,
-                              const char* name)
-{
-  require_device_space(a.space, op, name);
-  validate(res, a, csr_check::canonical, (std::string(op) + ": " + name).c_str());
 }
 
 /// `a` as given, or its transpose (kept in `store`) when `transpose` is set; `a` validated.

@@ -292,8 +292,9 @@ csr_matrix<ValueT, IndexT> mxm_cuda(const cuda_resources& res, maybe_csr_arg<Val
                 "matrices is dense)");
   static_assert(traits::num_terms == 1, "spira::mxm: the semiring must have a single term");
   const device_guard guard(res.device);
-  check_input_operand_cuda(res, a, op, name_a);
-  check_input_operand_cuda(res, b, op, name_b);
+  checked_operands<ValueT, IndexT> checked;
+  checked.check(res, a, op, name_a);
+  checked.check(res, b, op, name_b);
   const std::int64_t b_rows = o.transpose_b ? b.cols : b.rows;
   const std::int64_t b_cols = o.transpose_b ? b.rows : b.cols;
   const std::int64_t a_rows = o.transpose_a ? a.cols : a.rows;
@@ -304,7 +305,7 @@ csr_matrix<ValueT, IndexT> mxm_cuda(const cuda_resources& res, maybe_csr_arg<Val
                               " but ", tb, " is ", b_rows, " x ", b_cols,
                               " (inner dimensions differ)");
   const std::string shape = ta + " " + tb;
-  check_output_operands_cuda(res, c, mask, a_rows, b_cols, op, shape.c_str());
+  check_output_operands_cuda(res, c, mask, a_rows, b_cols, op, shape.c_str(), checked);
   std::optional<csr_matrix<ValueT, IndexT>> at, bt;
   a = maybe_transposed_cuda(res, a, o.transpose_a, at);
   // With a mask that is not complemented only the entries it allows are computed, by dot

@@ -94,13 +94,25 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
                                             : s.template multiply<double>(x, u_value[k])));
         }
       }
-      const int n = int(min(offset_t(32), a.row_ptr[i + 1] - p0));
-      for (int l = 0; l < n; ++l) {
-        const bool h = __shfl_sync(0xffffffffu, here, l);
+      // The fold in lane order: the shuffles do not depend on the running value, so a full
+      // chunk's are unrolled and issued ahead of the chain of ⊕.
+      const unsigned present = __ballot_sync(0xffffffffu, here);
+      const auto fold = [&](int l) {
         const double v = __shfl_sync(0xffffffffu, prod, l);
-        if (h) {
+        if ((present >> l) & 1u) {
           acc = found ? double(add{}(acc, v)) : v;
           found = true;
+        }
+      };
+      if (p0 + 32 <= a.row_ptr[i + 1]) {
+#pragma unroll
+        for (int l = 0; l < 32; ++l) {
+          fold(l);
+        }
+      } else {
+        const int n = int(a.row_ptr[i + 1] - p0);
+        for (int l = 0; l < n; ++l) {
+          fold(l);
         }
       }
     }
@@ -174,16 +186,38 @@ struct dense_vector_copy {
   }
 };
 
-/// Device row pointers {0, nnz} for a vector seen as a one-row matrix.
+static __global__ void one_row_kernel(offset_t* ptr, std::int64_t nnz)
+{
+  ptr[0] = 0;
+  ptr[1] = nnz;
+}
+
+/// Device row pointers {0, nnz} for a vector seen as a one-row matrix (written on the stream).
 inline buffer<offset_t> one_row_pointers(const cuda_resources& res, std::int64_t nnz)
 {
   buffer<offset_t> ptr(res, 2, "one-row pointers");
-  const offset_t host[2] = {0, nnz};
-  copy(ptr.data(), memory_space::device, host, memory_space::host, 2, res);
+  one_row_kernel<<<1, 1, 0, res.stream>>>(ptr.data(), nnz);
+  SPIRA_CHECK_LAUNCH();
   return ptr;
 }
 
-/// A device sparse vector, checked: size and nnz in range, indices increasing in [0, size).
+/// The first entry of a vector whose index is outside [0, size) or does not increase (into
+/// `first`, which starts at the largest value).
+template <class IndexT>
+__global__ void check_vector_kernel(const IndexT* indices, std::int64_t nnz, std::int64_t size,
+                                    unsigned long long* first)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < nnz; p += stride) {
+    const auto i = std::int64_t(indices[p]);
+    if (i < 0 || i >= size || (p > 0 && std::int64_t(indices[p - 1]) >= i)) {
+      atomicMin(first, (unsigned long long)p);
+    }
+  }
+}
+
+/// A device sparse vector, checked: size and nnz in range, indices increasing in [0, size); the
+/// messages are the host's (spira::validate of a sparse vector).
 template <class ValueT, class IndexT>
 void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
                        const char* op, const char* name)
@@ -192,11 +226,30 @@ void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, Ind
   const std::string what = std::string(op) + ": " + name;
   expects(v.size >= 0 && v.nnz >= 0 && v.nnz <= v.size, what, ": size = ", v.size,
           " and nnz = ", v.nnz, " do not describe a vector (0 <= nnz <= size)");
-  const auto ptr = one_row_pointers(res, v.nnz);
-  validate(res,
-           csr_view<ValueT, IndexT>{1, v.size, v.nnz, ptr.data(), v.indices, v.values,
-                                    memory_space::device},
-           csr_check::canonical, what.c_str());
+  expects(v.nnz == 0 || (v.indices != nullptr && v.values != nullptr), what,
+          ": indices or values is null with nnz = ", v.nnz);
+  if (v.nnz == 0) {
+    return;
+  }
+  buffer<unsigned long long> first(res, 1, "vector check");
+  SPIRA_CUDA_TRY(cudaMemsetAsync(first.data(), 0xFF, sizeof(unsigned long long), res.stream));
+  check_vector_kernel<<<graphblas_grid(v.nnz, res.device), graphblas_rows_policy::block_threads, 0,
+                        res.stream>>>(v.indices, v.nnz, v.size, first.data());
+  SPIRA_CHECK_LAUNCH();
+  unsigned long long p = 0;
+  copy(&p, memory_space::host, first.data(), memory_space::device, 1, res);
+  if (p == ~0ull) {
+    return;
+  }
+  IndexT pair[2] = {IndexT(0), IndexT(0)};  // entries p - 1 and p
+  const std::int64_t from = p > 0 ? std::int64_t(p) - 1 : 0;
+  copy(pair + (p > 0 ? 0 : 1), memory_space::host, v.indices + from, memory_space::device,
+       p > 0 ? 2 : 1, res);
+  const auto i = std::int64_t(pair[1]);
+  expects(i >= 0 && i < v.size, what, ": index ", i, " (entry ", p, ") is outside [0, ", v.size,
+          ")");
+  expects(false, what, ": index ", i, " (entry ", p, ") follows ", std::int64_t(pair[0]),
+          " (indices must increase)");
 }
 
 /// mxv (column = true: w⟨m⟩ = accum(w, op(A) ⊕.⊗ u)) or vxm (u ⊕.⊗ op(A)) on CUDA.
@@ -210,7 +263,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
 {
   const char* op = column ? "spira::mxv" : "spira::vxm";
   const device_guard guard(res.device);
-  check_input_operand_cuda(res, a, op, "A");
+  checked_operands<ValueT, IndexT>().check(res, a, op, "A");
   check_vector_cuda(res, u, op, "u");
   const bool transpose = column ? o.transpose_a : o.transpose_b;
   const std::int64_t rows = transpose ? a.cols : a.rows;
