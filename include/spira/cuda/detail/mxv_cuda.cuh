@@ -71,7 +71,9 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
                                 double* t_value)
 {
   using add = typename S::add_monoid;
+  __shared__ double staging[graphblas_rows_policy::block_threads];
   const int lane = threadIdx.x % 32;
+  double* staged = staging + (threadIdx.x / 32) * 32;
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < a.rows;
        i += warps) {
@@ -94,27 +96,24 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
                                             : s.template multiply<double>(x, u_value[k])));
         }
       }
-      // The fold in lane order: the shuffles do not depend on the running value, so a full
-      // chunk's are unrolled and issued ahead of the chain of ⊕.
+      // The fold in lane order, by lane 0 from the warp's staged products: its loads do not
+      // depend on the running value, so only the ⊕ chain is serial (a row's fold is as long as
+      // the row: the longest row sets the kernel's time).
       const unsigned present = __ballot_sync(0xffffffffu, here);
-      const auto fold = [&](int l) {
-        const double v = __shfl_sync(0xffffffffu, prod, l);
-        if ((present >> l) & 1u) {
-          acc = found ? double(add{}(acc, v)) : v;
-          found = true;
-        }
-      };
-      if (p0 + 32 <= a.row_ptr[i + 1]) {
-#pragma unroll
-        for (int l = 0; l < 32; ++l) {
-          fold(l);
-        }
-      } else {
-        const int n = int(a.row_ptr[i + 1] - p0);
+      staged[lane] = prod;
+      __syncwarp();
+      if (lane == 0) {
+        const int n = int(min(offset_t(32), a.row_ptr[i + 1] - p0));
+#pragma unroll 8
         for (int l = 0; l < n; ++l) {
-          fold(l);
+          const double v = staged[l];
+          if ((present >> l) & 1u) {
+            acc = found ? double(add{}(acc, v)) : v;
+            found = true;
+          }
         }
       }
+      __syncwarp();
     }
     if (lane == 0 && found) {
       t_state[i] = 2;
