@@ -46,7 +46,7 @@
 #include <spira/descriptor.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
-#include <spira/select.hpp>
+#include <spira/select_ops.hpp>
 #include <spira/semiring.hpp>
 #include <spira/vector.hpp>
 

@@ -5,7 +5,6 @@
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_kernels.cuh>
-#include <spira/detail/host_pairwise_common.hpp>
 
 #include <cub/device/device_radix_sort.cuh>
 

@@ -203,6 +203,36 @@ __device__ offset_t mxm_emit_sorted(const Rows& r, std::int64_t i, const Keys& k
   return total;
 }
 
+/// The products of row i of A ⊕.⊗ B in increasing k, a chunk of A's entries at a time with each
+/// thread of the block expanding one: emit(x, p, q) for the product of A's entry p and B's entry
+/// q at position x (counted from `first`). Every thread of the block calls it; returns the count.
+template <class Rows, class Emit>
+__device__ offset_t expand_row_products(const Rows& r, std::int64_t i, offset_t first, Emit&& emit)
+{
+  using scan_t = cub::BlockScan<offset_t, cuda_mxm_policy::threads>;
+  __shared__ typename scan_t::TempStorage scan;
+  offset_t n = first;
+  for (offset_t p0 = r.a.row_ptr[i]; p0 < r.a.row_ptr[i + 1]; p0 += cuda_mxm_policy::threads) {
+    const offset_t p = p0 + threadIdx.x;
+    offset_t q0 = 0;
+    offset_t len = 0;
+    if (p < r.a.row_ptr[i + 1]) {
+      const auto k = std::int64_t(r.a.col_idx[p]);
+      q0 = r.b.row_ptr[k];
+      len = r.b.row_ptr[k + 1] - q0;
+    }
+    offset_t at = 0;
+    offset_t chunk = 0;
+    scan_t(scan).ExclusiveSum(len, at, chunk);
+    for (offset_t e = 0; e < len; ++e) {
+      emit(n + at + e, p, q0 + e);
+    }
+    n += chunk;
+    __syncthreads();  // the scan's storage is used again
+  }
+  return n - first;
+}
+
 /// The sorted path: one block per listed row, its u <= sort_capacity products in shared memory.
 template <bool Values, class S, class ValueT, class IndexT>
 __global__ void __launch_bounds__(cuda_mxm_policy::threads)
@@ -215,7 +245,6 @@ __global__ void __launch_bounds__(cuda_mxm_policy::threads)
   using key_t = std::uint64_t;
   using sort_t =
       cub::BlockRadixSort<key_t, threads, items, std::conditional_t<Values, double, cub::NullType>>;
-  using scan_t = cub::BlockScan<int, threads>;
   struct staged {
     key_t keys[capacity];
     double vals[Values ? capacity : 1];
@@ -224,35 +253,16 @@ __global__ void __launch_bounds__(cuda_mxm_policy::threads)
     staged stage;
     typename sort_t::TempStorage sort;
   } sm;
-  __shared__ typename scan_t::TempStorage scan;
   const key_t invalid = (key_t(1) << key_bits) - 1;
   for (std::int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const std::int64_t i = list[row];
-    // The products in increasing k: a chunk of A's entries at a time, each thread expanding one.
-    int n = 0;
-    for (offset_t p0 = r.a.row_ptr[i]; p0 < r.a.row_ptr[i + 1]; p0 += threads) {
-      const offset_t p = p0 + threadIdx.x;
-      offset_t q0 = 0;
-      int len = 0;
-      if (p < r.a.row_ptr[i + 1]) {
-        const auto k = std::int64_t(r.a.col_idx[p]);
-        q0 = r.b.row_ptr[k];
-        len = int(r.b.row_ptr[k + 1] - q0);
+    // The products in increasing k, each keyed by its column and its position.
+    const int n = int(expand_row_products(r, i, 0, [&](offset_t x, offset_t p, offset_t q) {
+      sm.stage.keys[x] = (key_t(r.b.col_idx[q]) << cuda_mxm_policy::position_bits) | key_t(x);
+      if constexpr (Values) {
+        sm.stage.vals[x] = r.product(p, q);
       }
-      int at = 0;
-      int chunk = 0;
-      scan_t(scan).ExclusiveSum(len, at, chunk);
-      for (int e = 0; e < len; ++e) {
-        const int x = n + at + e;
-        sm.stage.keys[x] =
-            (key_t(r.b.col_idx[q0 + e]) << cuda_mxm_policy::position_bits) | key_t(x);
-        if constexpr (Values) {
-          sm.stage.vals[x] = r.product(p, q0 + e);
-        }
-      }
-      n += chunk;
-      __syncthreads();
-    }
+    }));
     key_t keys[items];
     std::conditional_t<Values, double, cub::NullType> vals[items];
     for (int e = 0; e < items; ++e) {
@@ -351,34 +361,14 @@ __global__ void __launch_bounds__(cuda_mxm_policy::threads)
                       const offset_t* offsets, std::int64_t n_rows, int column_bits,
                       std::uint64_t* keys, offset_t* positions, double* products)
 {
-  using scan_t = cub::BlockScan<int, cuda_mxm_policy::threads>;
-  __shared__ typename scan_t::TempStorage scan;
   for (std::int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
-    const std::int64_t i = list[row];
-    offset_t n = offsets[row];
-    for (offset_t p0 = r.a.row_ptr[i]; p0 < r.a.row_ptr[i + 1]; p0 += cuda_mxm_policy::threads) {
-      const offset_t p = p0 + threadIdx.x;
-      offset_t q0 = 0;
-      int len = 0;
-      if (p < r.a.row_ptr[i + 1]) {
-        const auto k = std::int64_t(r.a.col_idx[p]);
-        q0 = r.b.row_ptr[k];
-        len = int(r.b.row_ptr[k + 1] - q0);
+    expand_row_products(r, list[row], offsets[row], [&](offset_t x, offset_t p, offset_t q) {
+      keys[x] = (std::uint64_t(row) << column_bits) | std::uint64_t(r.b.col_idx[q]);
+      positions[x] = x;
+      if constexpr (Values) {
+        products[x] = r.product(p, q);
       }
-      int at = 0;
-      int chunk = 0;
-      scan_t(scan).ExclusiveSum(len, at, chunk);
-      for (int e = 0; e < len; ++e) {
-        const offset_t x = n + at + e;
-        keys[x] = (std::uint64_t(row) << column_bits) | std::uint64_t(r.b.col_idx[q0 + e]);
-        positions[x] = x;
-        if constexpr (Values) {
-          products[x] = r.product(p, q0 + e);
-        }
-      }
-      n += chunk;
-      __syncthreads();
-    }
+    });
   }
 }
 
