@@ -91,6 +91,40 @@ sparse_vector<ValueT, IndexT> vector_of(const host_resources& res,
   return v;
 }
 
+/// w and the mask of a vector result: valid host vectors of the result's `size` (`what` says
+/// where that size comes from, in messages).
+template <class ValueT, class IndexT>
+void check_output_vectors(const host_resources& res,
+                          const std::optional<sparse_vector_view<ValueT, IndexT>>& w,
+                          const std::optional<sparse_vector_view<ValueT, IndexT>>& mask,
+                          std::int64_t size, const char* op, const std::string& what)
+{
+  for (const auto& [v, name] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
+    if (v) {
+      validate(res, *v, (std::string(op) + ": " + name).c_str());
+      expects<dimension_mismatch>(v->size == size, op, ": ", name, " has size ", v->size, " but ",
+                                  what);
+    }
+  }
+}
+
+/// w and the mask as one-column (or one-row) matrices, for the matrix write-back.
+template <class ValueT, class IndexT>
+struct output_vectors {
+  std::optional<vector_as_matrix<ValueT, IndexT>> wm, mm;
+  std::optional<csr_view<ValueT, IndexT>> w, mask;
+  output_vectors(const std::optional<sparse_vector_view<ValueT, IndexT>>& wv,
+                 const std::optional<sparse_vector_view<ValueT, IndexT>>& maskv, bool column)
+  {
+    if (wv) {
+      w = wm.emplace(*wv, column).view();
+    }
+    if (maskv) {
+      mask = mm.emplace(*maskv, column).view();
+    }
+  }
+};
+
 /// mxv (column = true, the vector u on the right) or vxm: checks the vectors against op(A), then
 /// runs mxm on their matrix forms.
 template <class S, class Accum, class ValueT, class IndexT>
@@ -113,23 +147,13 @@ sparse_vector<ValueT, IndexT> vector_product(
   const std::int64_t out = column ? rows : cols;
   expects<dimension_mismatch>(u.size == inner, op, ": u has size ", u.size, " but ", shape, " is ",
                               rows, " x ", cols);
-  for (const auto& [v, what] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
-    if (v) {
-      validate(res, *v, name(what).c_str());
-      expects<dimension_mismatch>(v->size == out, op, ": ", what, " has size ", v->size,
-                                  " but the product has size ", out, " (", shape, " is ", rows,
-                                  " x ", cols, ")");
-    }
-  }
+  check_output_vectors(
+      res, w, mask, out, op,
+      concat("the product has size ", out, " (", shape, " is ", rows, " x ", cols, ")"));
   const vector_as_matrix<ValueT, IndexT> um(u, column);
-  std::optional<vector_as_matrix<ValueT, IndexT>> wm, mm;
-  std::optional<csr_view<ValueT, IndexT>> wv, mv;
-  if (w) {
-    wv = wm.emplace(*w, column).view();
-  }
-  if (mask) {
-    mv = mm.emplace(*mask, column).view();
-  }
+  const output_vectors<ValueT, IndexT> outs(w, mask, column);
+  const auto& wv = outs.w;
+  const auto& mv = outs.mask;
   descriptor d = o;
   if (column) {
     d.transpose_b = false;
@@ -187,6 +211,46 @@ template <class S, class ValueT, class IndexT>
 {
   return detail::vector_product(res, std::nullopt, std::nullopt, no_accumulator{}, semiring, a, u,
                                 options, false);
+}
+
+/// w⟨m⟩ = accum(w, T), T[i] the ⊕ of monoid `m` over the stored entries of row i of op(A), in
+/// column order, and no entry for a row with none (GrB_Matrix_reduce_Monoid; transpose_a reduces
+/// the columns of A). w and the mask are host sparse vectors of size rows(op(A)) (nullopt: empty,
+/// none); the result is a new sparse vector. A canonical CSR in host memory. Work O(nnz(A) + size)
+/// (plus a transposed copy with transpose_a), the same for any number of threads.
+template <class M, class Accum, class ValueT, class IndexT>
+[[nodiscard]] sparse_vector<ValueT, IndexT> reduce_rows(
+    const host_resources& res,
+    std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>> w,
+    std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>> mask,
+    const Accum& accum, const M& m, csr_view<ValueT, IndexT> a, const descriptor& options = {})
+{
+  using T = detail::host_compute_t;
+  static_assert(monoid<M, T>, "spira::reduce_rows: M must model spira::monoid");
+  const char* op = "spira::reduce_rows";
+  std::optional<csr_matrix<ValueT, IndexT>> at;
+  const std::optional<csr_view<ValueT, IndexT>> none;
+  a = detail::unary_operand(res, op, a, none, none, options, at);
+  detail::check_output_vectors(
+      res, w, mask, a.rows, op,
+      detail::concat(options.transpose_a ? "Aᵀ" : "A", " has ", a.rows, " rows"));
+  const auto t = detail::csr_by_rows<ValueT, IndexT>(
+      res, a.rows, 1, [] { return detail::no_row_state{}; },
+      [&](detail::no_row_state, std::int64_t i, bool values, auto&& out) {
+        if (a.row_ptr[i] == a.row_ptr[i + 1]) {
+          return;
+        }
+        T acc = M::template identity<T>();
+        if (values) {
+          for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            acc = m(acc, T(a.values[k]));
+          }
+        }
+        out(0, acc);
+      });
+  const detail::output_vectors<ValueT, IndexT> outs(w, mask, true);
+  return detail::vector_of(
+      res, detail::masked_update(res, outs.w, outs.mask, accum, t.view(), options), true);
 }
 
 }  // namespace spira

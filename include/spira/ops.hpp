@@ -9,7 +9,7 @@
 //   apply(res, A, op)                   a copy of A with every stored value replaced by op(a)
 //   apply(res, X, op)                   X(i,j) = op(X(i,j)) in place (dense)
 // (the masked forms with an accumulator: spira/mxm.hpp, spira/ewise.hpp, spira/apply.hpp,
-// spira/select.hpp)
+// spira/select.hpp; reduce_rows into a masked sparse vector: spira/mxv.hpp)
 //
 // All run on host_resources::num_threads() OpenMP threads, give the same result for any thread
 // count, and validate their arguments (mxv and pairwise need canonical CSR: sorted, duplicate-free

@@ -1,9 +1,11 @@
 // reduce_rows, reduce_cols and reduce_scalar (host) against GraphBLAS's GrB_Matrix_reduce (to a
 // vector, of A and of Aᵀ, and to a scalar) with the plus, min and max monoids, on matrices with
-// empty rows and columns (GraphBLAS leaves their entry out; spira writes the identity), and the
-// same value for any number of threads.
+// empty rows and columns (GraphBLAS leaves their entry out; spira's dense forms write the
+// identity), and the same value for any number of threads; the masked form into a sparse vector,
+// w⟨m⟩ = accum(w, reduce(op(A))), over the whole descriptor sweep.
 #include "support/graphblas.hpp"
 
+#include <spira/mxv.hpp>
 #include <spira/ops.hpp>
 #include <spira/semiring.hpp>
 
@@ -11,6 +13,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -82,6 +85,80 @@ TYPED_TEST(reduce_graphblas, rows_columns_and_scalar)
   check<V, I>(max_monoid{}, GrB_MAX_MONOID_FP64, -inf, "max");
 }
 
+/// GrB_Matrix_reduce_Monoid(w, mask, accum, monoid, A, desc) of the case.
+template <class V, class I>
+vector_entries graphblas_masked_reduce(const sweep_case& k, GrB_Monoid gm, GrB_BinaryOp gacc,
+                                       csr_view<V, I> a, sparse_vector_view<V, I> w,
+                                       sparse_vector_view<V, I> m)
+{
+  GrB_Matrix ga = nullptr;
+  GrB_Vector gw = nullptr, gmask = nullptr;
+  GrB_Descriptor d = nullptr;
+  make_grb(a, GrB_FP64, &ga);
+  if (k.with_c) {
+    make_grb(w, GrB_FP64, &gw);
+  } else {
+    EXPECT_EQ(GrB_Vector_new(&gw, GrB_FP64, GrB_Index(w.size)), GrB_SUCCESS);
+  }
+  if (k.mask != 0) {
+    make_grb(m, GrB_FP64, &gmask);
+  }
+  EXPECT_EQ(GrB_Descriptor_new(&d), GrB_SUCCESS);
+  if (k.replace) {
+    EXPECT_EQ(GrB_Descriptor_set(d, GrB_OUTP, GrB_REPLACE), GrB_SUCCESS);
+  }
+  if (k.mask == 2) {
+    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE), GrB_SUCCESS);
+  }
+  if (k.complement) {
+    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_COMP), GrB_SUCCESS);
+  }
+  if (k.transpose_a) {
+    EXPECT_EQ(GrB_Descriptor_set(d, GrB_INP0, GrB_TRAN), GrB_SUCCESS);
+  }
+  EXPECT_EQ(GrB_Matrix_reduce_Monoid(gw, gmask, k.accumulate ? gacc : nullptr, gm, ga, d),
+            GrB_SUCCESS);
+  vector_entries out;
+  grb_entries(gw, GrB_FP64, &out);
+  GrB_Matrix_free(&ga);
+  GrB_Vector_free(&gw);
+  GrB_Vector_free(&gmask);
+  GrB_Descriptor_free(&d);
+  return out;
+}
+
+template <class V, class I, class M, class Accum>
+void masked_sweep(const M& m, GrB_Monoid gm, const Accum& acc, GrB_BinaryOp gacc, const char* what)
+{
+  const std::int64_t rows = 37, cols = 29;
+  for (const bool ta : {false, true}) {
+    // op(A) is rows x cols; w and the mask have rows(op(A)) entries.
+    const auto a =
+        ta ? operand<V, I>(cols, rows, 103, false) : operand<V, I>(rows, cols, 103, false);
+    const auto w = vector_operand<V, I>(rows, 104, false);
+    const auto mask = vector_operand<V, I>(rows, 105, false, true);
+    for (int bits = 0; bits < sweep_case::count; ++bits) {
+      const auto k = sweep_case::nth(bits, ta);
+      const auto want = graphblas_masked_reduce(k, gm, gacc, a.view(), w.view(), mask.view());
+      const auto w_in = k.with_c ? std::optional(w.view()) : std::nullopt;
+      const auto m_in = k.mask != 0 ? std::optional(mask.view()) : std::nullopt;
+      const auto got = with_accum(k, acc, [&](const auto& accum) {
+        return reduce_rows(host_resources{}, w_in, m_in, accum, m, a.view(), k.desc());
+      });
+      ASSERT_EQ(entries_of(got.view()), want) << what << ": " << k.name();
+    }
+  }
+}
+
+TYPED_TEST(reduce_graphblas, into_a_masked_vector_every_descriptor)
+{
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  masked_sweep<V, I>(plus_monoid{}, GrB_PLUS_MONOID_FP64, plus_monoid{}, GrB_PLUS_FP64, "plus");
+  masked_sweep<V, I>(min_monoid{}, GrB_MIN_MONOID_FP64, max_monoid{}, GrB_MAX_FP64, "min");
+  masked_sweep<V, I>(max_monoid{}, GrB_MAX_MONOID_FP64, min_monoid{}, GrB_MIN_FP64, "max");
+}
+
 TEST(reduce, wrong_output_length_is_named)
 {
   const auto a = random_csr<float, std::int32_t>({.rows = 10, .cols = 8, .seed = 102});
@@ -89,6 +166,13 @@ TEST(reduce, wrong_output_length_is_named)
   expect_throw_with<dimension_mismatch>(
       [&] { reduce_cols(host_resources{}, a.view(), std::span<float>(out), plus_monoid{}); },
       "spira::reduce_cols: out has 10 entries but A has 8 columns");
+  const auto w = vector_operand<float, std::int32_t>(8, 106, false);
+  expect_throw_with<dimension_mismatch>(
+      [&] {
+        (void)reduce_rows(host_resources{}, std::optional(w.view()), std::nullopt, no_accumulator{},
+                          plus_monoid{}, a.view());
+      },
+      "spira::reduce_rows: w has size 8 but A has 10 rows");
 }
 
 }  // namespace
