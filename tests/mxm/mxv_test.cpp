@@ -32,41 +32,20 @@ vector_entries graphblas_product(const sweep_case& k, bool column, GrB_Semiring 
                                  sparse_vector_view<V, I> w, sparse_vector_view<V, I> m)
 {
   GrB_Matrix ga = nullptr;
-  GrB_Vector gu = nullptr, gw = nullptr, gm = nullptr;
-  GrB_Descriptor d = nullptr;
+  GrB_Vector gu = nullptr;
+  grb_vector_case g;
   make_grb(a, type, &ga);
   make_grb(u, type, &gu);
-  if (k.with_c) {
-    make_grb(w, type, &gw);
-  } else {
-    EXPECT_EQ(GrB_Vector_new(&gw, type, GrB_Index(w.size)), GrB_SUCCESS);
-  }
-  if (k.mask != 0) {
-    make_grb(m, GrB_FP64, &gm);
-  }
-  EXPECT_EQ(GrB_Descriptor_new(&d), GrB_SUCCESS);
-  if (k.replace) {
-    EXPECT_EQ(GrB_Descriptor_set(d, GrB_OUTP, GrB_REPLACE), GrB_SUCCESS);
-  }
-  if (k.mask == 2) {
-    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE), GrB_SUCCESS);
-  }
-  if (k.complement) {
-    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_COMP), GrB_SUCCESS);
-  }
-  if (k.transpose_a) {
-    EXPECT_EQ(GrB_Descriptor_set(d, column ? GrB_INP0 : GrB_INP1, GrB_TRAN), GrB_SUCCESS);
-  }
+  grb_vector_case_of(k, type, w, m, column ? GrB_INP0 : GrB_INP1, &g);
   GrB_BinaryOp accum = k.accumulate ? acc : nullptr;
-  EXPECT_EQ(column ? GrB_mxv(gw, gm, accum, s, ga, gu, d) : GrB_vxm(gw, gm, accum, s, gu, ga, d),
+  EXPECT_EQ(column ? GrB_mxv(g.w, g.mask, accum, s, ga, gu, g.desc)
+                   : GrB_vxm(g.w, g.mask, accum, s, gu, ga, g.desc),
             GrB_SUCCESS);
   vector_entries out;
-  grb_entries(gw, type, &out);
+  grb_entries(g.w, type, &out);
   GrB_Matrix_free(&ga);
   GrB_Vector_free(&gu);
-  GrB_Vector_free(&gw);
-  GrB_Vector_free(&gm);
-  GrB_Descriptor_free(&d);
+  grb_free(&g);
   return out;
 }
 

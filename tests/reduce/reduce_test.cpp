@@ -92,38 +92,15 @@ vector_entries graphblas_masked_reduce(const sweep_case& k, GrB_Monoid gm, GrB_B
                                        sparse_vector_view<V, I> m)
 {
   GrB_Matrix ga = nullptr;
-  GrB_Vector gw = nullptr, gmask = nullptr;
-  GrB_Descriptor d = nullptr;
+  grb_vector_case g;
   make_grb(a, GrB_FP64, &ga);
-  if (k.with_c) {
-    make_grb(w, GrB_FP64, &gw);
-  } else {
-    EXPECT_EQ(GrB_Vector_new(&gw, GrB_FP64, GrB_Index(w.size)), GrB_SUCCESS);
-  }
-  if (k.mask != 0) {
-    make_grb(m, GrB_FP64, &gmask);
-  }
-  EXPECT_EQ(GrB_Descriptor_new(&d), GrB_SUCCESS);
-  if (k.replace) {
-    EXPECT_EQ(GrB_Descriptor_set(d, GrB_OUTP, GrB_REPLACE), GrB_SUCCESS);
-  }
-  if (k.mask == 2) {
-    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_STRUCTURE), GrB_SUCCESS);
-  }
-  if (k.complement) {
-    EXPECT_EQ(GrB_Descriptor_set(d, GrB_MASK, GrB_COMP), GrB_SUCCESS);
-  }
-  if (k.transpose_a) {
-    EXPECT_EQ(GrB_Descriptor_set(d, GrB_INP0, GrB_TRAN), GrB_SUCCESS);
-  }
-  EXPECT_EQ(GrB_Matrix_reduce_Monoid(gw, gmask, k.accumulate ? gacc : nullptr, gm, ga, d),
+  grb_vector_case_of(k, GrB_FP64, w, m, GrB_INP0, &g);
+  EXPECT_EQ(GrB_Matrix_reduce_Monoid(g.w, g.mask, k.accumulate ? gacc : nullptr, gm, ga, g.desc),
             GrB_SUCCESS);
   vector_entries out;
-  grb_entries(gw, GrB_FP64, &out);
+  grb_entries(g.w, GrB_FP64, &out);
   GrB_Matrix_free(&ga);
-  GrB_Vector_free(&gw);
-  GrB_Vector_free(&gmask);
-  GrB_Descriptor_free(&d);
+  grb_free(&g);
   return out;
 }
 

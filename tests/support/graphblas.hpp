@@ -140,6 +140,58 @@ struct grb_case {
   GrB_Descriptor desc = nullptr;
 };
 
+/// The descriptor of a case: replace, the mask's kind and complement, and the transposes (op(A)
+/// on input `a_input`: GrB_INP0, or GrB_INP1 where A is the second operand, as in vxm).
+inline void grb_descriptor_of(const sweep_case& k, GrB_Desc_Field a_input, GrB_Descriptor* d)
+{
+  SPIRA_GRB_OK(GrB_Descriptor_new(d));
+  if (k.replace) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(*d, GrB_OUTP, GrB_REPLACE));
+  }
+  if (k.mask == 2) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(*d, GrB_MASK, GrB_STRUCTURE));
+  }
+  if (k.complement) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(*d, GrB_MASK, GrB_COMP));
+  }
+  if (k.transpose_a) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(*d, a_input, GrB_TRAN));
+  }
+  if (k.transpose_b) {
+    SPIRA_GRB_OK(GrB_Descriptor_set(*d, GrB_INP1, GrB_TRAN));
+  }
+}
+
+/// The GraphBLAS side of a vector case: w (given or a new empty vector of w's size), the mask
+/// (FP64) and the descriptor (op(A) on input `a_input`). Free them with grb_free.
+struct grb_vector_case {
+  GrB_Vector w = nullptr;
+  GrB_Vector mask = nullptr;
+  GrB_Descriptor desc = nullptr;
+};
+
+template <class V, class I>
+void grb_vector_case_of(const sweep_case& k, GrB_Type type, sparse_vector_view<V, I> w,
+                        sparse_vector_view<V, I> m, GrB_Desc_Field a_input, grb_vector_case* g)
+{
+  if (k.with_c) {
+    make_grb(w, type, &g->w);
+  } else {
+    SPIRA_GRB_OK(GrB_Vector_new(&g->w, type, GrB_Index(w.size)));
+  }
+  if (k.mask != 0) {
+    make_grb(m, GrB_FP64, &g->mask);
+  }
+  grb_descriptor_of(k, a_input, &g->desc);
+}
+
+inline void grb_free(grb_vector_case* g)
+{
+  GrB_Vector_free(&g->w);
+  GrB_Vector_free(&g->mask);
+  GrB_Descriptor_free(&g->desc);
+}
+
 template <class V, class I>
 void grb_case_of(const sweep_case& k, GrB_Type type, csr_view<V, I> c, csr_view<V, I> m,
                  grb_case* g)
@@ -152,22 +204,7 @@ void grb_case_of(const sweep_case& k, GrB_Type type, csr_view<V, I> c, csr_view<
   if (k.mask != 0) {
     make_grb(m, GrB_FP64, &g->mask);
   }
-  SPIRA_GRB_OK(GrB_Descriptor_new(&g->desc));
-  if (k.replace) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_OUTP, GrB_REPLACE));
-  }
-  if (k.mask == 2) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_MASK, GrB_STRUCTURE));
-  }
-  if (k.complement) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_MASK, GrB_COMP));
-  }
-  if (k.transpose_a) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_INP0, GrB_TRAN));
-  }
-  if (k.transpose_b) {
-    SPIRA_GRB_OK(GrB_Descriptor_set(g->desc, GrB_INP1, GrB_TRAN));
-  }
+  grb_descriptor_of(k, GrB_INP0, &g->desc);
 }
 
 inline void grb_free(grb_case* g)
