@@ -134,14 +134,18 @@ class DistanceBudget(CliTestCase):
         self.assertLess(rss, output_kib // 2, f"peak {rss} KiB with a 4 MiB budget")
 
     def test_budget_below_one_row_is_a_usage_error(self):
+        # Ten query rows against 100,000: one row of distances outgrows 1 MiB, while the whole
+        # output (4 MB) fits any disk, so the budget is what the message is about.
         b = random_csr(100_000, 5, 1, 4)
-        pb = self.path("b.npz")
+        pa, pb = self.path("a.npz"), self.path("b.npz")
+        sp.save_npz(pa, b[:10])
         sp.save_npz(pb, b)
-        line = self.assert_fails_clearly("distance", pb, "--metric", "euclidean", "-o",
+        line = self.assert_fails_clearly("distance", pa, pb, "--metric", "euclidean", "-o",
                                          self.path("d.npy"), "--backend", "host",
                                          "--memory-budget-mb", 1, mentions=["--memory-budget-mb"])
-        self.assertEqual(run("distance", pb, "--metric", "euclidean", "-o", self.path("d.npy"),
-                             "--backend", "host", "--memory-budget-mb", 1)[0], 2)
+        self.assertEqual(run("distance", pa, pb, "--metric", "euclidean", "-o",
+                             self.path("d.npy"), "--backend", "host", "--memory-budget-mb", 1)[0],
+                         2)
         self.assertNotIn("::", line)
 
     def test_a_budget_that_makes_the_job_30x_slower_warns(self):
