@@ -351,7 +351,6 @@ int main(int argc, char** argv)
           idx[j] = I(j);
           x[j] = V(0.25 + double((j * 2654435761u) % 1000) / 1000.0);
         }
-        const auto u_host = spira::make_sparse_vector<V, I>(host, a.cols(), idx, x);
         spira::sparse_vector<V, I> u(res, a.cols(), a.cols());
         spira::copy(u.indices(), spira::memory_space::device, idx.data(), spira::memory_space::host,
                     idx.size(), res);
@@ -410,7 +409,6 @@ int main(int argc, char** argv)
         cusparseDestroy(h);
         report(label, "spmv", a, t, std::abs(s1 - s2) <= 1e-4 * std::max(std::abs(s2), 1.0),
                ", \"result_nnz\": " + std::to_string(mine->nnz()) + ", \"cusparse_alg\": \"SpMV\"");
-        (void)u_host;
       } else {
         std::fprintf(stderr, "bench_graphblas_gpu: unknown case %s\n", c.c_str());
         return 2;
