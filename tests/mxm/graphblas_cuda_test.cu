@@ -337,30 +337,6 @@ TYPED_TEST(graphblas_cuda, apply_select_transpose_every_descriptor)
   });
 }
 
-template <class V, class I>
-sparse_vector<V, I> vector_on_device(const cuda_resources& res, const sparse_vector<V, I>& v)
-{
-  sparse_vector<V, I> d(res, v.size(), v.nnz());
-  copy(d.indices(), memory_space::device, v.indices(), memory_space::host, std::size_t(v.nnz()),
-       res);
-  copy(d.values(), memory_space::device, v.values(), memory_space::host, std::size_t(v.nnz()), res);
-  return d;
-}
-
-template <class V, class I>
-vector_entries vector_host_entries(const sparse_vector<V, I>& d)
-{
-  std::vector<I> idx(std::size_t(d.nnz()));
-  std::vector<V> val(std::size_t(d.nnz()));
-  copy(idx.data(), memory_space::host, d.indices(), memory_space::device, idx.size(), d.cuda());
-  copy(val.data(), memory_space::host, d.values(), memory_space::device, val.size(), d.cuda());
-  vector_entries e;
-  for (std::size_t p = 0; p < idx.size(); ++p) {
-    e.emplace_back(std::int64_t(idx[p]), double(val[p]));
-  }
-  return e;
-}
-
 /// mxv and vxm, every descriptor, the CUDA ones against the host ones (mxv_test.cpp's sweep).
 template <class V, class I, class S, class Accum>
 void vector_sweep(const S& s, const Accum& acc, bool logical, const char* what)
@@ -503,48 +479,6 @@ TEST(graphblas_cuda_graphs, symmetrize_and_fuzzy_union_equal_the_host)
                                       "symmetrize: graph row 0 lists column 3 twice");
   expect_throw_with<invalid_argument>([&] { (void)fuzzy_union(res, g.view()); },
                                       "fuzzy_union: graph is in host memory");
-}
-
-struct square_map {
-  SPIRA_HD double operator()(double x) const { return x * x; }
-};
-
-/// The reductions on the GPU equal the host's, bit for bit (sums that round, a map, max).
-TYPED_TEST(graphblas_cuda, reductions_give_the_host_bytes)
-{
-  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
-  const cuda_resources res{};
-  const auto a = random_csr<V, I>(
-      {.rows = 700, .cols = 500, .mean_degree = 40, .signed_values = true, .seed = 81});
-  const auto ad = to_device(res, a.view());
-  const auto check = [&](const auto& m, const auto& map, const char* what) {
-    std::vector<V> want_r(std::size_t(a.rows())), want_c(std::size_t(a.cols()));
-    reduce_rows(host_resources{}, a.view(), std::span<V>(want_r), m, map);
-    reduce_cols(host_resources{}, a.view(), std::span<V>(want_c), m, map);
-    buffer<V> got_r(res, want_r.size()), got_c(res, want_c.size());
-    reduce_rows(res, ad.view(), std::span<V>(got_r.data(), got_r.size()), m, map);
-    reduce_cols(res, ad.view(), std::span<V>(got_c.data(), got_c.size()), m, map);
-    std::vector<V> r(want_r.size()), c(want_c.size());
-    copy(r.data(), memory_space::host, got_r.data(), memory_space::device, r.size(), res);
-    copy(c.data(), memory_space::host, got_c.data(), memory_space::device, c.size(), res);
-    EXPECT_EQ(r, want_r) << what;
-    EXPECT_EQ(c, want_c) << what;
-    const V want_s = reduce_scalar(host_resources{}, a.view(), m, map);
-    const V got_s = reduce_scalar(res, ad.view(), m, map);
-    EXPECT_EQ(std::memcmp(&want_s, &got_s, sizeof(V)), 0)
-        << what << ": " << got_s << " vs " << want_s;
-  };
-  check(plus_monoid{}, identity_map{}, "plus");
-  check(plus_monoid{}, square_map{}, "plus of squares");
-  check(max_monoid{}, identity_map{}, "max");
-  expect_throw_with<dimension_mismatch>(
-      [&] {
-        buffer<V> out(res, 3);
-        reduce_rows(res, ad.view(), std::span<V>(out.data(), 3), plus_monoid{});
-      },
-      "spira::reduce_rows: out has 3 entries but A has 700 rows");
 }
 
 TEST(graphblas_cuda_errors, operands_name_what_is_wrong)

@@ -99,6 +99,32 @@ vector_entries entries_of(sparse_vector_view<V, I> v)
   return e;
 }
 
+/// A device copy of a host sparse vector (cuda_resources: nvcc-compiled tests only).
+template <class V, class I>
+sparse_vector<V, I> vector_on_device(const cuda_resources& res, const sparse_vector<V, I>& v)
+{
+  sparse_vector<V, I> d(res, v.size(), v.nnz());
+  copy(d.indices(), memory_space::device, v.indices(), memory_space::host, std::size_t(v.nnz()),
+       res);
+  copy(d.values(), memory_space::device, v.values(), memory_space::host, std::size_t(v.nnz()), res);
+  return d;
+}
+
+/// The entries of a device sparse vector, read back to the host.
+template <class V, class I>
+vector_entries vector_host_entries(const sparse_vector<V, I>& d)
+{
+  std::vector<I> idx(std::size_t(d.nnz()));
+  std::vector<V> val(std::size_t(d.nnz()));
+  copy(idx.data(), memory_space::host, d.indices(), memory_space::device, idx.size(), d.cuda());
+  copy(val.data(), memory_space::host, d.values(), memory_space::device, val.size(), d.cuda());
+  vector_entries e;
+  for (std::size_t p = 0; p < idx.size(); ++p) {
+    e.emplace_back(std::int64_t(idx[p]), double(val[p]));
+  }
+  return e;
+}
+
 /// A random sparse vector of `size` with about a third of its entries stored, values as operand()'s
 /// ({1, 2, 3}, or {0, 1} for `logical`; `zeros`: every third stored value an explicit 0).
 template <class V, class I>

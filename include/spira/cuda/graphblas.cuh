@@ -17,6 +17,8 @@
 //   extract(res, C, M, accum, A, rows, cols, desc)                                (GrB_extract)
 //   select_top_k(res, C, M, accum, A, k, order, desc)
 //   reduce_rows / reduce_cols (res, A, out, monoid, map), reduce_scalar(res, A, monoid, map)
+//   reduce_rows(res, w, m, accum, monoid, A, desc)        w⟨m⟩ = accum(w, ⊕ of rows of op(A))
+//                                                        (GrB_Matrix_reduce_Monoid)
 //
 // The semantics are those of the host operations (spira/mxm.hpp, spira/ewise.hpp, spira/apply.hpp,
 // spira/select.hpp; docs/graphblas.md), and so are the results, bit for bit: every value is
@@ -433,6 +435,21 @@ void reduce_rows(const cuda_resources& res, csr_view<ValueT, IndexT> a, std::spa
                                       "spira::reduce_rows: out has ", out.size(),
                                       " entries but A has ", a.rows, " rows");
   detail::reduce_rows_cuda(res, a, out.data(), m, map);
+}
+
+/// w⟨m⟩ = accum(w, T), T[i] the ⊕ of monoid `m` over the stored entries of row i of op(A), on the
+/// GPU (spira/mxv.hpp's reduce_rows: no entry for an empty row, transpose_a reduces columns);
+/// vectors in device memory.
+template <class M, class Accum, class ValueT, class IndexT>
+[[nodiscard]] sparse_vector<ValueT, IndexT> reduce_rows(const cuda_resources& res,
+                                                        maybe_vector_arg<ValueT, IndexT> w,
+                                                        maybe_vector_arg<ValueT, IndexT> mask,
+                                                        const Accum& accum, const M& m,
+                                                        csr_view<ValueT, IndexT> a,
+                                                        const descriptor& options = {})
+{
+  static_assert(monoid<M, double>, "spira::reduce_rows: M must model spira::monoid");
+  return detail::reduce_rows_masked_cuda(res, w, mask, accum, m, a, options);
 }
 
 /// out[j] = ⊕ over the stored entries of column j of map(A), in increasing row order, on the GPU;

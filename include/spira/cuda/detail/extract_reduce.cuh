@@ -7,11 +7,14 @@
 //                 values are ever combined and the values are A's;
 //   select_top_k  spira::select_k on the rows of op(A), by increasing column;
 //   reductions    one thread per row folds its entries in column order; a column is a row of the
-//                 transpose; the scalar folds the rows' results on the host, in row order.
+//                 transpose; the scalar folds the rows' results on the host, in row order; into a
+//                 masked sparse vector, the rows' results go through mxv's write-back
+//                 (detail/mxv_cuda.cuh).
 #pragma once
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_cuda.cuh>
+#include <spira/cuda/detail/mxv_cuda.cuh>
 #include <spira/select_k.hpp>
 #include <spira/semiring.hpp>
 
@@ -140,6 +143,59 @@ void reduce_rows_cuda(const cuda_resources& res, csr_view<ValueT, IndexT> a, Out
                          0, res.stream>>>(a, m, map, out);
     SPIRA_CHECK_LAUNCH();
   }
+}
+
+/// t[i] = the ⊕ of m over the stored entries of row i, in column order, for the rows with any
+/// (a dense copy: no entry for an empty row).
+template <class M, class ValueT, class IndexT>
+__global__ void reduce_rows_vector_kernel(csr_view<ValueT, IndexT> a, M m, unsigned char* t_state,
+                                          double* t_value)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.rows;
+       i += stride) {
+    if (a.row_ptr[i] == a.row_ptr[i + 1]) {
+      continue;
+    }
+    double acc = M::template identity<double>();
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      acc = m(acc, double(a.values[k]));
+    }
+    t_state[i] = 2;
+    t_value[i] = double(ValueT(acc));  // T is a matrix of ValueT on the host too
+  }
+}
+
+/// w⟨m⟩ = accum(w, T), T[i] the ⊕ of m over row i of op(A) (spira/mxv.hpp's reduce_rows).
+template <class M, class Accum, class ValueT, class IndexT>
+sparse_vector<ValueT, IndexT> reduce_rows_masked_cuda(
+    const cuda_resources& res,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& mask,
+    const Accum& accum, const M& m, csr_view<ValueT, IndexT> a, const descriptor& o)
+{
+  const char* op = "spira::reduce_rows";
+  const device_guard guard(res.device);
+  checked_operands<ValueT, IndexT>().check(res, a, op, "A");
+  const std::int64_t size = o.transpose_a ? a.cols : a.rows;
+  check_output_vectors_cuda<ValueT, IndexT>(
+      res, w, mask, size, op, concat(o.transpose_a ? "Aᵀ" : "A", " has ", size, " rows"));
+  std::optional<csr_matrix<ValueT, IndexT>> at;
+  a = maybe_transposed_cuda(res, a, o.transpose_a, at);
+  std::optional<dense_vector_copy> m_dense;
+  if (mask) {
+    m_dense.emplace(res, size);
+    scatter_vector(res, *mask, *m_dense);
+  }
+  dense_vector_copy t(res, size);
+  if (a.rows > 0) {
+    reduce_rows_vector_kernel<<<graphblas_grid(a.rows, res.device),
+                                graphblas_rows_policy::block_threads, 0, res.stream>>>(
+        a, m, t.state.data(), t.value.data());
+    SPIRA_CHECK_LAUNCH();
+  }
+  return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,
+                                                  t, size);
 }
 
 #endif  // __CUDACC__

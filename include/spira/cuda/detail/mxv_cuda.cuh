@@ -185,6 +185,18 @@ struct dense_vector_copy {
   }
 };
 
+/// Scatters a device sparse vector into a dense copy of its size.
+template <class ValueT, class IndexT>
+void scatter_vector(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
+                    dense_vector_copy& d)
+{
+  if (v.nnz > 0) {
+    scatter_vector_kernel<<<graphblas_grid(v.nnz, res.device), graphblas_rows_policy::block_threads,
+                            0, res.stream>>>(v, d.state.data(), d.value.data());
+    SPIRA_CHECK_LAUNCH();
+  }
+}
+
 static __global__ void one_row_kernel(offset_t* ptr, std::int64_t nnz)
 {
   ptr[0] = 0;
@@ -251,6 +263,58 @@ void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, Ind
           " (indices must increase)");
 }
 
+/// w⟨m⟩ = accum(w, t) over dense copies of t and the mask (`m_dense`: nullptr for none), into a
+/// new sparse vector of t's size; w (checked, of that size) is scattered here.
+template <class Accum, class ValueT, class IndexT>
+sparse_vector<ValueT, IndexT> vector_write_back(
+    const cuda_resources& res,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
+    const dense_vector_copy* m_dense, const Accum& accum, const descriptor& o,
+    const dense_vector_copy& t, std::int64_t size)
+{
+  constexpr int block = graphblas_rows_policy::block_threads;
+  std::optional<dense_vector_copy> w_dense;
+  if (w) {
+    w_dense.emplace(res, size);
+    scatter_vector(res, *w, *w_dense);
+  }
+  buffer<offset_t> at(res, std::size_t(size) + 1, "vector offsets");
+  buffer<double> value(res, std::size_t(std::max<std::int64_t>(size, 1)), "vector values");
+  if (size > 0) {
+    vector_update_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
+        size, t.state.data(), t.value.data(), w_dense ? w_dense->state.data() : nullptr,
+        w_dense ? w_dense->value.data() : nullptr, m_dense ? m_dense->state.data() : nullptr, accum,
+        o, at.data(), value.data());
+    SPIRA_CHECK_LAUNCH();
+  }
+  const offset_t nnz = counts_to_offsets(res, at, size);
+  sparse_vector<ValueT, IndexT> out(res, size, nnz);
+  if (nnz > 0) {
+    compact_vector_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
+        size, at.data(), value.data(), out.indices(), out.values());
+    SPIRA_CHECK_LAUNCH();
+  }
+  return out;
+}
+
+/// w and the mask of a product or reduction of `size` entries, checked (the host's messages);
+/// `shape` says where the size comes from.
+template <class ValueT, class IndexT>
+void check_output_vectors_cuda(
+    const cuda_resources& res,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
+    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& mask,
+    std::int64_t size, const char* op, const std::string& shape)
+{
+  for (const auto& [v, what] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
+    if (v) {
+      check_vector_cuda(res, *v, op, what);
+      expects<dimension_mismatch>(v->size == size, op, ": ", what, " has size ", v->size, " but ",
+                                  shape);
+    }
+  }
+}
+
 /// mxv (column = true: w⟨m⟩ = accum(w, op(A) ⊕.⊗ u)) or vxm (u ⊕.⊗ op(A)) on CUDA.
 template <class S, class Accum, class ValueT, class IndexT>
 sparse_vector<ValueT, IndexT> vector_product_cuda(
@@ -272,32 +336,21 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
   const std::int64_t size = column ? rows : cols;
   expects<dimension_mismatch>(u.size == inner, op, ": u has size ", u.size, " but ", shape, " is ",
                               rows, " x ", cols);
-  for (const auto& [v, what] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
-    if (v) {
-      check_vector_cuda(res, *v, op, what);
-      expects<dimension_mismatch>(v->size == size, op, ": ", what, " has size ", v->size,
-                                  " but the product has size ", size, " (", shape, " is ", rows,
-                                  " x ", cols, ")");
-    }
-  }
+  check_output_vectors_cuda<ValueT, IndexT>(
+      res, w, mask, size, op,
+      concat("the product has size ", size, " (", shape, " is ", rows, " x ", cols, ")"));
   constexpr int block = graphblas_rows_policy::block_threads;
-  const auto scatter = [&](sparse_vector_view<ValueT, IndexT> v, dense_vector_copy& d) {
-    if (v.nnz > 0) {
-      scatter_vector_kernel<<<graphblas_grid(v.nnz, res.device), block, 0, res.stream>>>(
-          v, d.state.data(), d.value.data());
-      SPIRA_CHECK_LAUNCH();
-    }
-  };
   std::optional<dense_vector_copy> m_dense;
   if (mask) {
-    scatter(*mask, m_dense.emplace(res, size));
+    m_dense.emplace(res, size);
+    scatter_vector(res, *mask, *m_dense);
   }
   dense_vector_copy t(res, size);
   // mxv reads A by rows unless transposed; vxm reads A's rows selected by u unless transposed.
   const bool pull = column != transpose;
   if (pull) {
     dense_vector_copy ud(res, inner);
-    scatter(u, ud);
+    scatter_vector(res, u, ud);
     const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
     if (a.rows > 0) {
       const unsigned grid = graphblas_grid(a.rows * 32, res.device);
@@ -341,27 +394,8 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
       SPIRA_CHECK_LAUNCH();
     }
   }
-  std::optional<dense_vector_copy> w_dense;
-  if (w) {
-    scatter(*w, w_dense.emplace(res, size));
-  }
-  buffer<offset_t> at(res, std::size_t(size) + 1, "vector offsets");
-  buffer<double> value(res, std::size_t(std::max<std::int64_t>(size, 1)), "vector values");
-  if (size > 0) {
-    vector_update_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
-        size, t.state.data(), t.value.data(), w_dense ? w_dense->state.data() : nullptr,
-        w_dense ? w_dense->value.data() : nullptr, m_dense ? m_dense->state.data() : nullptr, accum,
-        o, at.data(), value.data());
-    SPIRA_CHECK_LAUNCH();
-  }
-  const offset_t nnz = counts_to_offsets(res, at, size);
-  sparse_vector<ValueT, IndexT> out(res, size, nnz);
-  if (nnz > 0) {
-    compact_vector_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
-        size, at.data(), value.data(), out.indices(), out.values());
-    SPIRA_CHECK_LAUNCH();
-  }
-  return out;
+  return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,
+                                                  t, size);
 }
 
 #endif  // __CUDACC__
