@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""select_k benchmark driver: spira::select_k (bench/select_k/select_k.cu) and torch.topk side by
-side, in one run on one GPU, with the device-to-device copy bandwidth measured in the same run.
+"""select_k benchmark driver: spira::select_k (bench/select_k/select_k.cu), torch.topk and CUB's
+batched top-k side by side, in one run on one GPU, with the device-to-device copy bandwidth measured
+in the same run.
 
     python3 bench/select_k/select_k.py --bench BUILD/select_k_bench --out bench/results [--quick]
+        [--cub PATH/cub_topk_peer]
 
 Writes <out>/select_k-<YYYY-MM-DD>.json; bench/select_k/select_k_table.py turns it into the table of
 docs/bench-select.md. The memory floor of a case is (input read once + output written once) /
@@ -10,6 +12,11 @@ measured copy bandwidth (bytes read + written per second).
 
 Dense rows: the RTop-K grid, LLM-style batches, binary_search against radix, adversarial
 distributions (float32, largest, int64 indices; torch.topk on the same shapes).
+
+The issue's grid ("peers", N(0,1) keys, auto): spira, torch.topk, and CUB through the harness --cub
+names (default $SPIRA_CUB_PEER; shared/tools/peers/cub_topk_peer.cu), one process per case, its JSON
+in "cub_runs" (CUB_CALL, and cub_peer.py's CUB_TIMING). Without a harness "cub_note" says why; a harness
+that fails or runs past cub_peer.py's CUB_TIMEOUT seconds leaves an error on its case.
 
 CSR rows of the datasets' distance graphs ("csr_graphs" in the results): for every dataset of
 --data that loads as a sparse row matrix A, the graph holds the cosine distance between every pair
@@ -41,8 +48,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # gpu_info.py
 
 from gpu_info import torch_device_and_version
+from cub_peer import CUB_TIMING, cub_case, cub_peer
 
 GRAPH_KS = (15, 100)
+CUB_CALL = ("cub::DeviceBatchedTopK::MinPairs through `cub_topk_peer batched ROWS LEN K`: the k "
+            "smallest of every row (spira and torch: the largest; N(0,1) keys are symmetric), "
+            "int32 column indices (spira: int64), unsorted output, ties not deterministic; the "
+            "harness checks rows 0, 1/3, 1/2, 2/3 and the last against a sort on the host")
 TORCH_PAD_LIMIT = 8 << 30  # bytes of the padded float32 matrix torch.topk gets
 CHECK_CHUNK_BYTES = 2 << 30  # GPU memory of one row chunk of the check
 
@@ -76,6 +88,18 @@ def adversarial(quick):
         for dist in ("uniform", "normal", "narrow"):
             for k in (50, 4096):
                 yield ("adversarial", rows, n, k, "radix", dist)
+
+
+def peers_grid(quick):
+    # the issue's grid, against CUB and torch.topk; normal keys, as CUB's harness draws them
+    rows = [1 << 14, 1 << 16] if quick else [1 << 14, 1 << 16, 1 << 18, 1 << 20]
+    lengths = (256, 2048) if quick else (256, 512, 768, 1024, 2048)
+    for r in rows:
+        for n in lengths:
+            for k in ((16, 256) if quick else (16, 32, 64, 128, 256)):
+                yield ("peers", r, n, k, "auto", "normal")
+    for k in ((50, 32768) if quick else (50, 256, 1024, 4096, 16384, 32768)):
+        yield ("peers", 16, 131072, k, "auto", "normal")
 
 
 def hitrate_cases():
@@ -396,17 +420,20 @@ def main():
     ap.add_argument("--graph-datasets", default="", help="comma-separated (default: all)")
     ap.add_argument("--graph-workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--graph-timeout", type=int, default=120)
+    ap.add_argument("--cub", default=os.environ.get("SPIRA_CUB_PEER"),
+                    help="the cub_topk_peer harness (default: $SPIRA_CUB_PEER; none: no CUB)")
     args = ap.parse_args()
     if args.graph_max_entries is None:
         args.graph_max_entries = 1 << (24 if args.quick else 27)
 
     errors = []
+    peer, cub_info, cub_note = cub_peer(args.cub, errors)
     manifest = None
     if not args.no_graphs:
         manifest = make_graphs(args, errors)
 
     cases = list(rtopk_grid(args.quick)) + list(llm_batches(args.quick)) + \
-        list(crossover(args.quick)) + list(adversarial(args.quick))
+        list(crossover(args.quick)) + list(adversarial(args.quick)) + list(peers_grid(args.quick))
     lines = ["copy"]
     lines += ["%d %d %d %s %s" % (r, n, k, algo, dist) for (_, r, n, k, algo, dist) in cases]
     lines += ["hitrate %d %d %d %d" % c for c in hitrate_cases()]
@@ -425,6 +452,13 @@ def main():
     gbps = copy["gbps"]
     spira_cases = [r for r in records if r["kind"] == "select_k"]
     errors += [r for r in records if r["kind"] == "error"]
+
+    peer_cells = [(r, n, k) for (group, r, n, k, _, _) in cases if group == "peers"]
+    cub, cub_runs = {}, []  # (rows, length, k) -> CUB's fields; the harness's JSON lines
+    for (r, n, k) in (peer_cells if peer else []):
+        reps = 10 if r * n >= 1 << 26 else 50  # as select_k_bench
+        cub[(r, n, k)], raw = cub_case(peer, ("batched", r, n, k), reps, errors)
+        cub_runs.append(raw)
 
     results = []
     torch_cache = {}
@@ -446,6 +480,9 @@ def main():
                     errors.append({"kind": "torch_error", "case": str(tkey), "what": str(e)})
             rec["torch_ms"] = torch_cache[tkey]
             rec["ratio_to_torch"] = (rec["torch_ms"] / rec["ms"]) if rec["torch_ms"] else None
+        if rec["group"] == "peers" and peer:
+            rec.update(cub[(rec["rows"], rec["length"], rec["k"])])
+            rec["ratio_to_cub"] = (rec["cub_ms"] / rec["ms"]) if rec["cub_ms"] else None
         results.append(rec)
 
     csr_graphs = []
@@ -471,6 +508,12 @@ def main():
         "indices": "int64",
         "torch_call": "torch.topk(x, k, dim=1, largest=True, sorted=False)",
         "results": results,
+        "peers_cells": peer_cells,
+        "cub_peer": cub_info,
+        "cub_note": cub_note,
+        "cub_call": CUB_CALL,
+        "cub_timing": CUB_TIMING,
+        "cub_runs": cub_runs,
         "csr_graph_definition": manifest["definition"] if manifest else None,
         "csr_graph_generation": None if manifest is None else {
             "seconds": manifest["seconds"], "read_seconds": manifest.get("read_seconds"),
@@ -486,13 +529,16 @@ def main():
         json.dump(doc, f, indent=1)
     print("wrote", path)
     print("copy bandwidth %.0f GB/s" % gbps)
+    print("CUB: %s" % (cub_note or json.dumps(cub_info)))
     for rec in results:
-        print("%-11s rows=%-8d n=%-7d k=%-6d %-13s %-8s it=%-2d spira %9.4f ms  torch %s  floor %.3f%s" % (
+        print("%-11s rows=%-8d n=%-7d k=%-6d %-13s %-8s it=%-2d spira %9.4f ms  torch %s  floor %.3f%s%s" % (
             rec["group"], rec["rows"], rec["length"], rec["k"], rec["resolved_algo"], rec["dist"],
             rec["max_iter"], rec["ms"],
             ("%9.4f ms" % rec["torch_ms"]) if rec.get("torch_ms") else "    -    ",
             rec["floor_fraction"],
-            ("  hit %.4f" % rec["hit_rate"]) if rec["max_iter"] > 0 else ""))
+            ("  hit %.4f" % rec["hit_rate"]) if rec["max_iter"] > 0 else "",
+            ("  cub %s" % (("%9.4f ms" % rec["cub_ms"]) if rec["cub_ms"] else "-"))
+            if "cub_ms" in rec else ""))
     for rec in csr_graphs:
         print("csr_graph   %-24s rows=%-7d nnz=%-10d maxdeg=%-6d k=%-4d %-13s spira %s  torch %s  "
               "floor %s  check %s%s" % (

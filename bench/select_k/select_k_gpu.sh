@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # select_k on a GPU machine, in one command: configure a minimal build (selection tests and
 # benchmark only), run the selection tests, compute-sanitizer memcheck and racecheck on a reduced
-# CUDA test set, then the benchmark against torch.topk: dense rows, and the CSR rows of the shared
-# datasets' distance graphs (built on the CPU by bench/select_k/select_k_graphs.py, about a minute
-# with 16 cores; bench/select_k/select_k.py documents them). Logs go to $OUT (or /tmp/select_k_out).
+# CUDA test set, then the benchmark against torch.topk (and CUB's batched top-k on the issue's grid
+# where SPIRA_CUB_PEER is given): dense rows, and the CSR rows of the shared datasets' distance
+# graphs (built on the CPU by bench/select_k/select_k_graphs.py, about a minute with 16 cores;
+# bench/select_k/select_k.py documents them). Logs go to $OUT (or /tmp/select_k_out).
 #
 # Usage: bench/select_k/select_k_gpu.sh [SOURCE_DIR]   (default: this repository)
 #   SELECT_K_STEPS: any of "tests sanitize bench" (default: all three)
@@ -11,6 +12,9 @@
 #                      for sm_90 (skips the build)
 #   SELECT_K_QUICK: set for the reduced grids (and graphs cut at 2^24 entries)
 #   SELECT_K_NO_GRAPHS: set to skip the distance-graph cases
+#   SPIRA_CUB_PEER: the cub_topk_peer harness (shared/tools/peers/cub-build.sh), passed as
+#                   select_k.py --cub when it names an executable file; without it the results say
+#                   "CUB peer not run"
 #   Data: $root/.carry/data when present, else $root/../shared/data.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/select_k
@@ -35,6 +39,11 @@ if [ ! -f /usr/include/zlib.h ] && [ -f "$root/.carry/zlib/zlib.h" ]; then
   args+=(-DZLIB_INCLUDE_DIR="$root/.carry/zlib" -DZLIB_LIBRARY="${libz:-/usr/lib/x86_64-linux-gnu/libz.so.1}")
 fi
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nvcc --version | tail -1; } > "$out/env.log" 2>&1
+cub=
+if [ -n "${SPIRA_CUB_PEER:-}" ] && [ -f "$SPIRA_CUB_PEER" ] && [ -x "$SPIRA_CUB_PEER" ]; then
+  cub=$SPIRA_CUB_PEER
+  "$cub" info >> "$out/env.log" 2>&1
+fi
 if [ -n "${SELECT_K_PREBUILT:-}" ]; then
   test_bin="$SELECT_K_PREBUILT/test_selection_select_k"
   bench_bin="$SELECT_K_PREBUILT/select_k_bench"
@@ -59,11 +68,12 @@ if [[ $steps == *sanitize* ]]; then
 fi
 if [[ $steps == *bench* ]]; then
   # dense cases ~160 s at most; graphs: building <= 120 s (select_k.py's own limit), timing and
-  # checking about a minute
-  PYTHONUNBUFFERED=1 timeout 360 python3 "$here/select_k.py" --bench "$bench_bin" --out "$out" \
+  # checking about a minute; the issue's grid against CUB (106 cases, one CUB process each) about
+  # 3 minutes more: run this step in a call of its own
+  PYTHONUNBUFFERED=1 timeout 540 python3 "$here/select_k.py" --bench "$bench_bin" --out "$out" \
     --graphs-dir /tmp/select_k_graphs ${SELECT_K_QUICK:+--quick} ${SELECT_K_NO_GRAPHS:+--no-graphs} \
-    > "$out/bench.log" 2>&1 || status=1
-  cat "$out/bench.log" | tail -150
+    ${cub:+--cub "$cub"} > "$out/bench.log" 2>&1 || status=1
+  cat "$out/bench.log" | tail -300
 fi
 echo "select_k_gpu: status $status"
 exit $status

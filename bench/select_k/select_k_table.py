@@ -7,6 +7,10 @@
 
 --graphs-from takes the CSR graph table from an older run (labelled with its file and date) when
 the newer run did not build the graphs; its graph-build error is then left out.
+
+Where the run timed CUB's top-k (select_k.py --cub), the "peers" group (the issue's grid) gets its
+own section: spira against CUB and torch.topk per cell, and a count of the cells where spira is
+faster than both that names every cell where it is not.
 """
 import json
 import sys
@@ -17,6 +21,10 @@ END = "<!-- select_k-bench:end -->"
 
 def fmt_ms(x):
     return "-" if x is None else ("%.4f" % x if x < 1 else "%.2f" % x)
+
+
+def ratio(peer_ms, ms):
+    return "%.2f" % (peer_ms / ms) if peer_ms and ms else "-"
 
 
 def table(rows, with_torch=True):
@@ -30,6 +38,74 @@ def table(rows, with_torch=True):
             fmt_ms(t), "%.2f" % (t / r["ms"]) if t else "-", fmt_ms(r["floor_ms"]),
             r["floor_fraction"]))
     return out
+
+
+def peer_summary(cells, peers, what):
+    """Counts the cells where spira is faster than every one of `peers` and names each cell where it
+    is not, with the reason (a peer as fast or faster, or a time missing). cells: (shape, spira ms,
+    {peer: ms or None}); a peer without a time in any cell (not run) is left out, and said so. Also
+    used by select_vector_table.py."""
+    absent = [p for p in peers if not any(times.get(p) for _, _, times in cells)]
+    peers = [p for p in peers if p not in absent]
+    note = ["%s: no time in this run." % " and ".join(absent), ""] if absent else []
+    if not peers:
+        return note
+    misses = []
+    for shape, ms, times in cells:
+        why = [] if ms else ["no spira time"]
+        for p in peers:
+            t = times.get(p)
+            if not t:
+                why.append("no %s time" % p)
+            elif ms and t <= ms:
+                why.append("%s %s ms against spira %s ms (%s / spira %.3f)"
+                           % (p, fmt_ms(t), fmt_ms(ms), p, t / ms))
+        if why:
+            misses.append("- %s: %s" % (shape, "; ".join(why)))
+    line = "spira is faster than %s in %d of %d %s" % (" and ".join(peers), len(cells) - len(misses),
+                                                       len(cells), what)
+    return note + [line + (". Not faster in %d:" % len(misses) if misses else "."), ""] + \
+        (misses + [""] if misses else [])
+
+
+def peers_section(d):
+    """The issue's grid: spira (auto) against CUB's batched top-k and torch.topk, cell by cell."""
+    cells = d.get("peers_cells")
+    if not cells:
+        return []
+    by = {(r["rows"], r["length"], r["k"]): r for r in d["results"] if r["group"] == "peers"}
+    info = d.get("cub_peer")
+    cub = info is not None
+    if cub:
+        peer = "CUB (%s, CUB_VERSION %s): %s; %s." % (
+            info.get("cccl", "-"), info.get("cub_version", "-"), d["cub_call"], d["cub_timing"])
+    else:
+        peer = "%s." % d.get("cub_note")
+    lines = ["#### Against CUB and torch.topk (the issue's grid)", "",
+             "spira: `auto`, N(0,1) float32 keys, inputs rotated as above. torch: `%s` on the same "
+             "shapes, inputs rotated. %s" % (d["torch_call"], peer), ""]
+    heads = (["rows", "length", "k", "algo", "spira ms"] + ["CUB ms"] * cub + ["torch.topk ms"] +
+             ["CUB / spira"] * cub + ["torch / spira"] + ["CUB check"] * cub)
+    lines += ["| " + " | ".join(heads) + " |",
+              "|" + "|".join("---" if h in ("algo", "CUB check") else "---:" for h in heads) + "|"]
+    summary, failed = [], []
+    for (rows, length, k) in cells:
+        r = by.get((rows, length, k), {})
+        ms, c, t = r.get("ms"), r.get("cub_ms"), r.get("torch_ms")
+        check = r.get("cub_check") or ("error" if r.get("cub_error") else "-")
+        cols = ([str(rows), str(length), str(k), r.get("resolved_algo", "-"), fmt_ms(ms)] +
+                [fmt_ms(c)] * cub + [fmt_ms(t)] + [ratio(c, ms)] * cub + [ratio(t, ms)] +
+                [check] * cub)
+        lines.append("| " + " | ".join(cols) + " |")
+        shape = "%d x %d, k = %d" % (rows, length, k)
+        summary.append((shape, ms, {"CUB": c, "torch.topk": t}))
+        if cub and (r.get("cub_error") or r.get("cub_check") not in (None, "pass")):
+            failed.append("%s (%s)" % (shape, r.get("cub_error") or "check " + r["cub_check"]))
+    lines.append("")
+    lines += peer_summary(summary, ["CUB", "torch.topk"] if cub else ["torch.topk"], "cells")
+    if failed:
+        lines += ["CUB failed or failed its own check on: %s." % "; ".join(failed), ""]
+    return lines
 
 
 def csr_graph_section(d):
@@ -92,6 +168,7 @@ def main():
              "input, largest, int64 indices, unsorted output; torch call: `%s`. Median of timed "
              "runs (CUDA events), inputs rotated so that they do not sit in L2."
              % (src + (" --graphs-from " + graphs_from if graphs_from else ""), d["device"], d["date"], d["torch"], d["copy_gbps"], d["torch_call"]), ""]
+    lines += peers_section(d)
     for group, title in (("rtopk", "RTop-K grid"), ("llm", "LLM-style batches (length 131072)"),
                          ("crossover", "binary_search against radix (data for `auto`)"),
                          ("adversarial", "Adversarial distributions (RadiK section 4), radix")):

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Top-k of one long vector: spira::select_k (delegate, radix), a full CUB radix sort and
-torch.topk side by side, in one run on one GPU, with the device-to-device copy bandwidth measured in
-the same run.
+"""Top-k of one long vector: spira::select_k (delegate, radix, and auto: the one it picks, timed
+again), a full CUB radix sort, torch.topk and CUB's top-k side by side, in one run on one GPU, with
+the device-to-device copy bandwidth measured in the same run.
 
     python3 bench/select_k/select_vector.py --bench BUILD/bench/select_vector_bench \\
-        --out bench/results [--quick]
+        --out bench/results [--quick] [--cub PATH/cub_topk_peer]
 
 Writes <out>/select_vector-<YYYY-MM-DD>.json; bench/select_k/select_vector_table.py turns it into
 the tables of docs/bench-select.md. The memory floor of a case is one read of the input (n float32
 values) over the measured copy bandwidth (bytes read + written per second), as in the issue.
+
+CUB's top-k: cub::DeviceTopK::MinPairs through the harness --cub names (default $SPIRA_CUB_PEER;
+select_k.py describes it), one `cub_topk_peer vector N K` process per (n, k) of the normal
+distribution (the harness draws N(0,1) keys); its time is attached to spira's normal results
+(cub_ms, ratio_to_cub), its JSON lines kept in "cub_runs", a failure recorded as an error.
 """
 import argparse
 import datetime
@@ -21,8 +26,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # gpu_info.py
 
 from gpu_info import torch_device_and_version
+from cub_peer import CUB_TIMING, cub_case, cub_peer
 
 DISTS = ("uniform", "normal", "adversarial")
+CUB_CALL = ("cub::DeviceTopK::MinPairs through `cub_topk_peer vector N K`: the k smallest (spira "
+            "and torch: the largest; N(0,1) keys are symmetric), int32 positions (spira: int64), "
+            "unsorted output, ties not deterministic; the harness checks the output against a "
+            "sort of the input on the device")
 
 
 def grid(quick):
@@ -108,21 +118,31 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--cub", default=os.environ.get("SPIRA_CUB_PEER"),
+                    help="the cub_topk_peer harness (default: $SPIRA_CUB_PEER; none: no CUB)")
     args = ap.parse_args()
 
+    errors = []
+    peer, cub_info, cub_note = cub_peer(args.cub, errors)
     cases = list(grid(args.quick))
     lines = ["copy"]
     sorts = sorted({(n, dist) for (n, _, dist) in cases})
     for (n, k, dist) in cases:
-        for algo in ("delegate", "radix"):
+        for algo in ("delegate", "radix", "auto"):
             lines.append("select %d %d %s %s" % (n, k, algo, dist))
     lines += ["sort %d %s" % s for s in sorts]
     records = run_bench(args.bench, lines)
     copy = next(r for r in records if r["kind"] == "copy")
     gbps = copy["gbps"]
-    errors = [r for r in records if r["kind"] == "error"]
+    errors += [r for r in records if r["kind"] == "error"]
     sort_ms = {(r["n"], r["dist"]): r["ms"] for r in records if r["kind"] == "sort"}
     torch_ms = {} if args.no_torch else torch_times(cases, errors)
+    cub, cub_runs = {}, []  # (n, k) of the normal cases -> CUB's fields; the harness's JSON lines
+    cub_cells = [(n, k) for (n, k, dist) in cases if dist == "normal"] if peer else []
+    for (n, k) in cub_cells:
+        reps = 10 if n >= 1 << 28 else 30  # as select_vector_bench
+        cub[(n, k)], raw = cub_case(peer, ("vector", n, k), reps, errors)
+        cub_runs.append(raw)
 
     results = []
     for r in records:
@@ -135,6 +155,9 @@ def main():
         r["ratio_to_torch"] = r["torch_ms"] / r["ms"] if r["torch_ms"] else None
         r["cub_sort_ms"] = sort_ms.get((r["n"], r["dist"]))
         r["ratio_to_cub_sort"] = r["cub_sort_ms"] / r["ms"] if r["cub_sort_ms"] else None
+        if r["dist"] == "normal" and peer:
+            r.update(cub[(r["n"], r["k"])])
+            r["ratio_to_cub"] = r["cub_ms"] / r["ms"] if r["cub_ms"] else None
         results.append(r)
 
     device, torch_version = torch_device_and_version()
@@ -148,8 +171,13 @@ def main():
         "indices": "int64",
         "torch_call": "torch.topk(x, k, largest=True, sorted=False) on a 1-D tensor",
         "cub_sort": "cub::DeviceRadixSort::SortPairsDescending(float values, int32 positions)",
+        "cub_peer": cub_info,
+        "cub_note": cub_note,
+        "cub_call": CUB_CALL,
+        "cub_timing": CUB_TIMING,
         "results": results,
         "sorts": [r for r in records if r["kind"] == "sort"],
+        "cub_runs": cub_runs,
         "errors": errors,
     }
     os.makedirs(args.out, exist_ok=True)
@@ -158,11 +186,16 @@ def main():
         json.dump(doc, f, indent=1)
     print("wrote", path)
     print("copy bandwidth %.0f GB/s" % gbps)
+    print("CUB: %s" % (cub_note or json.dumps(cub_info)))
     for r in results:
-        print("n=2^%-2d k=%-7d %-11s %-8s a=%-6d spira %9.4f ms  x floor %6.2f  torch %s  sort %s" % (
-            r["n"].bit_length() - 1, r["k"], r["dist"], r["resolved_algo"], r["subrange"], r["ms"],
-            r["times_floor"], ("%9.4f" % r["torch_ms"]) if r["torch_ms"] else "    -    ",
-            ("%9.4f" % r["cub_sort_ms"]) if r["cub_sort_ms"] else "-"))
+        print("n=2^%-2d k=%-7d %-11s %-4s %-8s a=%-6d spira %9.4f ms  x floor %6.2f  torch %s  "
+              "sort %s%s" % (
+                  r["n"].bit_length() - 1, r["k"], r["dist"], r["algo"][:4], r["resolved_algo"],
+                  r["subrange"], r["ms"], r["times_floor"],
+                  ("%9.4f" % r["torch_ms"]) if r["torch_ms"] else "    -    ",
+                  ("%9.4f" % r["cub_sort_ms"]) if r["cub_sort_ms"] else "-",
+                  ("  cub %s" % (("%9.4f" % r["cub_ms"]) if r["cub_ms"] else "-"))
+                  if "cub_ms" in r else ""))
     for e in errors:
         print("ERROR", e)
 

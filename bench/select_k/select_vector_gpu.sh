@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Top-k of long vectors on a GPU machine, in one command: the select_vector tests, compute-sanitizer
 # memcheck and racecheck on the small delegate tests, Rule 4's tuning sweep
-# (bench/select_k/select_vector_tune.py) and the benchmark against torch.topk and a CUB sort
-# (bench/select_k/select_vector.py). Logs and result files go to $OUT (or /tmp/select_vector_out).
+# (bench/select_k/select_vector_tune.py) and the benchmark against torch.topk, a CUB sort and, where
+# SPIRA_CUB_PEER is given, CUB's top-k (bench/select_k/select_vector.py). Logs and result files go
+# to $OUT (or /tmp/select_vector_out).
 #
 # Usage: bench/select_k/select_vector_gpu.sh [SOURCE_DIR]   (default: this repository)
 #   SELECT_VECTOR_STEPS: any of "tests sanitize tune bench" (default: all four)
@@ -10,6 +11,9 @@
 #                           built elsewhere for sm_90 (skips the build)
 #   SELECT_VECTOR_QUICK=1: the reduced tuning sweep and benchmark grid
 #   SELECT_VECTOR_TEST_FILTER: a gtest filter for the test step (default: all tests)
+#   SPIRA_CUB_PEER: the cub_topk_peer harness (shared/tools/peers/cub-build.sh), passed as
+#                   select_vector.py --cub when it names an executable file; without it the results
+#                   say "CUB peer not run"
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/select_k
 root=$(cd "$here/../.." && pwd)
@@ -21,6 +25,11 @@ mkdir -p "$out"
 status=0
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nvcc --version | tail -1; } > "$out/env.log" 2>&1
+cub=
+if [ -n "${SPIRA_CUB_PEER:-}" ] && [ -f "$SPIRA_CUB_PEER" ] && [ -x "$SPIRA_CUB_PEER" ]; then
+  cub=$SPIRA_CUB_PEER
+  "$cub" info >> "$out/env.log" 2>&1
+fi
 if [ -n "${SELECT_VECTOR_PREBUILT:-}" ]; then
   test_bin="$SELECT_VECTOR_PREBUILT/test_selection_select_vector"
   bench_bin="$SELECT_VECTOR_PREBUILT/select_vector_bench"
@@ -60,8 +69,9 @@ if [[ $steps == *tune* ]]; then
   tail -30 "$out/tune.log"
 fi
 if [[ $steps == *bench* ]]; then
-  PYTHONUNBUFFERED=1 timeout 300 python3 "$here/select_vector.py" --bench "$bench_bin" --out "$out" ${SELECT_VECTOR_QUICK:+--quick} > "$out/bench.log" 2>&1 || status=1
-  tail -200 "$out/bench.log"
+  # CUB's top-k (30 normal cases, one process each, 2^30 keys at most) adds about a minute
+  PYTHONUNBUFFERED=1 timeout 420 python3 "$here/select_vector.py" --bench "$bench_bin" --out "$out" ${SELECT_VECTOR_QUICK:+--quick} ${cub:+--cub "$cub"} > "$out/bench.log" 2>&1 || status=1
+  tail -300 "$out/bench.log"
 fi
 echo "select_vector_gpu: status $status"
 exit $status

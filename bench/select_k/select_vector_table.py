@@ -5,13 +5,18 @@
 
     python3 bench/select_k/select_vector_table.py BENCH.json TUNE.json [docs/bench-select.md]
 
-The "auto" column is the algorithm choose_select_algo picks for one row, with the thresholds read
-from include/spira/select_k.hpp.
+The "auto" column is the algorithm choose_select_algo picks for one row: the run's own "auto"
+results where it timed them (select_vector.py does since CUB joined), else the explicit result of
+the algorithm the thresholds read from include/spira/select_k.hpp pick. Where the run timed CUB's
+top-k (select_vector.py --cub), the normal table gets its columns, and a summary counts the (n, k)
+where auto is faster than both CUB and torch.topk, naming every one where it is not.
 """
 import json
 import os
 import re
 import sys
+
+from select_k_table import peer_summary
 
 BEGIN = "<!-- select_vector-bench:begin -->"
 END = "<!-- select_vector-bench:end -->"
@@ -36,6 +41,32 @@ def log2(n):
     return n.bit_length() - 1
 
 
+def against_section(d, cases):
+    """The issue's vector sizes, normal keys: auto against CUB's top-k and torch.topk per (n, k).
+    cases: (n, k, the auto result or None)."""
+    info = d.get("cub_peer")
+    if info is None:
+        peer = "%s." % d["cub_note"]
+    else:
+        peer = "CUB (%s, CUB_VERSION %s): %s; %s." % (
+            info.get("cccl", "-"), info.get("cub_version", "-"), d["cub_call"], d["cub_timing"])
+    cells, failed = [], []
+    for n, k, r in cases:
+        r = r or {}
+        shape = "2^%d, k = %d" % (log2(n), k)
+        cells.append((shape, r.get("ms"), {"CUB": r.get("cub_ms"), "torch.topk": r.get("torch_ms")}))
+        if info is not None and (r.get("cub_error") or r.get("cub_check") != "pass"):
+            failed.append("%s (%s)" % (shape, r.get("cub_error") or "check %s" % r.get("cub_check")))
+    lines = ["#### Against CUB and torch.topk (the issue's grid)", "",
+             "The normal table above: spira's `auto` (its \"auto ms\") against torch.topk and, where "
+             "it ran, CUB's top-k. %s" % peer, ""]
+    lines += peer_summary(cells, ["torch.topk"] if info is None else ["CUB", "torch.topk"],
+                          "(n, k) of normal keys")
+    if failed:
+        lines += ["CUB failed or failed its own check on: %s." % "; ".join(failed), ""]
+    return lines
+
+
 def main():
     bench_path, tune_path = sys.argv[1], sys.argv[2]
     doc_path = sys.argv[3] if len(sys.argv) > 3 else "docs/bench-select.md"
@@ -45,7 +76,8 @@ def main():
     t = json.load(open(tune_path))
     by = {}
     for r in d["results"]:
-        by[(r["dist"], r["n"], r["k"], r["resolved_algo"])] = r
+        by[(r["dist"], r["n"], r["k"], r["algo"])] = r
+    cub = d.get("cub_peer") is not None
 
     def auto_of(n, k):
         return "delegate" if 1 <= max_rows and n >= min_len and k <= n // per_k else "radix"
@@ -60,19 +92,29 @@ def main():
                 d["torch_call"], d["cub_sort"]), ""]
     misses = {1.5: [], 3.0: []}
     met = {1.5: 0, 3.0: 0}
+    against = []  # (n, k, the auto result) of the normal keys
     for dist in ("uniform", "normal", "adversarial"):
         keys = sorted({(n, k) for (dd, n, k, _) in by if dd == dist})
         if not keys:
             continue
+        with_cub = cub and dist == "normal"
         lines += ["#### %s" % dist, "",
                   "| n | k | delegate ms | radix ms | auto | auto ms | floor ms | auto / floor "
-                  "| torch.topk ms | torch / auto | CUB sort ms | sort / auto |",
-                  "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| torch.topk ms | torch / auto | CUB sort ms | sort / auto |" +
+                  (" CUB top-k ms | CUB / auto |" if with_cub else ""),
+                  "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|" +
+                  ("---:|---:|" if with_cub else "")]
         for (n, k) in keys:
             dl = by.get((dist, n, k, "delegate"))
             rx = by.get((dist, n, k, "radix"))
-            a = auto_of(n, k)
-            ar = dl if a == "delegate" else rx
+            ar = by.get((dist, n, k, "auto"))
+            if ar is not None:
+                a = ar["resolved_algo"]
+            else:
+                a = auto_of(n, k)
+                ar = dl if a == "delegate" else rx
+            if dist == "normal":
+                against.append((n, k, ar))
             if ar is None:
                 continue
             x = ar["ms"] / ar["floor_ms"]
@@ -83,11 +125,14 @@ def main():
                 misses[target].append("%s 2^%d k=%d: %.1fx" % (dist, log2(n), k, x))
             tm = ar.get("torch_ms")
             sm = ar.get("cub_sort_ms")
+            cm = ar.get("cub_ms")
             lines.append("| 2^%d | %d | %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |" % (
                 log2(n), k, fmt_ms(dl["ms"] if dl else None), fmt_ms(rx["ms"] if rx else None), a,
                 fmt_ms(ar["ms"]), fmt_ms(ar["floor_ms"]), x, fmt_ms(tm),
                 "%.2f" % (tm / ar["ms"]) if tm else "-", fmt_ms(sm),
-                "%.2f" % (sm / ar["ms"]) if sm else "-"))
+                "%.2f" % (sm / ar["ms"]) if sm else "-") +
+                (" %s | %s |" % (fmt_ms(cm), "%.2f" % (cm / ar["ms"]) if cm else "-")
+                 if with_cub else ""))
         lines.append("")
     lines += ["Targets (auto / floor): within 1.5x for k <= 4096: met in %d cases, missed in %d%s; "
               "within 3x for 4096 < k <= 2^18: met in %d, missed in %d%s." % (
@@ -95,6 +140,8 @@ def main():
                   (" (" + "; ".join(misses[1.5]) + ")") if misses[1.5] else "",
                   met[3.0], len(misses[3.0]),
                   (" (" + "; ".join(misses[3.0]) + ")") if misses[3.0] else ""), ""]
+    if "cub_note" in d:  # a run since CUB joined, with or without the harness
+        lines += against_section(d, against)
     lines += ["#### Rule 4: sub-range length sweep (delegate, uniform)", "",
               "Fitted constant C = %.3g (geometric mean of the per-case C below); Rule 4 then uses "
               "alpha = sqrt(C n / k) rounded to a power of two in [32, 2^16]." % t["C"], "",
