@@ -9,7 +9,9 @@
 //   nytimes-bow         300K x 102K       0.2%      0 / 2K
 //
 // `rows` may be lowered (a query subset: the first rows of the same distribution); the columns and
-// the degree distribution stay those of the full dataset.
+// the degree distribution stay those of the full dataset. More rows than the full dataset are
+// generated only when asked (past_full::extend): further rows of the same distribution, the first
+// rows unchanged (each row is drawn from its own generator).
 #pragma once
 
 #include <spira/convert.hpp>
@@ -47,6 +49,12 @@ inline const std::vector<synthetic_shape>& table2_shapes()
   return shapes;
 }
 
+/// What make_synthetic does with more rows than the shape's full count.
+enum class past_full {
+  clamp,   ///< keep the full count (the default: a larger request is the full dataset)
+  extend,  ///< generate them: more rows of the same distribution (e.g. a 2M-row sec-edgar)
+};
+
 inline const synthetic_shape& table2_shape(const std::string& name)
 {
   for (const auto& s : table2_shapes()) {
@@ -62,15 +70,17 @@ inline const synthetic_shape& table2_shape(const std::string& name)
 /// density * cols (the minimum degree is then the Pareto scale, not the table's minimum, for the
 /// sets whose table minimum is 0).
 /// Columns: drawn from a Zipf(s) law over a random permutation of the columns, without repeats in
-/// a row. Returns the first `rows` rows (all when rows <= 0).
+/// a row. Returns the first `rows` rows (all when rows <= 0; at most the full count unless
+/// `more` is past_full::extend).
 /// Row i draws from its own generator (seeded from `seed` and i), so the rows are generated in
 /// parallel on `threads` host threads (0: all hardware threads) and the result does not depend on
-/// the thread count: the full-size shapes (up to 120 million entries for scrna) take seconds.
+/// the thread count: the full-size shapes (up to 120 million entries for scrna) take seconds. For
+/// the same reason the first rows do not depend on `rows`, past the full count included.
 template <class V, class I>
 csr_matrix<V, I> make_synthetic(const synthetic_shape& s, std::int64_t rows, std::uint64_t seed,
-                                unsigned threads = 0)
+                                unsigned threads = 0, past_full more = past_full::clamp)
 {
-  if (rows <= 0 || rows > s.rows) {
+  if (rows <= 0 || (rows > s.rows && more == past_full::clamp)) {
     rows = s.rows;
   }
   std::mt19937_64 rng(seed);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Full self-k-NN graphs, side by side in one run: spira::knn_graph (bench_knn, in-process timing)
-against scikit-learn's brute-force NearestNeighbors and, on the GPU, cuSPARSE (CuPy A @ B.T) with
-torch.topk. Every dataset of ../shared/data and synthetic Table 2 shapes
-(bench/common/synthetic.hpp), k = 15, cosine and manhattan by default.
+against RAFT 25.10's sparse brute-force k-NN (on the GPU), scikit-learn's brute-force
+NearestNeighbors and, on the GPU, cuSPARSE (CuPy A @ B.T) with torch.topk. Every dataset of
+../shared/data and synthetic Table 2 shapes (bench/common/synthetic.hpp), k = 15, cosine and
+manhattan by default.
 
 Every tool gets the same float32 CSR: bench_knn writes the matrix it benchmarks to an .npz that the
 peers load. Peers are capped in time: each first runs on the first --probe-rows query rows against
@@ -13,14 +14,38 @@ neighbours are compared with spira's on the rows it computed: "recall_vs_spira" 
 k, where an index that ties with spira's k-th distance also counts) and "max_dist_diff" (largest
 difference between the two sorted distance lists).
 
+spira on the GPU is timed twice: host CSR in, host graph out ("median_ms", copies included) and,
+with bench_knn --resident (unless --no-resident), device CSR in, device graph out
+("resident_median_ms"), with the peak device memory of each ("peak_device_bytes",
+"resident_peak_device_bytes"; bench/knn/knn_gpu.cpp says how it is measured).
+
+RAFT (--peers raft, program --raft or $SPIRA_RAFT_PEER: raft_anchor, built from
+../shared/tools/peers/raft_anchor.cu by raft-build.sh there): `raft_anchor spknn MTX METRIC K NQ
+--dump OUT` reads the same CSR written once per dataset as a Matrix Market file (real general),
+copies it to the device and times raft::sparse::neighbors::brute_force_knn from the device CSR to
+the graph in device memory (CUDA events; median of 10 runs after 3 warm-ups: 13 runs a process);
+the queries are the first NQ rows, the index all rows. Metrics: cosine -> cosine (CosineExpanded;
+two all-zero rows at distance 0, as spira), manhattan -> l1, euclidean -> l2 (L2SqrtExpanded: the
+square root, spira's euclidean, from the expanded |x|^2 + |y|^2 - 2 x.y). Neither spira (without
+exclude_self, as here) nor RAFT removes a point from its own list, so both graphs hold the point
+itself; the comparison is the same as for the other peers. RAFT's cap is --raft-limit seconds of
+raft_anchor processes a case: a probe on --probe-rows query rows, then the whole graph when 13 runs
+of it (and the process' own overhead, measured by the probe) fit the limit, else the largest query
+prefix that fits (at least twice the probe's rows), projected linearly ("extrapolated"). Every
+process is listed in "runs" (rows, median ms, seconds of the process).
+
 usage:
-  GPU:  bench/knn/knn.py --bench BUILD/bench/bench_knn --backend cuda
+  GPU:  bench/knn/knn.py --bench BUILD/bench/bench_knn --backend cuda [--raft PATH/raft_anchor]
   host: bench/knn/knn.py --bench BUILD/bench/bench_knn --backend host --threads 2
+  spira alone (e.g. the 2M-row short-row set):
+        bench/knn/knn.py --bench BUILD/bench/bench_knn --backend cuda --datasets '' \
+          --synthetic sec-edgar:2000000 --peers '' --spira-timeout 500
 Results are appended as JSON lines to --out (default bench/results/knn_{gpu,host}-DATE.jsonl); the
 first line describes the machine. bench/knn/knn_table.py turns them into docs/bench-knn.md.
 """
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -41,6 +66,10 @@ from datasets import DATASETS
 # of the full set). sec-edgar at its full 663K rows; the others capped for the GPU lease.
 SYNTHETIC_GPU = "sec-edgar:663000,nytimes-bow:100000,movielens-large:50000,scrna:20000"
 SYNTHETIC_HOST = "sec-edgar:50000,nytimes-bow:10000"
+
+
+# --peers names and the tool each writes in its records.
+PEER_TOOLS = {"raft": "raft", "cusparse": "cusparse+torch", "sklearn": "sklearn"}
 
 
 class Deadline:
@@ -191,7 +220,134 @@ def cusparse_peer(rec, x, k, args, ref):
     run_rows(min(n, args.probe_rows))  # untimed: settles the block size on the probe's rows
     run_capped(rec, n, args.probe_rows, args.peer_limit, args.repeats, run_rows, ref)
     rec["block_rows"] = state["block"]
-    cp.get_default_memory_pool().free_all_blocks()
+    free_gpu_pools()
+
+
+def free_gpu_pools():
+    """Hands the memory CuPy's and torch's caches hold back to the device, for the processes that
+    follow (bench_knn's default budget is a share of the free memory; raft_anchor)."""
+    for free in (lambda: __import__("cupy").get_default_memory_pool().free_all_blocks(),
+                 lambda: __import__("torch").cuda.empty_cache()):
+        try:
+            free()
+        except Exception:  # noqa: BLE001 - not installed, or no device
+            pass
+
+
+# raft_anchor: its metric names (parse_metric in raft_anchor.cu) and its runs a process.
+RAFT_METRICS = {"cosine": "cosine", "manhattan": "l1", "euclidean": "l2"}
+RAFT_RUNS = 13  # 3 warm-ups + 10 timed
+RAFT_VERSION = "25.10.00"
+
+
+def write_mtx(x, path):
+    """The CSR as a Matrix Market file that raft_anchor's read_mtx reads back unchanged: coordinate
+    real general (never 'symmetric', which would keep one triangle), float32 values in full."""
+    import scipy.io
+    scipy.io.mmwrite(path, x, field="real", precision=9, symmetry="general")
+
+
+def raft_process(binary, mtx, metric, k, rows, timeout, dump):
+    """One raft_anchor process on the first `rows` query rows: (median ms, indices, distances,
+    facts from its output, seconds of the process). Raises RuntimeError with its message."""
+    cmd = [binary, "spknn", mtx, RAFT_METRICS[metric], str(k), str(rows), "--dump", dump]
+    print("==", " ".join(cmd), file=sys.stderr, flush=True)
+    if os.path.exists(dump):
+        os.remove(dump)
+    t0 = time.perf_counter()
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"raft_anchor on {rows} query rows did not finish within "
+                           f"{timeout:.0f} s") from None
+    wall = time.perf_counter() - t0
+    facts = {}  # its lines: median_ms=, error=, device=..., matrix rows= cols= nnz=, times_ms min= max=
+    for line in (res.stdout + "\n" + res.stderr).splitlines():
+        head, _, rest = line.partition(" ")
+        if line.startswith(("median_ms=", "error=", "device=")):
+            key, _, value = line.partition("=")
+            facts[key] = value.strip()
+        elif head in ("matrix", "times_ms"):
+            facts.update(w.split("=", 1) for w in rest.split() if "=" in w)
+    if res.returncode != 0 or "median_ms" not in facts or not os.path.exists(dump):
+        tail = " ".join(res.stderr.split())[-400:]
+        raise RuntimeError(f"raft_anchor exit {res.returncode}: {facts.get('error', '')} {tail}".strip())
+    size = rows * k
+    raw = np.fromfile(dump, dtype=np.int32, count=2 * size)
+    if raw.size != 2 * size:
+        raise RuntimeError(f"raft_anchor's dump holds {raw.size} words, not {2 * size}")
+    idx = raw[:size].reshape(rows, k)
+    dist = raw[size:].view(np.float32).reshape(rows, k)
+    return float(facts["median_ms"]), idx, dist, facts, wall
+
+
+def raft_peer(rec, x, k, metric, args, ref, mtx_of, tmp, deadline):
+    """RAFT's sparse brute-force k-NN through raft_anchor (module docstring), capped at
+    args.raft_limit seconds of processes a case; mtx_of() gives the Matrix Market file."""
+    if metric not in RAFT_METRICS:
+        rec["unsupported"] = True
+        raise RuntimeError(f"no RAFT metric mapped for {metric} (known: {', '.join(RAFT_METRICS)})")
+    binary = args.raft
+    if not binary or not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        raise RuntimeError(f"RAFT peer not found ({binary or 'unset'}): build raft_anchor with "
+                           "../shared/tools/peers/raft-build.sh and pass --raft or $SPIRA_RAFT_PEER")
+    rec.update(version=RAFT_VERSION, raft_metric=RAFT_METRICS[metric], runs=[],
+               timing="device CSR in, device graph out (CUDA events around brute_force_knn)")
+    n, limit = x.shape[0], args.raft_limit
+    dump = os.path.join(tmp, "raft.bin")
+    mtx = mtx_of()
+
+    def timeout(expected):
+        return max(5.0, min(expected, deadline.left() - 5))
+
+    def run(rows, expected):
+        ms, idx, dist, facts, wall = raft_process(binary, mtx, metric, k, rows, timeout(expected),
+                                                  dump)
+        rec["runs"].append(dict(rows=rows, median_ms=ms, wall_s=round(wall, 3),
+                                min_ms=_float(facts.get("min")), max_ms=_float(facts.get("max"))))
+        rec.setdefault("device", facts.get("device"))
+        read = tuple(int(facts.get(f, -1)) for f in ("rows", "cols", "nnz"))
+        if read[:2] != x.shape:
+            raise RuntimeError(f"raft_anchor read a {read[0]} x {read[1]} matrix, not "
+                               f"{x.shape[0]} x {x.shape[1]}")
+        if read[2] != x.nnz:
+            rec["nnz_read"] = read[2]
+        return ms, idx, dist, wall
+
+    probe = min(n, args.probe_rows)
+    ms, idx, dist, wall = run(probe, 3 * limit)
+    rows = probe
+    per_row_s = 1e-3 * ms / probe
+    overhead = max(0.0, wall - RAFT_RUNS * 1e-3 * ms)  # reading the file, the copies, the context
+    if probe < n:
+        fits = int((limit - overhead) / (RAFT_RUNS * per_row_s)) if per_row_s > 0 else n
+        target = n if fits >= n else fits
+        if target == n or target >= 2 * probe:  # the whole graph, or a prefix worth the run
+            expected = overhead + RAFT_RUNS * per_row_s * target
+            try:
+                ms, idx, dist, wall = run(target, 2 * expected + 60)
+                rows = target
+            except RuntimeError as e:  # the probe's projection stands; the failure is kept
+                rec["larger_run_error"] = str(e)[:400]
+    rec.update(median_ms=ms * n / rows, times_ms=[ms], measured_rows=rows, extrapolated=rows < n)
+    if ref is not None:
+        rec["recall_vs_spira"], rec["max_dist_diff"] = compare(ref[0][:rows], ref[1][:rows], idx, dist)
+
+
+def _float(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def raft_description(binary):
+    """The RAFT peer's program: path, size and the start of its SHA-256, or why it is absent."""
+    if not binary or not os.path.isfile(binary):
+        return f"unavailable: raft_anchor not found ({binary or '--raft / SPIRA_RAFT_PEER unset'})"
+    with open(binary, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    return f"RAFT {RAFT_VERSION} raft_anchor {binary} ({os.path.getsize(binary):,} bytes, sha256 {digest})"
 
 
 def machine_record(args):
@@ -204,7 +360,8 @@ def machine_record(args):
     rec = dict(tool="machine", date=datetime.date.today().isoformat(), backend=args.backend,
                cpu=cpu, cores=os.cpu_count(), platform=platform.platform(),
                python=platform.python_version(), numpy=np.__version__, k=args.k,
-               repeats=args.repeats, peer_limit_s=args.peer_limit, probe_rows=args.probe_rows,
+               repeats=args.repeats, peer_limit_s=args.peer_limit, raft_limit_s=args.raft_limit,
+               probe_rows=args.probe_rows, resident=args.backend == "cuda" and not args.no_resident,
                threads=args.threads, load_average=os.getloadavg()[0],
                omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"))
     try:  # the code measured: the commit, "+ uncommitted changes" when the tree differs from it
@@ -220,6 +377,8 @@ def machine_record(args):
             rec[mod] = __import__(mod).__version__
         except Exception as e:  # noqa: BLE001 - an absent peer is reported, not fatal
             rec[mod] = f"unavailable: {type(e).__name__}: {e}"
+    if "raft" in args.peer_list:
+        rec["raft"] = raft_description(args.raft)
     if args.backend == "cuda":
         try:
             rec["gpu"] = subprocess.run(
@@ -247,7 +406,14 @@ def main():
     ap.add_argument("--spira-timeout", type=float, default=180, help="one bench_knn process")
     ap.add_argument("--peer-limit", type=float, default=20, help="seconds per peer case")
     ap.add_argument("--probe-rows", type=int, default=2048)
-    ap.add_argument("--peers", default="sklearn,cusparse")
+    ap.add_argument("--peers", default="raft,cusparse,sklearn",
+                    help="of raft, cusparse, sklearn ('' for spira alone; raft and cusparse: GPU)")
+    ap.add_argument("--raft", default=os.environ.get("SPIRA_RAFT_PEER"),
+                    help="raft_anchor (default $SPIRA_RAFT_PEER)")
+    ap.add_argument("--raft-limit", type=float, default=60,
+                    help="seconds of raft_anchor processes per case (each runs the graph 13 times)")
+    ap.add_argument("--no-resident", action="store_true",
+                    help="GPU: do not also time spira device-resident (bench_knn --resident)")
     ap.add_argument("--deadline", type=float, default=1e9, help="seconds for the whole run")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -256,8 +422,12 @@ def main():
         args.synthetic = SYNTHETIC_GPU if args.backend == "cuda" else SYNTHETIC_HOST
     metrics = [m for m in args.metrics.split(",") if m]
     peers = [p for p in args.peers.split(",") if p]
+    for p in peers:
+        if p not in PEER_TOOLS:
+            ap.error(f"unknown peer {p!r} (known: {', '.join(PEER_TOOLS)})")
     if args.backend != "cuda":
-        peers = [p for p in peers if p != "cusparse"]
+        peers = [p for p in peers if p == "sklearn"]
+    args.peer_list = peers
     today = datetime.date.today().isoformat()
     out_path = args.out or os.path.join(
         ROOT, "bench", "results", f"knn_{'gpu' if args.backend == 'cuda' else 'host'}-{today}.jsonl")
@@ -289,8 +459,11 @@ def main():
             cmd = [args.bench, *source, "--backend", args.backend, "--threads",
                    str(args.threads if args.backend == "host" else 0), "--k", str(args.k),
                    "--metrics", ",".join(metrics), "--repeats", str(args.repeats), "--max-seconds",
-                   str(args.max_seconds), "--label", label, "--save-matrix", matrix,
-                   "--save-graph", graph]
+                   str(args.max_seconds), "--label", label]
+            if peers:  # the data and spira's graphs, for the peers only
+                cmd += ["--save-matrix", matrix, "--save-graph", graph]
+            if args.backend == "cuda" and not args.no_resident:
+                cmd.append("--resident")
             print("==", " ".join(cmd), file=sys.stderr, flush=True)
             spira_ok = {}
             try:
@@ -318,6 +491,17 @@ def main():
             if not os.path.exists(matrix):
                 continue
             x = load_npz(matrix)
+            mtx = {}  # the Matrix Market copy for RAFT, written on first use
+
+            def mtx_of():
+                if "path" not in mtx:
+                    t0 = time.perf_counter()
+                    mtx["path"] = os.path.join(tmp, "x.mtx")
+                    write_mtx(x, mtx["path"])
+                    print(f"== wrote {mtx['path']} in {time.perf_counter() - t0:.1f} s",
+                          file=sys.stderr, flush=True)
+                return mtx["path"]
+
             for metric in metrics:
                 ref = None
                 gpath = f"{graph}-{metric}.npz"
@@ -325,8 +509,7 @@ def main():
                     g = np.load(gpath)
                     ref = (g["indices"], g["distances"])
                 for peer in peers:
-                    tool = "sklearn" if peer == "sklearn" else "cusparse+torch"
-                    rec = peer_record(tool, label, x, args.k, metric,
+                    rec = peer_record(PEER_TOOLS[peer], label, x, args.k, metric,
                                       args.threads if peer == "sklearn" else 0)
                     if peer == "cusparse" and metric != "cosine":
                         rec["error"] = (f"no cuSPARSE path: {metric} is not a dot product "
@@ -334,22 +517,22 @@ def main():
                         rec["unsupported"] = True
                         emit(out, rec)
                         continue
-                    if deadline.left() < 2 * args.peer_limit:
+                    limit = args.raft_limit if peer == "raft" else args.peer_limit
+                    if deadline.left() < 2 * limit:
                         rec["skipped"] = "the run's deadline was near"
                         emit(out, rec)
                         continue
                     try:
                         if peer == "sklearn":
                             sklearn_peer(rec, x, args.k, metric, args.threads, args, ref)
-                        else:
+                        elif peer == "cusparse":
                             cusparse_peer(rec, x, args.k, args, ref)
+                        else:
+                            raft_peer(rec, x, args.k, metric, args, ref, mtx_of, tmp, deadline)
                     except Exception as e:  # noqa: BLE001 - a peer's failure is a result
                         rec["error"] = f"{type(e).__name__}: {e}"[:500]
-                        try:
-                            import cupy as cp
-                            cp.get_default_memory_pool().free_all_blocks()
-                        except Exception:  # noqa: BLE001
-                            pass
+                        if peer == "cusparse":
+                            free_gpu_pools()
                     emit(out, rec)
             for f in os.listdir(tmp):
                 os.remove(os.path.join(tmp, f))

@@ -2,18 +2,27 @@
 // the host backend. Each (dataset, metric) is warmed up once on the first rows of the dataset (CUDA
 // context, memory pool, kernels), then timed whole - the library call, inputs and result in host
 // memory - up to --repeats times while the timed calls stay under --max-seconds (at least once);
-// the median is reported.
+// the median is reported. With --resident (CUDA) the same is then timed device-resident.
 //
 // usage: bench_knn (--file PATH [--transpose] | --synthetic NAME [--synthetic-rows N])
 //                  [--backend cuda|host] [--threads T] [--k K] [--metrics m1,m2,..]
-//                  [--repeats N] [--max-seconds S] [--label NAME]
+//                  [--repeats N] [--max-seconds S] [--label NAME] [--resident]
 //                  [--memory-budget BYTES] [--query-tile R] [--index-tile R]
 //                  [--algo automatic|fused|tiled] [--strategy automatic|intersection|...]
 //                  [--save-matrix PATH.npz] [--save-graph PREFIX]
 //   --file          any format spira::io::read_matrix reads (.mtx, .mtx.gz, edge lists, .npz, ...)
 //   --transpose     use the transpose (pbmc3k ships genes x cells; the samples are the cells)
 //   --synthetic     a Table 2 shape of bench/common/synthetic.hpp (seed 42); --synthetic-rows keeps
-//                   its first N rows (the columns and the degree law of the full set stay)
+//                   its first N rows (the columns and the degree law of the full set stay); more
+//                   rows than the full set are more rows of the same distribution (e.g. sec-edgar
+//                   --synthetic-rows 2000000), the first rows unchanged
+//   --resident      CUDA backend only (with --backend host: an argument error, exit 2): after the
+//                   host-in/host-out calls, the CSR is copied to device memory once (not timed) and
+//                   knn_graph is timed from the device CSR to the graph in device memory, up to
+//                   the call's completion (spira::synchronize): "resident_median_ms" etc.
+//                   beside "median_ms". The device copy lives only during those calls, so the
+//                   host-in calls see the same free memory (their default budget) as without
+//                   --resident.
 //   --threads       host backend threads (0 = all cores)
 //   --memory-budget, --query-tile, --index-tile: the knn_params overrides (0 = the library's
 //   choice)
@@ -21,16 +30,31 @@
 //   --save-matrix   the benchmarked matrix (float32, int32, canonical CSR) as arrays data, indices,
 //                   indptr and shape of an .npz, so that peers time exactly the same data
 //   --save-graph    PREFIX-METRIC.npz with spira's indices and distances (for recall checks)
-// Prints one JSON object per metric on stdout; a failure is reported in "error", not hidden.
+// Peak device memory (CUDA backend, both kinds of calls): the high-water mark of the bytes in use
+// in the device's current stream-ordered memory pool - where every allocation of spira with a
+// default cuda_resources comes from: operands copied or resident, workspaces, the graph - reset
+// before each timed call ("peak_device_bytes", "resident_peak_device_bytes": the largest over the
+// calls; the resident figure includes the device CSR, "resident_input_bytes"). Not counted: the
+// CUDA context and the cuBLAS handle's workspace (dense strategy), which are not allocated per
+// call. "device_free_bytes": free device memory before the first device-resident call (the CSR
+// already copied); the default memory budget is half of it ("budget_bytes", or --memory-budget).
+// Prints one JSON object per metric on stdout; a failure is reported in "error" (a failure of the
+// device-resident calls in "resident_error", beside the host-in/host-out result), not hidden.
 #include "common/json_escape.hpp"
 #include "common/split.hpp"
 #include "common/synthetic.hpp"
 
+#include <spira/detail/knn_policy.hpp>
 #include <spira/io.hpp>
 #include <spira/spira.hpp>
 
+#if defined(SPIRA_HAS_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -68,12 +92,186 @@ void save_matrix(const std::string& path, const spira::csr_matrix<V, I>& m)
   spira::io::write_npz(path, entries);
 }
 
+/// The high-water mark of the bytes in use in the current memory pool of `device` (the pool of
+/// spira's stream-ordered allocations with a default cuda_resources): reset() starts a window,
+/// peak() is the largest use since then (at least the use at the reset). -1 without CUDA or when
+/// the driver does not report it.
+class pool_peak {
+ public:
+  explicit pool_peak(int device) : device_(device) {}
+
+  void reset()
+  {
+#if defined(SPIRA_HAS_CUDA)
+    std::uint64_t zero = 0;
+    pool_ = nullptr;
+    start_ = 0;
+    if (cudaDeviceGetMemPool(&pool_, device_) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &start_) != cudaSuccess ||
+        cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero) != cudaSuccess) {
+      (void)cudaGetLastError();
+      pool_ = nullptr;
+    }
+#endif
+  }
+
+  [[nodiscard]] std::int64_t peak() const
+  {
+#if defined(SPIRA_HAS_CUDA)
+    std::uint64_t high = 0;
+    if (pool_ == nullptr ||
+        cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &high) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1;
+    }
+    return std::int64_t(std::max(high, start_));
+#else
+    return -1;
+#endif
+  }
+
+ private:
+  [[maybe_unused]] int device_;
+#if defined(SPIRA_HAS_CUDA)
+  cudaMemPool_t pool_ = nullptr;
+  std::uint64_t start_ = 0;
+#endif
+};
+
+/// Times call() up to `repeats` times while the calls so far take less than max_seconds (at least
+/// once); setup() runs before each call, untimed (it frees the previous graph). With a pool, its
+/// high-water mark is reset before each call and `peak` is the largest after them (else -1).
+/// Returns the milliseconds of each call.
+template <class Setup, class Call>
+std::vector<double> time_calls(int repeats, double max_seconds, pool_peak* pool, std::int64_t& peak,
+                               Setup&& setup, Call&& call)
+{
+  std::vector<double> ms;
+  double total = 0;
+  peak = -1;
+  for (int r = 0; r < repeats && (r == 0 || total < max_seconds); ++r) {
+    setup();
+    if (pool != nullptr) {
+      pool->reset();
+    }
+    const auto t0 = clock_type::now();
+    call();
+    const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    total += s;
+    ms.push_back(1e3 * s);
+    if (pool != nullptr) {
+      peak = std::max(peak, pool->peak());
+    }
+  }
+  return ms;
+}
+
+std::string number_or_null(double v, bool ok, const char* fmt = "%.3f")
+{
+  if (!ok) {
+    return "null";
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string bytes_or_null(std::int64_t b)
+{
+  return b < 0 ? "null" : std::to_string(b);
+}
+
+/// "median_ms", "min_ms" and "times_ms" (with `prefix`) of the calls' milliseconds.
+std::string times_json(const std::string& prefix, const std::vector<double>& times_ms)
+{
+  std::vector<double> sorted = times_ms;
+  std::sort(sorted.begin(), sorted.end());
+  std::string times = "[";
+  for (std::size_t t = 0; t < times_ms.size(); ++t) {
+    times += (t ? ", " : "") + number_or_null(times_ms[t], true);
+  }
+  times += "]";
+  const bool any = !sorted.empty();
+  return "\"" + prefix +
+         "median_ms\": " + number_or_null(any ? sorted[sorted.size() / 2] : 0, any) + ", \"" +
+         prefix + "min_ms\": " + number_or_null(any ? sorted.front() : 0, any) + ", \"" + prefix +
+         "times_ms\": " + times;
+}
+
+/// The distances of a graph (a dense_matrix: contiguous) in host memory, in one copy.
+std::vector<float> host_distances(const spira::knn_result& g, const spira::cuda_resources& res)
+{
+  std::vector<float> d(std::size_t(g.distances.rows() * g.distances.cols()));
+  spira::copy(d.data(), spira::memory_space::host, g.distances.data(), g.distances.space(),
+              d.size(), res);
+  return d;
+}
+
+/// Largest difference between the distances of two graphs of the same shape, any memory spaces.
+double max_distance_diff(const spira::knn_result& a, const spira::knn_result& b,
+                         const spira::cuda_resources& res)
+{
+  const std::vector<float> da = host_distances(a, res), db = host_distances(b, res);
+  double diff = 0;
+  for (std::size_t e = 0; e < da.size(); ++e) {
+    const double d = std::abs(double(da[e]) - double(db[e]));
+    diff = std::isnan(d) ? diff : std::max(diff, d);
+  }
+  return diff;
+}
+
+/// The device-resident calls of one metric: device CSR in (copied once, not timed), graph in
+/// device memory out, each call timed to its completion.
+struct resident_result {
+  std::vector<double> times_ms;
+  std::int64_t peak_bytes = -1, input_bytes = -1, free_bytes = -1, budget_bytes = -1;
+  double max_dist_diff = -1;  ///< against the host-in/host-out graph; -1: not compared
+  std::string error;
+};
+
+resident_result time_resident(const spira::cuda_resources& cuda, const spira::csr_matrix<V, I>& m,
+                              const spira::knn_params& params, int repeats, double max_seconds,
+                              const std::optional<spira::knn_result>& host_graph)
+{
+  resident_result out;
+  try {
+    const auto dev = spira::to_device(cuda, m.view());
+    out.input_bytes =
+        std::int64_t((m.rows() + 1) * sizeof(spira::offset_t) + m.nnz() * (sizeof(I) + sizeof(V)));
+    spira::synchronize(cuda);
+    out.free_bytes = std::int64_t(spira::cuda_free_memory(cuda));
+    out.budget_bytes = params.memory_budget > 0
+                           ? std::int64_t(params.memory_budget)
+                           : std::int64_t(std::size_t(out.free_bytes) /
+                                          spira::detail::knn_policy::device_budget_divisor);
+    std::optional<spira::knn_result> g;
+    pool_peak pool(cuda.device);
+    out.times_ms = time_calls(
+        repeats, max_seconds, &pool, out.peak_bytes,
+        [&] {
+          g.reset();  // stream-ordered frees, completed before the next call's window
+          spira::synchronize(cuda);
+        },
+        [&] {
+          g = run(cuda, dev, params);
+          spira::synchronize(cuda);
+        });
+    if (host_graph && g->distances.rows() == host_graph->distances.rows() &&
+        g->distances.cols() == host_graph->distances.cols()) {
+      out.max_dist_diff = max_distance_diff(*g, *host_graph, cuda);
+    }
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
   std::string file, synthetic, label, backend = "cuda", save_matrix_path, save_graph;
-  bool transpose = false;
+  bool transpose = false, resident = false;
   std::int64_t synthetic_rows = 0, k = 15, query_tile = 0, index_tile = 0;
   std::size_t memory_budget = 0;
   spira::knn_algo algo = spira::knn_algo::automatic;
@@ -115,6 +313,8 @@ int main(int argc, char** argv)
         max_seconds = std::stod(next());
       } else if (arg == "--label") {
         label = next();
+      } else if (arg == "--resident") {
+        resident = true;
       } else if (arg == "--memory-budget") {
         memory_budget = std::stoull(next());
       } else if (arg == "--query-tile") {
@@ -147,6 +347,13 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "bench_knn: --backend must be cuda or host, got '%s'\n", backend.c_str());
     return 2;
   }
+  if (resident && backend != "cuda") {
+    std::fprintf(stderr,
+                 "bench_knn: --resident times device memory in and out: it needs "
+                 "--backend cuda (got '%s')\n",
+                 backend.c_str());
+    return 2;
+  }
   spira::csr_matrix<V, I> m;
   double load_s = 0;
   try {
@@ -161,7 +368,7 @@ int main(int argc, char** argv)
       }
     } else {
       m = spira::bench::make_synthetic<V, I>(spira::bench::table2_shape(synthetic), synthetic_rows,
-                                             42);
+                                             42, 0, spira::bench::past_full::extend);
       if (label.empty()) {
         label = "synthetic-" + synthetic;
       }
@@ -189,6 +396,8 @@ int main(int argc, char** argv)
   for (const auto& mname : metrics) {
     std::string error;
     std::vector<double> times_ms;
+    std::int64_t peak_bytes = -1;
+    std::optional<resident_result> res_out;
     try {
       const spira::metric mt = spira::metric_from_string(mname);
       spira::knn_params params{.k = k,
@@ -204,15 +413,11 @@ int main(int argc, char** argv)
         return backend == "cuda" ? run(cuda, x, p) : run(host, x, p);
       };
       (void)call(warm, warm_params);
-      double total = 0;
-      for (int r = 0; r < repeats && (r == 0 || total < max_seconds); ++r) {
-        g.reset();  // the previous graph is not kept alive during the next call
-        const auto t0 = clock_type::now();
-        g = call(m, params);
-        const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-        total += s;
-        times_ms.push_back(1e3 * s);
-      }
+      pool_peak pool(cuda.device);
+      times_ms = time_calls(
+          repeats, max_seconds, backend == "cuda" ? &pool : nullptr, peak_bytes,
+          [&] { g.reset(); },  // the previous graph is not kept alive during the next call
+          [&] { g = call(m, params); });
       if (!save_graph.empty()) {
         const std::vector<spira::io::npz_entry> entries{
             spira::io::npz_entry::of("indices",
@@ -222,32 +427,35 @@ int main(int argc, char** argv)
         };
         spira::io::write_npz(save_graph + "-" + mname + ".npz", entries);
       }
+      if (resident) {
+        res_out = time_resident(cuda, m, params, repeats, max_seconds, g);
+      }
     } catch (const std::exception& e) {
       error = e.what();
     }
-    std::vector<double> sorted = times_ms;
-    std::sort(sorted.begin(), sorted.end());
-    std::string times = "[";
-    for (std::size_t t = 0; t < times_ms.size(); ++t) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%s%.3f", t ? ", " : "", times_ms[t]);
-      times += buf;
-    }
-    times += "]";
-    char median[32] = "null", fastest[32] = "null";
-    if (!sorted.empty()) {
-      std::snprintf(median, sizeof median, "%.3f", sorted[sorted.size() / 2]);
-      std::snprintf(fastest, sizeof fastest, "%.3f", sorted.front());
+    std::ostringstream resident_json;
+    if (res_out) {
+      const resident_result& r = *res_out;
+      resident_json << times_json("resident_", r.times_ms)
+                    << ", \"resident_peak_device_bytes\": " << bytes_or_null(r.peak_bytes)
+                    << ", \"resident_input_bytes\": " << bytes_or_null(r.input_bytes)
+                    << ", \"device_free_bytes\": " << bytes_or_null(r.free_bytes)
+                    << ", \"budget_bytes\": " << bytes_or_null(r.budget_bytes)
+                    << ", \"resident_max_dist_diff\": "
+                    << number_or_null(r.max_dist_diff, r.max_dist_diff >= 0, "%.3g")
+                    << ", \"resident_error\": " << (r.error.empty() ? "null" : json_string(r.error))
+                    << ", ";
     }
     std::printf(
         "{\"tool\": \"spira\", \"backend\": \"%s\", \"threads\": %d, \"dataset\": %s, "
         "\"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"k\": %lld, \"metric\": %s, "
-        "\"median_ms\": %s, \"min_ms\": %s, \"times_ms\": %s, \"load_s\": %.3f, "
+        "%s, \"load_s\": %.3f, \"peak_device_bytes\": %s, \"resident\": %s, %s"
         "\"memory_budget\": %llu, \"query_tile\": %lld, \"index_tile\": %lld, "
         "\"algo\": \"%s\", \"strategy\": \"%s\", \"error\": %s}\n",
         backend.c_str(), backend == "host" ? host.num_threads() : 0, json_string(label).c_str(),
         (long long)m.rows(), (long long)m.cols(), (long long)m.nnz(), (long long)k,
-        json_string(mname).c_str(), median, fastest, times.c_str(), load_s,
+        json_string(mname).c_str(), times_json("", times_ms).c_str(), load_s,
+        bytes_or_null(peak_bytes).c_str(), resident ? "true" : "false", resident_json.str().c_str(),
         (unsigned long long)memory_budget, (long long)query_tile, (long long)index_tile,
         spira::to_string(algo), spira::to_string(strategy),
         error.empty() ? "null" : json_string(error).c_str());

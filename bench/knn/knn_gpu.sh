@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # One GPU-lease command for the k-NN graph: configure and build only test_knn and bench_knn, run
 # test_knn, compute-sanitizer memcheck on a reduced CUDA filter, then the benchmark
-# (bench/knn/knn.py: spira vs cuSPARSE + torch.topk vs scikit-learn on all cores), all within
-# --deadline seconds. Logs and results go to $OUT when it is set (at most 6 files).
+# (bench/knn/knn.py: spira, host in/out and device in/out, vs RAFT 25.10 vs cuSPARSE +
+# torch.topk vs scikit-learn on all cores), all within --deadline seconds. Logs and results go to
+# $OUT when it is set (at most 6 files). The build directory (/tmp/b-knn-gpu) is reused by later
+# calls on the same machine, so the benchmark may run as several commands (--tests none
+# --memcheck none); bench/knn/knn_table.py takes their files together (--gpu A --gpu B).
 # GoogleTest and zlib headers come from .carry/ as in scripts/gpu-check.sh; the data from --data
-# (default: .carry/data, else ../shared/data).
+# (default: .carry/data, else ../shared/data). RAFT: raft_anchor (built by
+# ../shared/tools/peers/raft-build.sh) from $SPIRA_RAFT_PEER, else .carry/raft_anchor; without
+# it the RAFT records say so.
 #
 # usage: bench/knn/knn_gpu.sh [--deadline SECONDS] [--data DIR] [--tests GTEST_FILTER|none]
 #                             [--memcheck GTEST_FILTER|none] [--no-bench]
 #                             [-- bench/knn/knn.py options]
 #   --tests     the test_knn filter (default: every test, both backends)
 #   --memcheck  the filter run under compute-sanitizer memcheck (default: a few CUDA tests)
+# e.g. the shared datasets against RAFT and cuSPARSE, then the 2M-row short-row set, spira alone:
+#   bench/knn/knn_gpu.sh --tests none --memcheck none --deadline 560 -- --synthetic '' \
+#     --peers raft,cusparse
+#   bench/knn/knn_gpu.sh --tests none --memcheck none --deadline 400 -- --datasets '' \
+#     --synthetic sec-edgar:2000000 --peers '' --spira-timeout 380
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/knn
 root=$(cd "$here/../.." && pwd)
@@ -23,6 +33,8 @@ tests='*'
 memcheck='knn/cuda.inner_product*:knn/cuda.bad_arguments:knn/cuda.memory_budget*'
 data="$root/.carry/data"
 [ -d "$data" ] || data="$root/../shared/data"
+raft=${SPIRA_RAFT_PEER:-$root/.carry/raft_anchor}
+[ -x "$raft" ] || raft=
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline="$2"; shift ;;
@@ -66,9 +78,11 @@ fi
 if [ "$bench" = 1 ] && [ -d "$data" ]; then
   b=$(( $(left) - 5 ))
   echo "== bench: ${b} s"
+  echo "== RAFT peer: ${raft:-none}"
   PYTHONUNBUFFERED=1 python3 "$here/knn.py" --bench "$build/bench/bench_knn" --backend cuda \
     --data "$data" --threads "$(nproc)" --deadline "$b" --max-seconds 6 --spira-timeout 60 \
-    --peer-limit 20 --out "$out/knn_gpu.jsonl" "$@" > /dev/null 2> "$out/bench.err"
+    --peer-limit 20 ${raft:+--raft "$raft"} --out "$out/knn_gpu.jsonl" "$@" > /dev/null \
+    2> "$out/bench.err"
   echo "== bench: exit $? at $(( $(date +%s) - t0 )) s, $(grep -c . "$out/knn_gpu.jsonl") records"
 fi
 echo "== done at $(( $(date +%s) - t0 )) s"
