@@ -14,9 +14,10 @@
 
 namespace spira::bench {
 
-/// The strictly lower triangle of the pattern of A + Aᵀ (square A), values 1.
+/// The pattern of A + Aᵀ without the diagonal (square A), values 1, as a canonical CSR: with
+/// `lower`, only its strictly lower triangle, else the whole undirected graph.
 template <class V, class I>
-spira::csr_matrix<V, I> lower_pattern(const spira::csr_matrix<V, I>& a)
+spira::csr_matrix<V, I> graph_pattern(const spira::csr_matrix<V, I>& a, bool lower)
 {
   std::vector<std::pair<I, I>> e;
   for (std::int64_t i = 0; i < a.rows(); ++i) {
@@ -24,6 +25,9 @@ spira::csr_matrix<V, I> lower_pattern(const spira::csr_matrix<V, I>& a)
       const I j = a.col_idx()[p];
       if (j != I(i)) {
         e.emplace_back(std::max(I(i), j), std::min(I(i), j));
+        if (!lower) {
+          e.emplace_back(std::min(I(i), j), std::max(I(i), j));
+        }
       }
     }
   }
@@ -40,6 +44,13 @@ spira::csr_matrix<V, I> lower_pattern(const spira::csr_matrix<V, I>& a)
     l.row_ptr()[i + 1] += l.row_ptr()[i];
   }
   return l;
+}
+
+/// The strictly lower triangle of the pattern of A + Aᵀ (square A), values 1.
+template <class V, class I>
+spira::csr_matrix<V, I> lower_pattern(const spira::csr_matrix<V, I>& a)
+{
+  return graph_pattern(a, true);
 }
 
 struct timing {

@@ -18,7 +18,6 @@
 #include "common/split.hpp"
 
 #include <spira/convert.hpp>
-#include <spira/ewise.hpp>
 #include <spira/graphblas_interop.hpp>
 #include <spira/io.hpp>
 #include <spira/mxm.hpp>
@@ -47,14 +46,6 @@ using clock_type = std::chrono::steady_clock;
 void grb(GrB_Info info, const char* what)
 {
   spira::detail::grb_check(info, what);
-}
-
-/// L + Lᵀ: the symmetric pattern.
-spira::csr_matrix<V, I> symmetric(const spira::csr_matrix<V, I>& l)
-{
-  const auto lt = spira::transpose(spira::host_resources{}, l.view());
-  return spira::ewise_add(spira::host_resources{}, std::nullopt, std::nullopt,
-                          spira::no_accumulator{}, spira::plus_monoid{}, l.view(), lt.view());
 }
 
 void report(const std::string& label, const std::string& name, const spira::csr_matrix<V, I>& a,
@@ -158,7 +149,7 @@ void case_triangles(const std::string& label, const spira::csr_matrix<V, I>& a, 
 void case_bfs(const std::string& label, const spira::csr_matrix<V, I>& a, int threads, int repeats)
 {
   const spira::host_resources res{.threads = threads};
-  const auto g = symmetric(spira::bench::lower_pattern(a));
+  const auto g = spira::bench::graph_pattern(a, false);
   const std::int64_t n = g.rows();
   GrB_Matrix gg = spira::to_graphblas(g.view());
   std::vector<std::int64_t> mine(static_cast<std::size_t>(n), -1), theirs = mine;

@@ -9,6 +9,12 @@
 //              then the sum of its entries that L stores; both end with the count on the device
 //   spmv       w = A ⊕.⊗ u with plus_times and u holding every entry (random values): spira's mxv
 //              (a sparse vector out: the rows with an entry) against cusparseSpMV (dense x and y)
+//   bfs        breadth-first levels from vertex 0 of the undirected graph of A's pattern: spira as
+//              a GraphBLAS user writes it (frontier⟨¬visited, structural, replace⟩ = frontier
+//              lor.land G by vxm, then visited⟨⟩ lor= frontier by vxm with the identity as the
+//              accumulated product), against cuSPARSE's SpMV on a dense 0/1 frontier followed by
+//              a kernel that keeps the unvisited entries (the level-synchronous SpMV BFS); both
+//              record every vertex's level on the device, compared at the end
 //
 // Each case runs once per tool to warm up, then --repeats times alternately, each call timed on
 // the wall clock to the end of its work (the result allocated, computed and complete). The two
@@ -16,7 +22,7 @@
 // in double: relative difference under 1e-4), triangles the count. One JSON line per case.
 //
 // usage: bench_graphblas_gpu --file PATH [--transpose] [--label NAME] [--repeats 5]
-//                            [--cases aat,triangles,spmv]
+//                            [--cases aat,triangles,spmv,bfs]
 #include "common/alternate.hpp"
 #include "common/cusparse_call.hpp"
 #include "common/split.hpp"
@@ -27,6 +33,7 @@
 #include <spira/io.hpp>
 #include <spira/vector.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -77,6 +84,33 @@ __global__ void count_kernel(const Ptr* ptr, const Col* col, const float* val, s
     }
     atomicAdd(sum, s);
   }
+}
+
+/// level[i] = depth for the entries of a frontier (a sparse vector's indices).
+__global__ void mark_level_kernel(const I* idx, std::int64_t n, int depth, int* level)
+{
+  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
+       p += std::int64_t(gridDim.x) * blockDim.x) {
+    level[idx[p]] = depth;
+  }
+}
+
+/// The SpMV BFS's step: the vertices y reaches that have no level yet get `depth` and form the
+/// next dense frontier x; `count` counts them.
+__global__ void next_frontier_kernel(const float* y, std::int64_t n, int depth, int* level,
+                                     float* x, unsigned long long* count)
+{
+  unsigned long long c = 0;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const bool fresh = y[i] != 0.0f && level[i] < 0;
+    if (fresh) {
+      level[i] = depth;
+    }
+    x[i] = fresh ? 1.0f : 0.0f;
+    c += fresh ? 1 : 0;
+  }
+  atomicAdd(count, c);
 }
 
 /// A device CSR with 32-bit row pointers, as cuSPARSE takes it.
@@ -254,7 +288,7 @@ void report(const std::string& label, const char* name, const spira::csr_matrix<
 
 int main(int argc, char** argv)
 {
-  std::string file, label, cases = "aat,triangles,spmv";
+  std::string file, label, cases = "aat,triangles,spmv,bfs";
   bool transpose = false;
   int repeats = 5;
   for (int i = 1; i < argc; ++i) {
@@ -409,6 +443,121 @@ int main(int argc, char** argv)
         cusparseDestroy(h);
         report(label, "spmv", a, t, std::abs(s1 - s2) <= 1e-4 * std::max(std::abs(s2), 1.0),
                ", \"result_nnz\": " + std::to_string(mine->nnz()) + ", \"cusparse_alg\": \"SpMV\"");
+      } else if (c == "bfs") {
+        if (a.rows() != a.cols()) {
+          std::fprintf(stderr, "bench_graphblas_gpu: bfs needs a square matrix\n");
+          continue;
+        }
+        const auto g = spira::bench::graph_pattern(a, false);
+        const std::int64_t n = g.rows();
+        const auto gd = spira::to_device(res, g.view());
+        const auto g32 = narrow(gd);
+        spira::csr_matrix<V, I> eye(host, n, n, n);
+        for (std::int64_t i = 0; i <= n; ++i) eye.row_ptr()[i] = i;
+        for (std::int64_t i = 0; i < n; ++i) {
+          eye.col_idx()[i] = I(i);
+          eye.values()[i] = V(1);
+        }
+        const auto eye_d = spira::to_device(res, eye.view());
+        const std::vector<I> source{0};
+        const std::vector<V> one_v{1};
+        const spira::descriptor unvisited{
+            .structural_mask = true, .complement_mask = true, .replace = true};
+        stream_buffer mine_level(std::size_t(n) * sizeof(int), nullptr, "levels");
+        stream_buffer theirs_level(std::size_t(n) * sizeof(int), nullptr, "levels");
+        stream_buffer x(std::size_t(n) * sizeof(float), nullptr, "x");
+        stream_buffer y(std::size_t(n) * sizeof(float), nullptr, "y");
+        stream_buffer fresh(sizeof(unsigned long long), nullptr, "count");
+        const auto first_vector = [&] {
+          const auto h = spira::make_sparse_vector<V, I>(host, n, source, one_v);
+          spira::sparse_vector<V, I> d(res, n, 1);
+          spira::copy(d.indices(), spira::memory_space::device, h.indices(),
+                      spira::memory_space::host, 1, res);
+          spira::copy(d.values(), spira::memory_space::device, h.values(),
+                      spira::memory_space::host, 1, res);
+          return d;
+        };
+        const auto start_levels = [&](stream_buffer& level) {
+          cuda_try(cudaMemset(level.as<void>(), 0xFF, std::size_t(n) * sizeof(int)), "levels");
+          const int zero_level = 0;
+          cuda_try(cudaMemcpy(level.as<int>(), &zero_level, sizeof(int), cudaMemcpyHostToDevice),
+                   "levels");
+        };
+        cusparseHandle_t h = nullptr;
+        cusparse_try(cusparseCreate(&h), "cusparseCreate");
+        cusparseSpMatDescr_t mg = nullptr;
+        cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
+        cusparse_try(cusparseCreateCsr(&mg, n, n, g32.nnz, g32.ptr.as<int>(), g32.col.as<int>(),
+                                       g32.val.as<float>(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F),
+                     "cusparseCreateCsr");
+        cusparse_try(cusparseCreateDnVec(&vx, n, x.as<float>(), CUDA_R_32F), "DnVec");
+        cusparse_try(cusparseCreateDnVec(&vy, n, y.as<float>(), CUDA_R_32F), "DnVec");
+        const float one = 1, zero = 0;
+        std::size_t bytes = 0;
+        cusparse_try(
+            cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mg, vx, &zero, vy,
+                                    CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+            "cusparseSpMV_bufferSize");
+        stream_buffer work(bytes, nullptr, "SpMV");
+        int levels = 0;
+        const auto t = spira::bench::alternate(
+            repeats,
+            [&] {
+              start_levels(mine_level);
+              auto frontier = first_vector();
+              auto visited = first_vector();
+              int depth = 1;
+              for (; frontier.nnz() > 0; ++depth) {
+                frontier = spira::vxm(res, std::nullopt, std::optional(visited.view()),
+                                      spira::no_accumulator{}, spira::semirings::lor_land{},
+                                      frontier.view(), gd.view(), unvisited);
+                if (frontier.nnz() == 0) break;
+                mark_level_kernel<<<256, 256, 0, res.stream>>>(frontier.indices(), frontier.nnz(),
+                                                               depth, mine_level.as<int>());
+                visited = spira::vxm(res, std::optional(visited.view()), std::nullopt,
+                                     spira::lor_monoid{}, spira::semirings::lor_land{},
+                                     frontier.view(), eye_d.view());
+              }
+              spira::synchronize(res);
+              levels = depth - 1;
+            },
+            [&] {
+              start_levels(theirs_level);
+              cuda_try(cudaMemset(x.as<void>(), 0, std::size_t(n) * sizeof(float)), "x");
+              const float one_f = 1;
+              cuda_try(cudaMemcpy(x.as<float>(), &one_f, sizeof(float), cudaMemcpyHostToDevice),
+                       "x");
+              for (int depth = 1;; ++depth) {
+                cusparse_try(
+                    cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mg, vx, &zero, vy,
+                                 CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, work.as<void>()),
+                    "cusparseSpMV");
+                cuda_try(cudaMemset(fresh.as<void>(), 0, sizeof(unsigned long long)), "count");
+                next_frontier_kernel<<<512, 256>>>(y.as<float>(), n, depth, theirs_level.as<int>(),
+                                                   x.as<float>(), fresh.as<unsigned long long>());
+                unsigned long long count = 0;
+                cuda_try(
+                    cudaMemcpy(&count, fresh.as<void>(), sizeof(count), cudaMemcpyDeviceToHost),
+                    "count");
+                if (count == 0) break;
+              }
+            });
+        std::vector<int> l1(static_cast<std::size_t>(n)), l2(l1.size());
+        cuda_try(cudaMemcpy(l1.data(), mine_level.as<void>(), l1.size() * sizeof(int),
+                            cudaMemcpyDeviceToHost),
+                 "levels");
+        cuda_try(cudaMemcpy(l2.data(), theirs_level.as<void>(), l2.size() * sizeof(int),
+                            cudaMemcpyDeviceToHost),
+                 "levels");
+        cusparseDestroyDnVec(vx);
+        cusparseDestroyDnVec(vy);
+        cusparseDestroySpMat(mg);
+        cusparseDestroy(h);
+        const auto reached = std::count_if(l1.begin(), l1.end(), [](int v) { return v >= 0; });
+        report(label, "bfs", a, t, l1 == l2,
+               ", \"levels\": " + std::to_string(levels) +
+                   ", \"reached\": " + std::to_string(reached) + ", \"cusparse_alg\": \"SpMV\"");
       } else {
         std::fprintf(stderr, "bench_graphblas_gpu: unknown case %s\n", c.c_str());
         return 2;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GraphBLAS operations on the GPU, spira's CUDA mxm against cuSPARSE's SpGEMM (bench_graphblas_gpu)
-# on the shared datasets: A·Aᵀ of the document / cell matrices, triangle counting on the graphs.
+# on the shared datasets: A·Aᵀ and SpMV of the document / cell matrices; triangle counting, SpMV and
+# breadth-first levels on the graphs.
 # Writes OUT.jsonl: a first line describing the run, then bench_graphblas_gpu's lines.
 #
 # usage: bench/graphblas/graphblas_gpu.sh BUILD OUT.jsonl [DATA]
@@ -23,4 +24,4 @@ run() {  # label:path[:transpose] cases
   "$bench" --file "$data/$path" "${args[@]}" --label "$label" --cases "$2" --repeats 5 >> "$out"
 }
 for d in $aat; do run "$d" aat,spmv; done
-for d in $graphs; do run "$d" triangles,spmv; done
+for d in $graphs; do run "$d" triangles,spmv,bfs; done

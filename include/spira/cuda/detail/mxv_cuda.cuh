@@ -3,7 +3,10 @@
 //   pull   the rows of A met by the vector: entry i folds the products of row i of A with the
 //          entries u stores (looked up in a dense copy of u), a warp per row, in increasing k;
 //   push   the rows of A selected by u: mxm of u as a one-row matrix with A (the expanded or
-//          sorted path of detail/mxm_kernels.cuh), so the work is the entries of those rows.
+//          sorted path of detail/mxm_kernels.cuh), so the work is the entries of those rows;
+//          with a lor ⊕ (a breadth-first search's lor_land) the products are scattered straight
+//          into the dense t instead (a warp per entry of u): lor's result does not depend on the
+//          order of its terms, so no sort is needed for the host's bytes.
 // mxv takes the pull (push with transpose_a), vxm the push (pull with transpose_b): neither
 // transposes A. The write-back w⟨m⟩ = accum(w, t) runs over the vectors' index space with dense
 // copies of w, t and the mask (O(size)), then compacts the entries into a new sparse vector.
@@ -118,6 +121,41 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
     if (lane == 0 && found) {
       t_state[i] = 2;
       t_value[i] = acc;
+    }
+  }
+}
+
+/// The push for a lor ⊕: for every entry u[k] (a warp each) and entry A[k, j] of row k that the
+/// mask allows, t[j] gets an entry, valued 1 if any of its products ⊗(u[k], A[k,j]) (⊗(A[k,j],
+/// u[k]) with AFirst) is nonzero, else 0 - lor over the products, in any order. Every writer of
+/// t[j] stores the same state (2) and the same value (1), so the stores need no atomics. t_value
+/// starts at 0.
+template <bool AFirst, class S, class ValueT, class IndexT>
+__global__ void push_lor_kernel(csr_view<ValueT, IndexT> a, S s,
+                                sparse_vector_view<ValueT, IndexT> u,
+                                const unsigned char* mask_state, bool structural, bool complement,
+                                unsigned char* t_state, double* t_value)
+{
+  const int lane = threadIdx.x % 32;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t p = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; p < u.nnz;
+       p += warps) {
+    const auto k = std::int64_t(u.indices[p]);
+    const double x = double(u.values[p]);
+    for (offset_t q = a.row_ptr[k] + lane; q < a.row_ptr[k + 1]; q += 32) {
+      const auto j = std::int64_t(a.col_idx[q]);
+      const bool in =
+          mask_state == nullptr || (structural ? mask_state[j] > 0 : mask_state[j] == 2);
+      if (in == complement) {
+        continue;
+      }
+      const double y = double(a.values[q]);
+      const double prod =
+          AFirst ? s.template multiply<double>(y, x) : s.template multiply<double>(x, y);
+      t_state[j] = 2;
+      if (prod != 0.0) {
+        t_value[j] = 1.0;
+      }
     }
   }
 }
@@ -362,6 +400,23 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
         mxv_pull_kernel<true><<<grid, block, 0, res.stream>>>(
             a, s, ud.state.data(), ud.value.data(), ms, o.structural_mask, o.complement_mask,
             t.state.data(), t.value.data());
+      }
+      SPIRA_CHECK_LAUNCH();
+    }
+  } else if constexpr (S::add_monoid::kind == monoid_kind::lor) {
+    fill_zero_bytes(t.value.data(), memory_space::device, t.value.size() * sizeof(double), res);
+    const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
+    if (u.nnz > 0) {
+      const unsigned grid = graphblas_grid(u.nnz * 32, res.device);
+      // vxm: ⊗(u[k], A[k,j]); mxv with Aᵀ: ⊗(A[k,i], u[k]), u's value second.
+      if (column) {
+        push_lor_kernel<true><<<grid, block, 0, res.stream>>>(a, s, u, ms, o.structural_mask,
+                                                             o.complement_mask, t.state.data(),
+                                                             t.value.data());
+      } else {
+        push_lor_kernel<false><<<grid, block, 0, res.stream>>>(a, s, u, ms, o.structural_mask,
+                                                              o.complement_mask, t.state.data(),
+                                                              t.value.data());
       }
       SPIRA_CHECK_LAUNCH();
     }
