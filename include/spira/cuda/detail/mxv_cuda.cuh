@@ -410,13 +410,11 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
       const unsigned grid = graphblas_grid(u.nnz * 32, res.device);
       // vxm: ⊗(u[k], A[k,j]); mxv with Aᵀ: ⊗(A[k,i], u[k]), u's value second.
       if (column) {
-        push_lor_kernel<true><<<grid, block, 0, res.stream>>>(a, s, u, ms, o.structural_mask,
-                                                             o.complement_mask, t.state.data(),
-                                                             t.value.data());
+        push_lor_kernel<true><<<grid, block, 0, res.stream>>>(
+            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data());
       } else {
-        push_lor_kernel<false><<<grid, block, 0, res.stream>>>(a, s, u, ms, o.structural_mask,
-                                                              o.complement_mask, t.state.data(),
-                                                              t.value.data());
+        push_lor_kernel<false><<<grid, block, 0, res.stream>>>(
+            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data());
       }
       SPIRA_CHECK_LAUNCH();
     }
