@@ -45,7 +45,6 @@ first line describes the machine. bench/knn/knn_table.py turns them into docs/be
 """
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -58,9 +57,11 @@ import numpy as np
 import scipy.sparse as sp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py
+sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py, raft_peer.py
 
 from datasets import DATASETS
+from raft_peer import (RAFT_VERSION, capped_rows, raft_description, require_binary, run_anchor,
+                       run_record, write_mtx)
 
 # Table 2 shapes with the rows kept (the first rows of the full distribution; columns and degree law
 # of the full set). sec-edgar at its full 663K rows; the others capped for the GPU lease.
@@ -234,51 +235,24 @@ def free_gpu_pools():
             pass
 
 
-# raft_anchor: its metric names (parse_metric in raft_anchor.cu) and its runs a process.
+# raft_anchor: its metric names (parse_metric in raft_anchor.cu).
 RAFT_METRICS = {"cosine": "cosine", "manhattan": "l1", "euclidean": "l2"}
-RAFT_RUNS = 13  # 3 warm-ups + 10 timed
-RAFT_VERSION = "25.10.00"
-
-
-def write_mtx(x, path):
-    """The CSR as a Matrix Market file that raft_anchor's read_mtx reads back unchanged: coordinate
-    real general (never 'symmetric', which would keep one triangle), float32 values in full."""
-    import scipy.io
-    scipy.io.mmwrite(path, x, field="real", precision=9, symmetry="general")
 
 
 def raft_process(binary, mtx, metric, k, rows, timeout, dump):
     """One raft_anchor process on the first `rows` query rows: (median ms, indices, distances,
     facts from its output, seconds of the process). Raises RuntimeError with its message."""
     cmd = [binary, "spknn", mtx, RAFT_METRICS[metric], str(k), str(rows), "--dump", dump]
-    print("==", " ".join(cmd), file=sys.stderr, flush=True)
     if os.path.exists(dump):
         os.remove(dump)
-    t0 = time.perf_counter()
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"raft_anchor on {rows} query rows did not finish within "
-                           f"{timeout:.0f} s") from None
-    wall = time.perf_counter() - t0
-    facts = {}  # its lines: median_ms=, error=, device=..., matrix rows= cols= nnz=, times_ms min= max=
-    for line in (res.stdout + "\n" + res.stderr).splitlines():
-        head, _, rest = line.partition(" ")
-        if line.startswith(("median_ms=", "error=", "device=")):
-            key, _, value = line.partition("=")
-            facts[key] = value.strip()
-        elif head in ("matrix", "times_ms"):
-            facts.update(w.split("=", 1) for w in rest.split() if "=" in w)
-    if res.returncode != 0 or "median_ms" not in facts or not os.path.exists(dump):
-        tail = " ".join(res.stderr.split())[-400:]
-        raise RuntimeError(f"raft_anchor exit {res.returncode}: {facts.get('error', '')} {tail}".strip())
+    ms, facts, wall = run_anchor(cmd, rows, timeout, produced=(dump,))
     size = rows * k
     raw = np.fromfile(dump, dtype=np.int32, count=2 * size)
     if raw.size != 2 * size:
         raise RuntimeError(f"raft_anchor's dump holds {raw.size} words, not {2 * size}")
     idx = raw[:size].reshape(rows, k)
     dist = raw[size:].view(np.float32).reshape(rows, k)
-    return float(facts["median_ms"]), idx, dist, facts, wall
+    return ms, idx, dist, facts, wall
 
 
 def raft_peer(rec, x, k, metric, args, ref, mtx_of, tmp, deadline):
@@ -288,12 +262,10 @@ def raft_peer(rec, x, k, metric, args, ref, mtx_of, tmp, deadline):
         rec["unsupported"] = True
         raise RuntimeError(f"no RAFT metric mapped for {metric} (known: {', '.join(RAFT_METRICS)})")
     binary = args.raft
-    if not binary or not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-        raise RuntimeError(f"RAFT peer not found ({binary or 'unset'}): build raft_anchor with "
-                           "../shared/tools/peers/raft-build.sh and pass --raft or $SPIRA_RAFT_PEER")
+    require_binary(binary)
     rec.update(version=RAFT_VERSION, raft_metric=RAFT_METRICS[metric], runs=[],
                timing="device CSR in, device graph out (CUDA events around brute_force_knn)")
-    n, limit = x.shape[0], args.raft_limit
+    n = x.shape[0]
     dump = os.path.join(tmp, "raft.bin")
     mtx = mtx_of()
 
@@ -303,8 +275,7 @@ def raft_peer(rec, x, k, metric, args, ref, mtx_of, tmp, deadline):
     def run(rows, expected):
         ms, idx, dist, facts, wall = raft_process(binary, mtx, metric, k, rows, timeout(expected),
                                                   dump)
-        rec["runs"].append(dict(rows=rows, median_ms=ms, wall_s=round(wall, 3),
-                                min_ms=_float(facts.get("min")), max_ms=_float(facts.get("max"))))
+        rec["runs"].append(run_record(ms, wall, facts, rows))
         rec.setdefault("device", facts.get("device"))
         read = tuple(int(facts.get(f, -1)) for f in ("rows", "cols", "nnz"))
         if read[:2] != x.shape:
@@ -312,42 +283,12 @@ def raft_peer(rec, x, k, metric, args, ref, mtx_of, tmp, deadline):
                                f"{x.shape[0]} x {x.shape[1]}")
         if read[2] != x.nnz:
             rec["nnz_read"] = read[2]
-        return ms, idx, dist, wall
+        return ms, wall, (idx, dist)
 
-    probe = min(n, args.probe_rows)
-    ms, idx, dist, wall = run(probe, 3 * limit)
-    rows = probe
-    per_row_s = 1e-3 * ms / probe
-    overhead = max(0.0, wall - RAFT_RUNS * 1e-3 * ms)  # reading the file, the copies, the context
-    if probe < n:
-        fits = int((limit - overhead) / (RAFT_RUNS * per_row_s)) if per_row_s > 0 else n
-        target = n if fits >= n else fits
-        if target == n or target >= 2 * probe:  # the whole graph, or a prefix worth the run
-            expected = overhead + RAFT_RUNS * per_row_s * target
-            try:
-                ms, idx, dist, wall = run(target, 2 * expected + 60)
-                rows = target
-            except RuntimeError as e:  # the probe's projection stands; the failure is kept
-                rec["larger_run_error"] = str(e)[:400]
+    ms, rows, (idx, dist) = capped_rows(rec, n, args.probe_rows, args.raft_limit, run)
     rec.update(median_ms=ms * n / rows, times_ms=[ms], measured_rows=rows, extrapolated=rows < n)
     if ref is not None:
         rec["recall_vs_spira"], rec["max_dist_diff"] = compare(ref[0][:rows], ref[1][:rows], idx, dist)
-
-
-def _float(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def raft_description(binary):
-    """The RAFT peer's program: path, size and the start of its SHA-256, or why it is absent."""
-    if not binary or not os.path.isfile(binary):
-        return f"unavailable: raft_anchor not found ({binary or '--raft / SPIRA_RAFT_PEER unset'})"
-    with open(binary, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()[:16]
-    return f"RAFT {RAFT_VERSION} raft_anchor {binary} ({os.path.getsize(binary):,} bytes, sha256 {digest})"
 
 
 def machine_record(args):

@@ -8,7 +8,7 @@
 # --memcheck none); bench/knn/knn_table.py takes their files together (--gpu A --gpu B).
 # GoogleTest and zlib headers come from .carry/ as in scripts/gpu-check.sh; the data from --data
 # (default: .carry/data, else ../shared/data). RAFT: raft_anchor (built by
-# ../shared/tools/peers/raft-build.sh) from $SPIRA_RAFT_PEER, else .carry/raft_anchor; without
+# ../shared/tools/peers/raft-build.sh) from $SPIRA_RAFT_PEER, else .carry/raft/raft_anchor; without
 # it the RAFT records say so.
 #
 # usage: bench/knn/knn_gpu.sh [--deadline SECONDS] [--data DIR] [--tests GTEST_FILTER|none]
@@ -33,7 +33,7 @@ tests='*'
 memcheck='knn/cuda.inner_product*:knn/cuda.bad_arguments:knn/cuda.memory_budget*'
 data="$root/.carry/data"
 [ -d "$data" ] || data="$root/../shared/data"
-raft=${SPIRA_RAFT_PEER:-$root/.carry/raft_anchor}
+raft=${SPIRA_RAFT_PEER:-$root/.carry/raft/raft_anchor}
 [ -x "$raft" ] || raft=
 while [ $# -gt 0 ]; do
   case "$1" in

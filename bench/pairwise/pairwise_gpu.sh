@@ -2,21 +2,25 @@
 # The GPU pairwise benchmark in one device command: configure and build bench_pairwise_gpu (and,
 # unless --no-test, test_pairwise), run a short CUDA test of the engine, then
 # bench/pairwise/pairwise_gpu.py over every dataset of DATA and the synthetic Table 2 shapes (every
-# strategy, cuSPARSE SpGEMM through its C API, spira's host engine on all cores), all within
-# --deadline seconds from the start. The benchmark gets what the build and the test leave.
+# strategy, cuSPARSE SpGEMM through its C API, spira's host engine on all cores) and RAFT 25.10 on
+# the real datasets (raft_anchor spdist, right after spira on each), all within --deadline seconds
+# from the start. The benchmark gets what the build and the test leave.
 # Results and logs go to $OUT (default /tmp/pairwise-gpu): pairwise_gpu.jsonl, bench.err,
 # build.log, test.log. Render them with bench/pairwise/pairwise_gpu_table.py
 # (docs/bench-pairwise-gpu.md). GoogleTest and zlib headers come from .carry/ as in
-# scripts/gpu-check.sh; the data from --data (default: .carry/data, else ../shared/data). On the
-# device machine: run with carry [".carry"].
+# scripts/gpu-check.sh; the data from --data (default: .carry/data, else ../shared/data); RAFT's
+# harness (built by ../shared/tools/peers/raft-build.sh) from --raft (default: $SPIRA_RAFT_PEER,
+# else .carry/raft/raft_anchor; without one RAFT is not run and the results say so). On the device
+# machine: run with carry [".carry"].
 #
 # usage: bench/pairwise/pairwise_gpu.sh [--deadline SECONDS] [--quick] [--data DIR]
-#                                       [--build DIR] [--no-test] [--dry-run]
+#                                       [--build DIR] [--raft PATH] [--no-test] [--dry-run]
 #                                       [-- bench/pairwise/pairwise_gpu.py options]
 #   --deadline  seconds for everything (default 470: the device command limit is 600)
 #   --quick     bench/pairwise/pairwise_gpu.py --quick (fewer calls and query rows, no phase-3
 #               metrics)
 #   --dry-run   build, then print the case list and its sizes instead of running it
+#   --raft      raft_anchor for the RAFT 25.10 column ('' : without RAFT)
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/pairwise
 root=$(cd "$here/../.." && pwd)
@@ -28,12 +32,15 @@ dry=0
 driver=()
 data="$root/.carry/data"
 [ -d "$data" ] || data="$root/../shared/data"
+raft=${SPIRA_RAFT_PEER:-$root/.carry/raft/raft_anchor}
+[ -n "${SPIRA_RAFT_PEER:-}" ] || [ -x "$raft" ] || raft=
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline="$2"; shift ;;
     --quick) driver+=(--quick) ;;
     --data) data="$2"; shift ;;
     --build) build="$2"; shift ;;
+    --raft) raft="$2"; shift ;;
     --no-test) test=0 ;;
     --dry-run) dry=1; test=0 ;;
     --) shift; driver+=("$@"); break ;;
@@ -70,16 +77,17 @@ if [ "$test" = 1 ]; then
 fi
 if [ "$dry" = 1 ]; then
   python3 "$here/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" --data "$data" \
-    --deadline "$(( $(left) - 10 ))" --dry-run "${driver[@]}"
+    --deadline "$(( $(left) - 10 ))" --raft "$raft" --dry-run "${driver[@]}"
   exit $?
 fi
 b=$(( $(left) - 10 ))
-echo "== bench: ${b} s, data $data"
+echo "== bench: ${b} s, data $data, RAFT peer ${raft:-none}"
 PYTHONUNBUFFERED=1 python3 "$here/pairwise_gpu.py" --bench "$build/bench/bench_pairwise_gpu" \
-  --data "$data" --deadline "$b" --out "$out/pairwise_gpu.jsonl" "${driver[@]}" 2> "$out/bench.err"
+  --data "$data" --deadline "$b" --raft "$raft" --out "$out/pairwise_gpu.jsonl" \
+  "${driver[@]}" 2> "$out/bench.err"
 code=$?
 echo "== bench: exit $code at $(( $(date +%s) - t0 )) s, $(grep -c . "$out/pairwise_gpu.jsonl") records"
-grep -E "^==|exit" "$out/bench.err" | tail -n 30
+grep -E "^==|exit|RAFT" "$out/bench.err" | grep -v "^== .*raft_anchor spdist" | tail -n 40
 [ "$code" = 0 ] || rc=1
 echo "== done at $(( $(date +%s) - t0 )) s"
 exit $rc
