@@ -29,6 +29,12 @@ def load_csr(path, transpose):
                           shape=(n, n))
     else:
         m = scipy.io.mmread(path)
+    return canonical_csr(m, transpose)
+
+
+def canonical_csr(m, transpose):
+    """A scipy matrix (or its transpose) as a canonical float32 CSR: duplicates summed, each row's
+    columns sorted."""
     m = sp.csr_matrix(m, dtype=np.float32)
     if transpose:
         m = m.T.tocsr()

@@ -244,7 +244,7 @@ def load_matrix(path, transpose):
     with n = the largest id + 1) here."""
     import numpy as np
     import scipy.sparse as sp
-    from datasets import load_csr
+    from datasets import canonical_csr, load_csr
 
     name = path[:-3] if path.endswith(".gz") else path
     if name.endswith(".npz"):
@@ -259,12 +259,7 @@ def load_matrix(path, transpose):
         m = sp.coo_matrix((w, (ids[:, 0], ids[:, 1])), shape=(n, n))
     else:
         return load_csr(path, transpose)
-    m = sp.csr_matrix(m, dtype=np.float32)
-    if transpose:
-        m = m.T.tocsr()
-    m.sum_duplicates()
-    m.sort_indices()
-    return m
+    return canonical_csr(m, transpose)
 
 
 def read_svmlight(path):
