@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -37,6 +38,15 @@ struct fuzzy_op {  // UMAP's a + b - ab: a product beside a sum
 };
 struct negate_op {
   SPIRA_HD double operator()(double x) const { return -x; }
+};
+struct lor_times {  // a lor ⊕ over products that are not 0 / 1
+  using add_monoid = lor_monoid;
+  static constexpr bool annihilating = true;
+  template <class T>
+  SPIRA_HD constexpr T multiply(T a, T b) const
+  {
+    return a * b;
+  }
 };
 struct index_op {
   SPIRA_HD double operator()(double x, std::int64_t i, std::int64_t j) const
@@ -385,6 +395,43 @@ TYPED_TEST(graphblas_cuda, mxv_vxm_every_descriptor)
   vector_sweep<V, I>(plus_times{}, plus_monoid{}, false, "plus_times");
   vector_sweep<V, I>(min_plus{}, min_monoid{}, false, "min_plus");
   vector_sweep<V, I>(lor_land{}, lor_monoid{}, true, "lor_land");
+  vector_sweep<V, I>(lor_times{}, lor_monoid{}, false, "lor_times");
+}
+
+/// A lor ⊕ over products that are not 0 / 1: the push keeps a lone product as it is (a signed
+/// zero, a NaN) and folds two or more into lor's 1, as the host does - compared bit for bit, in
+/// vxm and in mxv with Aᵀ.
+TEST(graphblas_cuda_vectors, lor_push_keeps_a_lone_product)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = double;
+  using I = std::int64_t;
+  const cuda_resources res{};
+  // A (3 x 4): row 0 {1: 3, 2: 0}, row 1 {1: 2}, row 2 {3: 1}; u = {-1, 5, NaN}.
+  const auto a = make_csr<V, I>(host_resources{}, 3, 4, std::vector<offset_t>{0, 2, 3, 4},
+                                std::vector<I>{1, 2, 1, 3}, std::vector<V>{3, 0, 2, 1});
+  const auto u = make_sparse_vector<V, I>(host_resources{}, 3, std::vector<I>{0, 1, 2},
+                                          std::vector<V>{-1, 5, std::nan("")});
+  const auto ad = to_device(res, a.view());
+  const auto ud = vector_on_device(res, u);
+  const auto bits = [](const vector_entries& e) {
+    std::vector<std::pair<std::int64_t, std::uint64_t>> b;
+    for (const auto& [i, v] : e) {
+      std::uint64_t x = 0;
+      std::memcpy(&x, &v, sizeof x);
+      b.emplace_back(i, x);
+    }
+    return b;
+  };
+  const descriptor at{.transpose_a = true};
+  const auto want_v = entries_of(vxm(host_resources{}, u.view(), a.view(), lor_times{}).view());
+  const auto want_m = entries_of(mxv(host_resources{}, a.view(), u.view(), lor_times{}, at).view());
+  ASSERT_EQ(want_v.size(), 3u);  // columns 1 (two products), 2 (-0) and 3 (NaN)
+  EXPECT_TRUE(std::signbit(want_v[1].second) && want_v[1].second == 0.0);
+  EXPECT_TRUE(std::isnan(want_v[2].second));
+  EXPECT_EQ(bits(vector_host_entries(vxm(res, ud.view(), ad.view(), lor_times{}))), bits(want_v));
+  EXPECT_EQ(bits(vector_host_entries(mxv(res, ad.view(), ud.view(), lor_times{}, at))),
+            bits(want_m));
 }
 
 /// Breadth-first levels by masked vxm on the GPU equal the host's (a long frontier takes the

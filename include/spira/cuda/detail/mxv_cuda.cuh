@@ -4,9 +4,10 @@
 //          entries u stores (looked up in a dense copy of u), a warp per row, in increasing k;
 //   push   the rows of A selected by u: mxm of u as a one-row matrix with A (the expanded or
 //          sorted path of detail/mxm_kernels.cuh), so the work is the entries of those rows;
-//          with a lor ⊕ (a breadth-first search's lor_land) the products are scattered straight
-//          into the dense t instead (a warp per entry of u): lor's result does not depend on the
-//          order of its terms, so no sort is needed for the host's bytes.
+//          with lor_land (a breadth-first search's semiring) the products are scattered straight
+//          into the dense t instead (a warp per entry of u): its products are 0 or 1, so lor's
+//          fold of them - the lone product as it is, two or more into 0 / 1 - is 1 exactly when
+//          one is nonzero, whatever their order, and no sort is needed for the host's bytes.
 // mxv takes the pull (push with transpose_a), vxm the push (pull with transpose_b): neither
 // transposes A. The write-back w⟨m⟩ = accum(w, t) runs over the vectors' index space with dense
 // copies of w, t and the mask (O(size)), then compacts the entries into a new sparse vector.
@@ -14,11 +15,13 @@
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_cuda.cuh>
+#include <spira/semirings/graphblas.hpp>
 #include <spira/vector.hpp>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace spira::detail {
 
@@ -125,11 +128,12 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
   }
 }
 
-/// The push for a lor ⊕: for every entry u[k] (a warp each) and entry A[k, j] of row k that the
-/// mask allows, t[j] gets an entry, valued 1 if any of its products ⊗(u[k], A[k,j]) (⊗(A[k,j],
-/// u[k]) with AFirst) is nonzero, else 0 - lor over the products, in any order. Every writer of
-/// t[j] stores the same state (2) and the same value (1), so the stores need no atomics. t_value
-/// starts at 0.
+/// The push for lor_land (products 0 or 1): for every entry u[k] (a warp each) and entry A[k, j]
+/// of row k that the mask allows, t[j] gets an entry, valued 1 if any of its products ⊗(u[k],
+/// A[k,j]) (⊗(A[k,j], u[k]) with AFirst) is nonzero, else 0 - lor over the products, in any
+/// order. Every writer of t[j] stores the same state (2) and the same value (1): the stores are
+/// deliberately not atomic (same-value, aligned; the next kernel reads them). t_value starts at 0.
+/// A semiring whose products are other values keeps its lone product, so it takes the mxm push.
 template <bool AFirst, class S, class ValueT, class IndexT>
 __global__ void push_lor_kernel(csr_view<ValueT, IndexT> a, S s,
                                 sparse_vector_view<ValueT, IndexT> u,
@@ -362,6 +366,11 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
     sparse_vector_view<ValueT, IndexT> u, const descriptor& o, bool column)
 {
+  using traits = distance_traits<S, double>;
+  static_assert(semiring<S, double>, "spira::mxv / vxm: S must model spira::semiring");
+  static_assert(traits::annihilating,
+                "spira::mxv / vxm: the semiring must be annihilating (a NAMM's product is dense)");
+  static_assert(traits::num_terms == 1, "spira::mxv / vxm: the semiring must have a single term");
   const char* op = column ? "spira::mxv" : "spira::vxm";
   const device_guard guard(res.device);
   checked_operands<ValueT, IndexT>().check(res, a, op, "A");
@@ -403,7 +412,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
       }
       SPIRA_CHECK_LAUNCH();
     }
-  } else if constexpr (S::add_monoid::kind == monoid_kind::lor) {
+  } else if constexpr (std::is_same_v<S, semirings::lor_land>) {
     fill_zero_bytes(t.value.data(), memory_space::device, t.value.size() * sizeof(double), res);
     const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
     if (u.nnz > 0) {
