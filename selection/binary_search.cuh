@@ -69,7 +69,9 @@ struct binary_search_policy {
   /// hoisting, and a row of 512 held 95 registers (a third of the possible occupancy). With the
   /// staged write, 10 and 8 blocks (48 and 64 registers) spilled for 8 and 16 words. Rows of 1024
   /// and 2048 floats (32 and 64 words) fit 80 and 128 registers without spilling, and the extra
-  /// warps made them 3-7% faster on an H100 than 4 and 2 blocks (96 and 168 registers).
+  /// warps made them faster on an H100 than 4 and 2 blocks (96 and 168 registers): new / base
+  /// median 0.96 (1024) and 0.94 (2048), every one of 36 shapes below 1, against a median of
+  /// 1.01 for the unchanged rows of 768 (bench/results/binary-search-occupancy-2026-11-26/).
   static constexpr int min_blocks_for(int key_words)
   {
     return key_words <= 8    ? 9

@@ -16,6 +16,7 @@
 
 #include <spira/convert.hpp>
 #include <spira/descriptor.hpp>
+#include <spira/detail/index_lists.hpp>
 #include <spira/detail/masked_update.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
@@ -94,18 +95,7 @@ template <class Accum, class ValueT, class IndexT>
   validate(res, a, csr_check::canonical, "spira::extract: A");
   std::optional<csr_matrix<ValueT, IndexT>> at;
   a = detail::maybe_transposed(res, a, options.transpose_a, at);
-  const auto check = [&](std::span<const std::int64_t> list, std::int64_t n, const char* name) {
-    for (std::size_t p = 0; p < list.size(); ++p) {
-      detail::expects(list[p] >= 0 && list[p] < n, op, ": ", name, "[", p, "] = ", list[p],
-                      " is outside [0, ", n, ")");
-    }
-  };
-  if (rows) {
-    check(*rows, a.rows, "rows");
-  }
-  if (cols) {
-    check(*cols, a.cols, "cols");
-  }
+  detail::check_index_lists(op, rows, a.rows, cols, a.cols);
   const std::int64_t n_rows = rows ? std::int64_t(rows->size()) : a.rows;
   const std::int64_t n_cols = cols ? std::int64_t(cols->size()) : a.cols;
   detail::check_output_operands(res, c, mask, n_rows, n_cols, op, "A(rows, cols)");

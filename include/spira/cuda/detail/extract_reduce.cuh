@@ -15,6 +15,7 @@
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_cuda.cuh>
 #include <spira/cuda/detail/mxv_cuda.cuh>
+#include <spira/detail/index_lists.hpp>
 #include <spira/select_k.hpp>
 #include <spira/semiring.hpp>
 
@@ -68,18 +69,7 @@ csr_matrix<ValueT, IndexT> extract_cuda(const cuda_resources& res, maybe_csr_arg
   checked.check(res, a, op, "A");
   std::optional<csr_matrix<ValueT, IndexT>> at;
   a = maybe_transposed_cuda(res, a, o.transpose_a, at);
-  const auto check = [&](std::span<const std::int64_t> list, std::int64_t n, const char* name) {
-    for (std::size_t p = 0; p < list.size(); ++p) {
-      expects(list[p] >= 0 && list[p] < n, op, ": ", name, "[", p, "] = ", list[p],
-              " is outside [0, ", n, ")");
-    }
-  };
-  if (rows) {
-    check(*rows, a.rows, "rows");
-  }
-  if (cols) {
-    check(*cols, a.cols, "cols");
-  }
+  check_index_lists(op, rows, a.rows, cols, a.cols);
   const std::int64_t n_rows = rows ? std::int64_t(rows->size()) : a.rows;
   const std::int64_t n_cols = cols ? std::int64_t(cols->size()) : a.cols;
   check_output_operands_cuda(res, c, mask, n_rows, n_cols, op, "A(rows, cols)", checked);
