@@ -18,6 +18,9 @@ import time
 
 RAFT_RUNS = 13  # 3 warm-ups + 10 timed
 RAFT_VERSION = "25.10.00"
+# spira's metric -> raft_anchor's (parse_metric in raft_anchor.cu; its l2 is the square root form).
+RAFT_METRICS = {"cosine": "cosine", "euclidean": "l2", "manhattan": "l1", "chebyshev": "linf",
+                "jensenshannon": "js"}
 
 
 def write_mtx(x, path):

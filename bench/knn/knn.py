@@ -60,8 +60,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py, raft_peer.py
 
 from datasets import DATASETS
-from raft_peer import (RAFT_VERSION, capped_rows, raft_description, require_binary, run_anchor,
-                       run_record, write_mtx)
+from raft_peer import (RAFT_METRICS, RAFT_VERSION, capped_rows, raft_description, require_binary,
+                       run_anchor, run_record, write_mtx)
 
 # Table 2 shapes with the rows kept (the first rows of the full distribution; columns and degree law
 # of the full set). sec-edgar at its full 663K rows; the others capped for the GPU lease.
@@ -233,10 +233,6 @@ def free_gpu_pools():
             free()
         except Exception:  # noqa: BLE001 - not installed, or no device
             pass
-
-
-# raft_anchor: its metric names (parse_metric in raft_anchor.cu).
-RAFT_METRICS = {"cosine": "cosine", "manhattan": "l1", "euclidean": "l2"}
 
 
 def raft_process(binary, mtx, metric, k, rows, timeout, dump):

@@ -61,8 +61,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py, raft_peer.py
 
-from raft_peer import (RAFT_RUNS, RAFT_VERSION, capped_rows, raft_description, require_binary,
-                       run_anchor, run_record, write_mtx)
+from raft_peer import (RAFT_METRICS, RAFT_RUNS, RAFT_VERSION, capped_rows, raft_description,
+                       require_binary, run_anchor, run_record, write_mtx)
 
 # Known datasets of ../shared/data: label, file, transpose (rows = samples), weight (time share).
 KNOWN = [
@@ -92,9 +92,6 @@ SYNTH_METRICS = "cosine,manhattan"
 SYNTH_EXTRA_METRICS = "chebyshev,jensenshannon,euclidean"
 STRATEGIES = "automatic,cusparse,host,intersection,hybrid,dense"
 
-# spira's metric -> raft_anchor's (parse_metric in raft_anchor.cu).
-RAFT_METRICS = {"cosine": "cosine", "euclidean": "l2", "manhattan": "l1", "chebyshev": "linf",
-                "jensenshannon": "js"}
 RAFT_TIMING = ("raft::sparse::distance::pairwise_distance (raft_anchor spdist): device CSR in "
                "(float32 values, int32 indices, copied once per process before timing), dense "
                "float32 distance matrix out in device memory; CUDA events on the RAFT handle's "
