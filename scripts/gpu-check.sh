@@ -23,7 +23,10 @@
 #   .carry/zlib/         zlib.h and zconf.h, used when /usr/include/zlib.h is missing; the shared
 #                        library libz.so.1 of the system is linked directly
 #   .carry/data/         a copy of ../shared/data (same layout), used when ../shared/data is absent
-# SuiteSparse:GraphBLAS is optional (its cross-check tests and benchmark are skipped without it).
+# SuiteSparse:GraphBLAS is optional (its cross-check tests and benchmark are skipped without it);
+# SPIRA_CMAKE_ARGS (words, split on spaces) are added to the configure command, e.g.
+#   SPIRA_CMAKE_ARGS="-DSPIRA_GRAPHBLAS_INCLUDE_DIR=DIR -DSPIRA_GRAPHBLAS_LIBRARY=FILE"
+# for a GraphBLAS outside the system's paths.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -85,6 +88,9 @@ if [ ! -f /usr/include/zlib.h ] && [ -f "$root/.carry/zlib/zlib.h" ]; then
   libz=${libz:-/usr/lib/x86_64-linux-gnu/libz.so.1}
   cmake_args+=(-DZLIB_INCLUDE_DIR="$root/.carry/zlib" -DZLIB_LIBRARY="$libz")
 fi
+
+read -r -a extra_args <<< "${SPIRA_CMAKE_ARGS:-}"
+cmake_args+=("${extra_args[@]}")
 
 built=0
 note "configure ($build)"

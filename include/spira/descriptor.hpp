@@ -8,6 +8,9 @@
 //   elsewhere C keeps its entry, or loses it with `replace`. The mask allows (i, j) where M stores
 //   a nonzero value (any stored value with `structural_mask`), or the opposite with
 //   `complement_mask`; without a mask every position is allowed (none with `complement_mask`).
+// T holds the value type, as GraphBLAS's T does: each of its values is computed in double and
+// rounded to the value type once, and an accumulator reads that rounded value (accum runs in
+// double, and Z is rounded once more), whichever backend and path computed T.
 #pragma once
 
 namespace spira {

@@ -78,23 +78,35 @@ struct operands {
   }
 };
 
+/// A sweep operand: values in {1, 2, 3} ({0, 1} for `logical`), or uniform reals (`reals`), whose
+/// products and sums round.
+template <class V, class I>
+csr_matrix<V, I> sweep_operand(std::int64_t rows, std::int64_t cols, std::uint32_t seed,
+                               bool logical, bool reals)
+{
+  return reals ? random_csr<V, I>({.rows = rows, .cols = cols, .mean_degree = 5, .seed = seed})
+               : operand<V, I>(rows, cols, seed, logical);
+}
+
 /// For every case of the sweep (with transposes of A and B as `transposes` allows): the host
 /// operation host(k, a, b, c, mask) and the CUDA one cuda(k, a, b, c, mask) give the same entries.
 template <class V, class I, class Host, class Cuda>
 void sweep(std::int64_t m, std::int64_t inner, std::int64_t n, bool product, int transposes,
-           bool logical, const Host& host, const Cuda& cuda, const std::string& what)
+           bool logical, const Host& host, const Cuda& cuda, const std::string& what,
+           bool reals = false)
 {
   const cuda_resources res{};
+  const auto make = [&](std::int64_t rows, std::int64_t cols, std::uint32_t seed) {
+    return sweep_operand<V, I>(rows, cols, seed, logical, reals);
+  };
   for (int t = 0; t < transposes; ++t) {
     const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
     // mxm: A is m x inner, B inner x n; element-wise: both m x n.
     const std::int64_t ar = m, ac = product ? inner : n;
     const std::int64_t br = product ? inner : m, bc = n;
-    const operands<V, I> a(
-        ta ? operand<V, I>(ac, ar, 11, logical) : operand<V, I>(ar, ac, 11, logical), res);
-    const operands<V, I> b(
-        tb ? operand<V, I>(bc, br, 12, logical) : operand<V, I>(br, bc, 12, logical), res);
-    const operands<V, I> c(operand<V, I>(m, n, 13, logical), res);
+    const operands<V, I> a(ta ? make(ac, ar, 11) : make(ar, ac, 11), res);
+    const operands<V, I> b(tb ? make(bc, br, 12) : make(br, bc, 12), res);
+    const operands<V, I> c(make(m, n, 13), res);
     const operands<V, I> mask(operand<V, I>(m, n, 14, false, true), res);
     for (int bits = 0; bits < sweep_case::count; ++bits) {
       const auto k = sweep_case::nth(bits, ta, tb);
@@ -112,7 +124,7 @@ using cuda_types =
 TYPED_TEST_SUITE(graphblas_cuda, cuda_types);
 
 template <class V, class I, class S, class Accum>
-void mxm_sweep(const S& s, const Accum& acc, bool logical, const char* what)
+void mxm_sweep(const S& s, const Accum& acc, bool logical, const char* what, bool reals = false)
 {
   for (const auto path :
        {detail::mxm_path::automatic, detail::mxm_path::sorted, detail::mxm_path::dense,
@@ -131,7 +143,7 @@ void mxm_sweep(const S& s, const Accum& acc, bool logical, const char* what)
                                     s, a.view(), b.view(), k.desc(), path);
           });
         },
-        std::string(what) + " path " + std::to_string(int(path)));
+        std::string(what) + " path " + std::to_string(int(path)), reals);
   }
 }
 
@@ -145,6 +157,8 @@ TYPED_TEST(graphblas_cuda, mxm_every_descriptor_and_path)
   mxm_sweep<V, I>(min_plus{}, min_monoid{}, false, "min_plus");
   mxm_sweep<V, I>(plus_pair{}, plus_monoid{}, false, "plus_pair");
   mxm_sweep<V, I>(lor_land{}, lor_monoid{}, true, "lor_land");
+  // Reals: an accumulator reads T rounded to the value type on both backends.
+  mxm_sweep<V, I>(plus_times{}, plus_monoid{}, false, "plus_times reals", true);
 }
 
 /// Values whose sums round (uniform random reals) and rows long enough for every path: the host's
@@ -349,16 +363,20 @@ TYPED_TEST(graphblas_cuda, apply_select_transpose_every_descriptor)
 
 /// mxv and vxm, every descriptor, the CUDA ones against the host ones (mxv_test.cpp's sweep).
 template <class V, class I, class S, class Accum>
-void vector_sweep(const S& s, const Accum& acc, bool logical, const char* what)
+void vector_sweep(const S& s, const Accum& acc, bool logical, const char* what, bool reals = false)
 {
   const cuda_resources res{};
   const std::int64_t m = 37, n = 29;
+  const auto vec = [&](std::int64_t size, std::uint32_t seed) {
+    return reals ? real_vector<V, I>(size, seed) : vector_operand<V, I>(size, seed, logical);
+  };
   for (const bool column : {true, false}) {
     for (const bool ta : {false, true}) {
-      const auto a = ta ? operand<V, I>(n, m, 51, logical) : operand<V, I>(m, n, 51, logical);
+      const auto a = ta ? sweep_operand<V, I>(n, m, 51, logical, reals)
+                        : sweep_operand<V, I>(m, n, 51, logical, reals);
       const std::int64_t in = column ? n : m, out = column ? m : n;
-      const auto u = vector_operand<V, I>(in, 52, logical);
-      const auto w = vector_operand<V, I>(out, 53, logical);
+      const auto u = vec(in, 52);
+      const auto w = vec(out, 53);
       const auto mask = vector_operand<V, I>(out, 54, false, true);
       const auto ad = to_device(res, a.view());
       const auto ud = vector_on_device(res, u), wd = vector_on_device(res, w);
@@ -396,6 +414,9 @@ TYPED_TEST(graphblas_cuda, mxv_vxm_every_descriptor)
   vector_sweep<V, I>(min_plus{}, min_monoid{}, false, "min_plus");
   vector_sweep<V, I>(lor_land{}, lor_monoid{}, true, "lor_land");
   vector_sweep<V, I>(lor_times{}, lor_monoid{}, false, "lor_times");
+  // Reals: the pull's double folds and the push's rounded T reach the accumulator alike.
+  vector_sweep<V, I>(plus_times{}, plus_monoid{}, false, "plus_times reals", true);
+  vector_sweep<V, I>(min_plus{}, plus_monoid{}, false, "min_plus reals", true);
 }
 
 /// A lor ⊕ over products that are not 0 / 1: the push keeps a lone product as it is (a signed

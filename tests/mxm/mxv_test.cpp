@@ -104,6 +104,54 @@ TYPED_TEST(mxv_graphblas, every_descriptor_for_every_builtin_semiring)
                                const char* what) { sweep<V, I>(s, gs, acc, gacc, logical, what); });
 }
 
+/// T holds the value type (spira/descriptor.hpp): in float, an accumulator reads each entry of T
+/// rounded to float, as GraphBLAS's FP32 T is, in every descriptor case of both products. A is a
+/// permutation with real values, so that each entry of T is one product: GraphBLAS, which folds
+/// sums in float where spira folds them in double, computes the same T, and only the rounding
+/// before the accumulator is tested.
+TEST(mxv, accumulator_reads_t_in_the_value_type)
+{
+  using V = float;
+  using I = std::int32_t;
+  const host_resources res{};
+  // The case that showed it: t = u a = 11.86... rounds to float before w + t.
+  const std::vector<I> zero{0};
+  const auto a1 =
+      make_csr<V, I>(res, 1, 1, std::vector<offset_t>{0, 1}, zero, std::vector<V>{0x1.84b9dcp-1f});
+  const auto u1 = make_sparse_vector<V, I>(res, 1, zero, std::vector<V>{0x1.e39442p+3f});
+  const auto w1 = make_sparse_vector<V, I>(res, 1, zero, std::vector<V>{0x1.adfcccp+2f});
+  const auto one = vxm(res, std::optional(w1.view()), std::nullopt, plus_monoid{},
+                       semirings::plus_times{}, u1.view(), a1.view());
+  ASSERT_EQ(one.nnz(), 1);
+  EXPECT_EQ(one.values()[0], 0x1.231224p+4f);  // 0x1.231226p+4 if t were not rounded first
+  // Every descriptor case against GraphBLAS.
+  const std::int64_t n = 61;
+  std::vector<offset_t> ptr(std::size_t(n) + 1);
+  std::vector<I> col(static_cast<std::size_t>(n));
+  std::vector<V> val(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    ptr[std::size_t(i) + 1] = i + 1;
+    col[std::size_t(i)] = I((i * 17 + 5) % n);
+    val[std::size_t(i)] = V(0.25 + 0.731 * double((i * 29) % 23));
+  }
+  const auto a = make_csr<V, I>(res, n, n, ptr, col, val);
+  const auto u = real_vector<V, I>(n, 81);
+  const auto w = real_vector<V, I>(n, 82);
+  const auto mask = vector_operand<V, I>(n, 83, false, true);
+  for (const bool column : {true, false}) {
+    for (const bool ta : {false, true}) {
+      for (int bits = 0; bits < sweep_case::count; ++bits) {
+        const auto k = sweep_case::nth(bits, ta);
+        const auto want = graphblas_product(k, column, GrB_PLUS_TIMES_SEMIRING_FP32, GrB_PLUS_FP32,
+                                            GrB_FP32, a.view(), u.view(), w.view(), mask.view());
+        const auto got = spira_product(k, column, semirings::plus_times{}, plus_monoid{}, a.view(),
+                                       u.view(), w.view(), mask.view());
+        ASSERT_EQ(got, want) << (column ? "mxv: " : "vxm: ") << k.name();
+      }
+    }
+  }
+}
+
 /// Breadth-first search levels by repeated masked vxm with lor_land (the next frontier: the
 /// neighbours of the frontier not yet visited), against levels computed by a plain queue.
 TEST(mxv, breadth_first_search_levels)

@@ -37,7 +37,7 @@ class graphblas_env : public ::testing::Environment {
   void TearDown() override { GrB_finalize(); }
 };
 
-/// m as a new GrB_Matrix of `type` (GrB_FP64 or GrB_BOOL: nonzero is true).
+/// m as a new GrB_Matrix of `type` (GrB_FP64, GrB_FP32 or GrB_BOOL: nonzero is true).
 template <class V, class I>
 void make_grb(csr_view<V, I> m, GrB_Type type, GrB_Matrix* out)
 {
@@ -86,7 +86,7 @@ inline void grb_entries(GrB_Matrix m, GrB_Type type,
   std::sort(out->begin(), out->end());
 }
 
-/// v as a new GrB_Vector of `type` (GrB_FP64 or GrB_BOOL: nonzero is true).
+/// v as a new GrB_Vector of `type` (GrB_FP64, GrB_FP32 or GrB_BOOL: nonzero is true).
 template <class V, class I>
 void make_grb(sparse_vector_view<V, I> v, GrB_Type type, GrB_Vector* out)
 {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -146,6 +147,24 @@ sparse_vector<V, I> vector_operand(std::int64_t size, std::uint32_t seed, bool l
     }
     idx.push_back(I(j));
     x.push_back(value);
+  }
+  return make_sparse_vector<V, I>(host_resources{}, size, idx, x);
+}
+
+/// A random sparse vector of `size` with about half of its entries stored, uniform reals in
+/// [0.5, 8): products and sums of them round in float and in double.
+template <class V, class I>
+sparse_vector<V, I> real_vector(std::int64_t size, std::uint32_t seed)
+{
+  std::vector<I> idx;
+  std::vector<V> x;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> value(0.5, 8.0);
+  for (std::int64_t j = 0; j < size; ++j) {
+    if (rng() % 2 == 0) {
+      idx.push_back(I(j));
+      x.push_back(V(value(rng)));
+    }
   }
   return make_sparse_vector<V, I>(host_resources{}, size, idx, x);
 }

@@ -86,7 +86,9 @@ void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, st
       } else if (has_c && accumulate) {
         if constexpr (accumulate) {
           const T cv = values ? T(c->values[pc]) : T(0);
-          out(j, !values ? T(0) : has_t ? T(accum(cv, T(t_vals[pt]))) : cv);
+          // T holds the value type (spira/descriptor.hpp): a row computed in double is rounded
+          // before the accumulator reads it, as a T stored in a matrix is.
+          out(j, !values ? T(0) : has_t ? T(accum(cv, T(ValueT(t_vals[pt])))) : cv);
         }
       }
     } else if (has_c && !o.replace) {

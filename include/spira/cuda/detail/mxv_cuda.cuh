@@ -166,7 +166,7 @@ __global__ void push_lor_kernel(csr_view<ValueT, IndexT> a, S s,
 
 /// w⟨m⟩ = accum(w, t) at index i, over dense copies (the vector form of masked_merge_op); writes
 /// the new entry's presence to `flag` and its value to `out`.
-template <class Accum>
+template <class ValueT, class Accum>
 __global__ void vector_update_kernel(std::int64_t size, const unsigned char* t_state,
                                      const double* t_value, const unsigned char* w_state,
                                      const double* w_value, const unsigned char* mask_state,
@@ -189,7 +189,9 @@ __global__ void vector_update_kernel(std::int64_t size, const unsigned char* t_s
       } else if (has_c && accumulate) {
         if constexpr (accumulate) {
           has = true;
-          v = has_t ? double(accum(w_value[i], t_value[i])) : w_value[i];
+          // t's values are double (the pull's folds); the accumulator reads them rounded to
+          // the value type, as T holds it (spira/descriptor.hpp).
+          v = has_t ? double(accum(w_value[i], double(ValueT(t_value[i])))) : w_value[i];
         }
       }
     } else if (has_c && !o.replace) {
@@ -323,7 +325,7 @@ sparse_vector<ValueT, IndexT> vector_write_back(
   buffer<offset_t> at(res, std::size_t(size) + 1, "vector offsets");
   buffer<double> value(res, std::size_t(std::max<std::int64_t>(size, 1)), "vector values");
   if (size > 0) {
-    vector_update_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
+    vector_update_kernel<ValueT><<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
         size, t.state.data(), t.value.data(), w_dense ? w_dense->state.data() : nullptr,
         w_dense ? w_dense->value.data() : nullptr, m_dense ? m_dense->state.data() : nullptr, accum,
         o, at.data(), value.data());
