@@ -17,6 +17,7 @@ namespace spira::distances {
 /// union (coordinates zero in both agree); 0 when k == 0.
 struct hamming {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = false;
   template <class T>
   SPIRA_HD constexpr T multiply(T a, T b) const
@@ -34,6 +35,7 @@ struct hamming {
 /// (infinite ones too) contribute 0.
 struct manhattan {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = false;
   template <class T>
   SPIRA_HD constexpr T multiply(T a, T b) const
@@ -46,6 +48,7 @@ struct manhattan {
 struct minkowski {
   double p = 2.0;
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = false;
   template <class T>
   SPIRA_HD T multiply(T a, T b) const
@@ -94,6 +97,7 @@ struct chebyshev {
 /// infinite one counts 1 (the limit).
 struct canberra {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = false;
   template <class T>
   SPIRA_HD T multiply(T a, T b) const
@@ -117,6 +121,7 @@ struct canberra {
 /// nan); n/0 with n > 0 (only possible with mixed signs, e.g. y = -x) gives +inf (as scipy).
 struct braycurtis {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = false;
   template <class T>
   SPIRA_HD constexpr terms<T, 2> multiply(T a, T b) const

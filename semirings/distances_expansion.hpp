@@ -59,6 +59,7 @@ struct inner_product {
 /// the expansion cancels (see spira/accuracy.hpp) are summed directly over the union.
 struct sqeuclidean {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = true;
   using norms = norm_list<sum_of_squares>;
   template <class T>
@@ -105,6 +106,7 @@ struct euclidean : sqeuclidean {
 /// all-zero and a nonzero row (scipy returns nan).
 struct cosine {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = true;
   using norms = norm_list<sum_of_squares>;
   template <class T>
@@ -173,6 +175,7 @@ struct cosine {
 /// constant and a non-constant row (scipy returns nan). Clamped to [0, 2].
 struct correlation {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = true;
   using norms = norm_list<row_sum, sum_of_squares>;
   template <class T>

@@ -18,6 +18,7 @@ namespace spira::distances {
 /// distributions with disjoint supports, between an all-zero and a nonzero row (scipy: inf / nan).
 struct jensenshannon {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = false;
   using norms = norm_list<row_sum>;
   using prepare_norm = norm<detail::mass_map, detail::mass_monoid>;
@@ -66,6 +67,7 @@ struct jensenshannon {
 /// Expansion over the intersection; requires non-negative values.
 struct hellinger {
   using add_monoid = plus_monoid;
+  static constexpr bool zero_self_distance = true;  // d(x, x) = 0 for finite x
   static constexpr bool annihilating = true;
   using norms = norm_list<row_sum>;
   template <class T>

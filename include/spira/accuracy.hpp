@@ -23,7 +23,12 @@
 //                                                    std::int64_t dim) const;
 //     (the catalogue's expansions do: sqeuclidean, euclidean, cosine, correlation, hellinger,
 //     inner_product); a sum NAMM may declare `exact` to replace the plain union (minkowski,
-//     braycurtis scale their rows so that no intermediate overflows).
+//     braycurtis scale their rows so that no intermediate overflows);
+//   * a guarded distance may declare `static constexpr bool zero_self_distance = true`: its direct
+//     value of a row with itself (or with an equal row) is exactly 0 whenever the row's values are
+//     all finite. The fused k-NN then writes d(i, i) = 0 after a parallel check of the row instead
+//     of one thread's serial pass over it (the metrics of the catalogue declare it;
+//     tests/semiring/zero_self_test.cpp checks each declaration against the direct value).
 //
 // bounds.cancel is 2^33 unit roundoffs of the accumulator (2^-20 for double): a trusted result r
 // of a sum of n terms of total size M has |error| <= n u M <= n 2^-33 r, far below float32's
@@ -109,6 +114,8 @@ struct accuracy_traits {
   static constexpr bool sum_namm = !dt::annihilating && dt::invertible_add;
   /// The engines run the guard for D.
   static constexpr bool guarded = has_trusted || sum_namm;
+  /// D's direct value of a finite row with itself (or an equal row) is exactly 0.
+  static constexpr bool zero_self = requires { requires D::zero_self_distance; };
 };
 
 namespace detail {

@@ -120,9 +120,11 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
   };
   run_rows(run_rows, 0, queries.rows);
   if (untrusted) {
+    // A warp per row where the distance vanishes on the diagonal, else a thread per row.
+    const std::int64_t threads = queries.rows * (accuracy_traits<D, double>::zero_self ? 32 : 1);
     knn_self_direct_kernel<D, ValueT, IndexT>
-        <<<elementwise_grid(queries.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
-           res.stream>>>(setup.args, queries.rows, untrusted->data(), self_values);
+        <<<elementwise_grid(threads, ctx.sms), cuda_pairwise_policy::row_threads, 0, res.stream>>>(
+            setup.args, queries.rows, untrusted->data(), self_values);
     SPIRA_CHECK_LAUNCH();
   }
   if (progress) {

@@ -306,16 +306,43 @@ __global__ void knn_deferred_values_kernel(intersection_args<D, ValueT, IndexT> 
   }
 }
 
-/// d(i, i) evaluated directly for the rows whose fast value the accuracy guard did not trust.
+/// d(i, i) for the rows whose fast value the accuracy guard did not trust. A distance that declares
+/// zero_self_distance (spira/accuracy.hpp) gets a warp per row: where row i of the queries equals
+/// row i of the index and its values are all finite, d(i, i) is 0 (the direct value, without one
+/// thread's serial pass over the row: the longest row of a set would set the kernel's time);
+/// otherwise, and for the other distances, one thread evaluates it directly.
 template <class D, class ValueT, class IndexT>
 __global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, std::int64_t rows,
                                        const unsigned char* untrusted, ValueT* self_values)
 {
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
-       i += stride) {
-    if (untrusted[i]) {
-      self_values[i] = ValueT(float(intersection_direct_value(p, i, i)));
+  if constexpr (accuracy_traits<D, double>::zero_self) {
+    constexpr unsigned full_warp = 0xffffffffu;
+    const int lane = int(threadIdx.x) & 31;
+    const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+    for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
+         i += warps) {
+      if (!untrusted[i]) {
+        continue;  // uniform across the warp
+      }
+      const offset_t a0 = p.a_ptr[i], n = p.a_ptr[i + 1] - a0;
+      const offset_t b0 = p.b_ptr[i];
+      bool zero = p.b_ptr[i + 1] - b0 == n;
+      for (offset_t e = lane; zero && e < n; e += 32) {
+        const ValueT x = p.a_val[a0 + e];
+        zero = p.a_col[a0 + e] == p.b_col[b0 + e] && x == p.b_val[b0 + e] && isfinite(x);
+      }
+      zero = __all_sync(full_warp, zero);
+      if (lane == 0) {
+        self_values[i] = zero ? ValueT(0) : ValueT(float(intersection_direct_value(p, i, i)));
+      }
+    }
+  } else {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+         i += stride) {
+      if (untrusted[i]) {
+        self_values[i] = ValueT(float(intersection_direct_value(p, i, i)));
+      }
     }
   }
 }

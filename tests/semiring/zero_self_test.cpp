@@ -1,0 +1,117 @@
+// The distances that declare zero_self_distance (spira/accuracy.hpp) against their direct value:
+// d(x, x) is exactly 0 for a finite row x, as the fused k-NN assumes when it writes d(i, i) = 0
+// after a parallel check of the row instead of evaluating it. Random rows at every scale
+// (subnormal to near-overflow values, explicit zeros, negative values where the distance allows
+// them, rows of up to a few thousand entries), float and double values, through the host's direct
+// self distances (the direct_value the device evaluates too).
+#include <semirings/distances.hpp>
+#include <spira/convert.hpp>
+#include <spira/detail/host_pairwise_dispatch.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace spira::test {
+namespace {
+
+/// Rows of `cols` columns with lengths from 0 to 3,000; each row's values near 2^e for a random
+/// e over the value type's whole range (a few subnormal), some explicit zeros; `nonnegative` for
+/// the distances of distributions.
+template <class V>
+csr_matrix<V, std::int32_t> rows_at_every_scale(bool nonnegative, std::uint32_t seed)
+{
+  const std::int64_t rows = 160, cols = 5000;
+  const int min_exp = std::numeric_limits<V>::min_exponent - std::numeric_limits<V>::digits + 4;
+  const int max_exp = std::numeric_limits<V>::max_exponent - 8;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int32_t> col;
+  std::vector<V> val;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::int64_t len = i % 16 == 0 ? std::int64_t(unit(rng) * 3000) : std::int64_t(unit(rng) * 40);
+    const int e = min_exp + int(unit(rng) * double(max_exp - min_exp));
+    std::int64_t c = 0;
+    for (std::int64_t n = 0; n < len && c < cols; ++n, ++c) {
+      c += std::int64_t(unit(rng) * 2.0);
+      if (c >= cols) {
+        break;
+      }
+      const int ee = std::min(max_exp, std::max(min_exp, e + int(unit(rng) * 16.0) - 8));
+      double v = std::ldexp(1.0 + unit(rng), ee);
+      if (!nonnegative && unit(rng) < 0.4) {
+        v = -v;
+      }
+      if (unit(rng) < 0.05) {
+        v = 0.0;
+      }
+      col.push_back(std::int32_t(c));
+      val.push_back(V(v));
+    }
+    ptr.push_back(offset_t(col.size()));
+  }
+  return make_csr<V, std::int32_t>(host_resources{}, rows, cols, ptr, col, val);
+}
+
+template <class D, class V>
+void expect_zero_self(const D& d, bool nonnegative, const std::string& name)
+{
+  static_assert(accuracy_traits<D, double>::zero_self);
+  const host_resources res{};
+  for (std::uint32_t seed : {1u, 2u, 3u}) {
+    const auto m = rows_at_every_scale<V>(nonnegative, seed);
+    const auto self = detail::self_distances<D, double>(res, m.view(), d);
+    for (std::int64_t i = 0; i < m.rows(); ++i) {
+      ASSERT_EQ(self[std::size_t(i)], V(0))
+          << name << " seed " << seed << " row " << i << " (" << m.row_ptr()[i + 1] - m.row_ptr()[i]
+          << " entries)";
+    }
+  }
+}
+
+template <class V>
+void every_declaring_distance()
+{
+  using namespace spira::distances;
+  expect_zero_self<sqeuclidean, V>({}, false, "sqeuclidean");
+  expect_zero_self<euclidean, V>({}, false, "euclidean");
+  expect_zero_self<cosine, V>({}, false, "cosine");
+  expect_zero_self<correlation, V>({}, false, "correlation");
+  expect_zero_self<manhattan, V>({}, false, "manhattan");
+  expect_zero_self<hamming, V>({}, false, "hamming");
+  expect_zero_self<canberra, V>({}, false, "canberra");
+  expect_zero_self<braycurtis, V>({}, false, "braycurtis");
+  for (const double p : {1.0, 2.0, 3.5, 1000.0}) {
+    expect_zero_self<minkowski, V>(minkowski{p}, false, "minkowski p " + std::to_string(p));
+  }
+  expect_zero_self<hellinger, V>({}, true, "hellinger");
+  expect_zero_self<jensenshannon, V>({}, true, "jensenshannon");
+}
+
+TEST(zero_self_distance, direct_value_of_a_finite_row_with_itself_is_zero_float)
+{
+  every_declaring_distance<float>();
+}
+
+TEST(zero_self_distance, direct_value_of_a_finite_row_with_itself_is_zero_double)
+{
+  every_declaring_distance<double>();
+}
+
+TEST(zero_self_distance, only_distances_that_vanish_on_the_diagonal_declare_it)
+{
+  using namespace spira::distances;
+  static_assert(!accuracy_traits<inner_product, double>::zero_self);
+  static_assert(!accuracy_traits<kl_divergence, double>::zero_self);  // epsilon-clipped entries
+  static_assert(!accuracy_traits<russellrao, double>::zero_self);
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace spira::test
