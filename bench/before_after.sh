@@ -9,9 +9,12 @@
 #   BASE_SRC       source tree of the base commit (built here into BASE_SRC/build-bench)
 #   CURRENT_BUILD  a build directory of the current tree with SPIRA_BUILD_BENCHMARKS=ON
 #   DATA_DIR       the shared datasets (default ../shared/data, else .carry/data)
-# SPIRA_BENCH_SUITES (default "knn pairwise select_k") picks the suites; SPIRA_BENCH_SECONDS caps
-# each k-NN case (default 15); SPIRA_CMAKE_ARGS adds arguments to the base tree's configuration
-# (e.g. the zlib location on a machine without its headers).
+# SPIRA_BENCH_SUITES (default "knn pairwise select_k") picks the suites ("knn-resident": the shared
+# datasets and the synthetic 663k SEC EDGAR shape, cosine and manhattan, device CSR in and device
+# graph out, the small sets with 15 timed calls); SPIRA_BENCH_SECONDS caps each k-NN case (default
+# 15); SPIRA_BENCH_ROUNDS (default 1) repeats every suite, base and current alternating case by
+# case in each round; SPIRA_CMAKE_ARGS adds arguments to the base tree's configuration (e.g. the
+# zlib location on a machine without its headers). Only the programs the suites run are built.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 base_src=$(realpath "$1")
@@ -20,7 +23,14 @@ out=$3
 data=${4:-$root/../shared/data}
 [ -d "$data" ] || data=$root/.carry/data
 suites=${SPIRA_BENCH_SUITES:-knn pairwise select_k}
-targets=(bench_knn bench_pairwise_gpu select_k_bench)
+targets=()
+for suite in $suites; do
+  case $suite in
+    knn | knn-resident) targets+=(bench_knn) ;;
+    pairwise) targets+=(bench_pairwise_gpu) ;;
+    select_k) targets+=(select_k_bench) ;;
+  esac
+done
 
 cmake -S "$base_src" -B "$base_src/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DSPIRA_ENABLE_CUDA=ON -DSPIRA_BUILD_TESTS=OFF -DSPIRA_BUILD_BENCHMARKS=ON \
@@ -30,12 +40,13 @@ cmake --build "$cur_build" -j "$(nproc)" --target "${targets[@]}" > /dev/null
 
 bin() { [ "$1" = base ] && echo "$base_src/build-bench/bench/$2" || echo "$cur_build/bench/$2"; }
 # Runs "$@" (a bench program's command line after its path) for base then current; tags the lines.
+round=1
 both() {
   local suite=$1 prog=$2
   shift 2
   for tool in base current; do
     "$(bin $tool "$prog")" "$@" 2>/dev/null |
-      sed "s/^{/{\"suite\": \"$suite\", \"build\": \"$tool\", /" >> "$out" ||
+      sed "s/^{/{\"suite\": \"$suite\", \"build\": \"$tool\", \"round\": $round, /" >> "$out" ||
       echo "{\"suite\": \"$suite\", \"build\": \"$tool\", \"error\": \"$prog $* failed\"}" >> "$out"
   done
 }
@@ -50,8 +61,27 @@ both_stdin() {
 }
 
 : > "$out"
+for round in $(seq "${SPIRA_BENCH_ROUNDS:-1}"); do
 for suite in $suites; do
   case $suite in
+    knn-resident)
+      cases=(
+        "movielens-latest-small|--file $data/movielens-latest-small/ratings.mtx.gz|15"
+        "suitesparse-1138_bus|--file $data/suitesparse-1138_bus/1138_bus.mtx|15"
+        "uci-bow-kos|--file $data/uci-bow-kos/docword.kos.mtx.gz|15"
+        "sec-edgar-names|--file $data/sec-edgar-names/char3gram_tfidf.mtx.gz|15"
+        "pbmc3k|--file $data/pbmc3k/matrix.mtx.gz --transpose|15"
+        "snap-email-enron|--file $data/snap-email-enron/email-Enron.txt.gz|15"
+        "20newsgroups|--file $data/20newsgroups/tfidf.mtx.gz|15"
+        "synthetic-sec-edgar-663k|--synthetic sec-edgar --synthetic-rows 663000|3"
+      )
+      for c in "${cases[@]}"; do
+        IFS='|' read -r label input repeats <<< "$c"
+        # shellcheck disable=SC2086
+        both knn-resident bench_knn $input --backend cuda --k 15 --metrics cosine,manhattan \
+          --resident --repeats "$repeats" --max-seconds "${SPIRA_BENCH_SECONDS:-15}" \
+          --label "$label"
+      done ;;
     knn)
       # dataset label | input arguments | metrics. "-tiled" forces the tiled algorithm (query tiles
       # of 2,048 rows: the running merge runs once per query tile and index tile).
@@ -83,6 +113,7 @@ for suite in $suites; do
         "1 100000000 1024 auto uniform" "4096 30000 15 radix uniform" \
         "4096 2048 15 binary_search uniform")" ;;
   esac
+done
 done
 
 python3 "$root/bench/before_after_table.py" "$out"

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The table of bench/before_after.sh from its JSON lines: per suite and case, the median and the
-fastest time of the base and the current build, and current / base for both (the fastest is the
-steadier figure when the host adds jitter). A case is identified by the fields of its lines that
+fastest time of the base and the current build (device in/out where the line has it), and
+current / base for both (the fastest is the steadier figure when the host adds jitter). A case is identified by the fields of its lines that
 are neither timings nor bookkeeping."""
 import json
 import sys
 
-TIMING = {"median_ms", "min_ms", "ms", "warmup_ms", "timed_calls", "max_diff_vs_first", "bytes",
-          "hit_rate", "seconds", "gpu_same_rows_ms"}
-BOOKKEEPING = {"build", "tool", "error", "skipped", "first", "load_s"}
+TIMING = {"median_ms", "min_ms", "resident_median_ms", "resident_min_ms", "ms", "warmup_ms",
+          "timed_calls", "max_diff_vs_first", "bytes", "hit_rate", "seconds", "gpu_same_rows_ms"}
+BOOKKEEPING = {"build", "tool", "error", "skipped", "first", "load_s", "peak_device_bytes",
+               "resident_peak_device_bytes", "device_free_bytes", "budget_bytes",
+               "resident_input_bytes", "resident_error", "resident_max_dist_diff"}
 
 
 def case_key(r):
@@ -31,7 +33,8 @@ def main(path):
         d = dict(key)
         suite = d.pop("suite", "?")
         label = " ".join(f"{k}={val}" for k, val in d.items()
-                         if k in ("dataset", "metric", "query_tile", "rows", "length", "k", "algo")
+                         if k in ("dataset", "metric", "query_tile", "rows", "length", "k", "algo",
+                                  "round")
                          and not (k == "rows" and suite != "select_k"))[:70]
         b, c = v.get("base"), v.get("current")
         cells = []
@@ -39,7 +42,8 @@ def main(path):
             def get(r):
                 if r is None:
                     return None
-                return r.get(field, r.get("ms"))
+                # device in/out timings where the line has them (bench_knn --resident)
+                return r.get("resident_" + field, r.get(field, r.get("ms")))
             bv, cv = get(b), get(c)
             cells.append(f"{bv:9.3f}" if bv is not None else f"{'-':>9s}")
             cells.append(f"{cv:9.3f}" if cv is not None else f"{'-':>9s}")

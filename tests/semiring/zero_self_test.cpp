@@ -35,7 +35,8 @@ csr_matrix<V, std::int32_t> rows_at_every_scale(bool nonnegative, std::uint32_t 
   std::vector<std::int32_t> col;
   std::vector<V> val;
   for (std::int64_t i = 0; i < rows; ++i) {
-    const std::int64_t len = i % 16 == 0 ? std::int64_t(unit(rng) * 3000) : std::int64_t(unit(rng) * 40);
+    const std::int64_t len =
+        i % 16 == 0 ? std::int64_t(unit(rng) * 3000) : std::int64_t(unit(rng) * 40);
     const int e = min_exp + int(unit(rng) * double(max_exp - min_exp));
     std::int64_t c = 0;
     for (std::int64_t n = 0; n < len && c < cols; ++n, ++c) {
@@ -68,9 +69,8 @@ void expect_zero_self(const D& d, bool nonnegative, const std::string& name)
     const auto m = rows_at_every_scale<V>(nonnegative, seed);
     const auto self = detail::self_distances<D, double>(res, m.view(), d);
     for (std::int64_t i = 0; i < m.rows(); ++i) {
-      ASSERT_EQ(self[std::size_t(i)], V(0))
-          << name << " seed " << seed << " row " << i << " (" << m.row_ptr()[i + 1] - m.row_ptr()[i]
-          << " entries)";
+      ASSERT_EQ(self[std::size_t(i)], V(0)) << name << " seed " << seed << " row " << i << " ("
+                                            << m.row_ptr()[i + 1] - m.row_ptr()[i] << " entries)";
     }
   }
 }

@@ -9,11 +9,12 @@
 //
 // Selection inside a block: the best k so far, sorted, followed by a candidate buffer. A finalized
 // distance becomes a candidate when it beats the current k-th best under the total order of
-// spira::select_k (value, then index; NaN worst). When the buffer may overflow, or at the end of
-// the row, list and buffer are sorted together (a bitonic sort of (key, index) pairs in shared
-// memory) and the first k kept. The pairs are unique, so the result does not depend on the order
-// in which threads appended candidates: it is deterministic for given distances, and equal to
-// select_k over the tile the unfused path would have written.
+// spira::select_k (value, then index; NaN worst). When the buffer may overflow, when it could fill
+// a list not yet full (until then there is no bar), and at the end of the row, list and buffer are
+// sorted together (a bitonic sort of (key, index) pairs in shared memory, over the smallest power
+// of two that holds them) and the first k kept. The pairs are unique, so the result does not depend
+// on the order in which threads appended candidates: it is deterministic for given distances, and
+// equal to select_k over the tile the unfused path would have written.
 //
 // The accuracy guard (spira/accuracy.hpp) only tests pairs here: a pair whose fast value it does
 // not trust is queued instead of ranked, and after the launch the queued pairs are evaluated

@@ -107,12 +107,19 @@ __device__ inline ValueT knn_sentinel_value()
 
 /// Merges the `count` candidates [k, k + count) into the sorted list [0, have): afterwards the list
 /// holds the best min(k, have + count) pairs, sorted (returned), and the buffer is empty
-/// (*buffer_count = 0). Whole block; synchronised on entry (the caller) and on exit.
+/// (*buffer_count = 0). Only the smallest power of two that holds list and candidates is sorted
+/// (a row's last few candidates cost a sort of 32 pairs, not of the whole buffer). Whole block;
+/// synchronised on entry (the caller) and on exit.
 template <class ValueT>
 __device__ int knn_flush(ValueT* vals, std::int64_t* idx, const knn_fused_select& s, int have,
                          int count, int* buffer_count)
 {
-  for (int t = threadIdx.x; t < s.sort_size; t += blockDim.x) {
+  int n = 32;
+  while (n < s.k + count) {
+    n <<= 1;
+  }
+  n = n < s.sort_size ? n : s.sort_size;
+  for (int t = threadIdx.x; t < n; t += blockDim.x) {
     if ((t >= have && t < s.k) || t >= s.k + count) {
       vals[t] = knn_sentinel_value<ValueT>();
       idx[t] = INT64_MAX;
@@ -122,7 +129,7 @@ __device__ int knn_flush(ValueT* vals, std::int64_t* idx, const knn_fused_select
     *buffer_count = 0;
   }
   __syncthreads();
-  knn_bitonic_sort(vals, idx, s.sort_size, s.largest);
+  knn_bitonic_sort(vals, idx, n, s.largest);
   return have + count < s.k ? have + count : s.k;
 }
 
@@ -270,7 +277,9 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
           }
         }
         count += __syncthreads_count(candidate);
-        if (count > capacity - int(blockDim.x)) {
+        // A full buffer is merged; so is a list not yet full once the buffer could fill it: until
+        // the list holds k pairs there is no bar and every pair is a candidate.
+        if (count > capacity - int(blockDim.x) || (have < s.k && have + count >= s.k)) {
           have = knn_flush(vals, idx, s, have, count, &slots);
           count = 0;
         }
