@@ -61,7 +61,9 @@ CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$venv/bin/python" -m pip install -q --disable-
   --no-build-isolation --force-reinstall --no-deps --config-settings=build-dir="$build/python" \
   --config-settings=cmake.define.SPIRA_ENABLE_CUDA=OFF \
   --config-settings=cmake.define.SPIRA_PYTHON_LIBRARY_PREFIX="$build-host/install" "$root"
+# faulthandler_timeout: a test still running after 10 minutes prints every thread's stack (a hang
+# is then a diagnosis in the log, not a silent stop).
 (cd "$build" && OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} "$venv/bin/python" -m pytest -q \
-   -p no:cacheprovider "$root/python/tests")
+   -p no:cacheprovider -o faulthandler_timeout=600 "$root/python/tests")
 
 echo "== done in $(( $(date +%s) - start )) s"
