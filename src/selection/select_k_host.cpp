@@ -1,9 +1,9 @@
-// select_k, host backend: per row, find the selected positions (short rows: std::nth_element on
-// (key, position); long rows: a radix select of the k-th key, then one pass that keeps the keys
-// below it and the first ties by position), then order them by index (unsorted output) or by
-// (key, index) (sorted output). Rows run in parallel with OpenMP. The approximate max_iter mode
-// runs the same bisection as the CUDA binary_search kernel, step for step, so both backends return
-// the same bytes.
+// select_k, host backend: per row, find the selected positions (short rows: a one-pass heap filter
+// when few are selected, else std::nth_element on (key, position); long rows: a radix select of
+// the k-th key, then one pass that keeps the keys below it and the first ties by position), then
+// order them by index (unsorted output) or by (key, index) (sorted output). Rows run in parallel
+// with OpenMP. The approximate max_iter mode runs the same bisection as the CUDA binary_search
+// kernel, step for step, so both backends return the same bytes.
 #include <spira/detail/type_lists.hpp>
 #include "selection/dispatch.hpp"
 
@@ -99,10 +99,41 @@ void select_long(KeyAt key_at, std::int64_t n, std::int64_t m, std::vector<std::
   }
 }
 
+/// At most this many selected per row take the one-pass filter of select_few (a heap of m pairs).
+constexpr std::int64_t few_max_k = 128;
+
+/// Positions of the m best (key, position) pairs of a row with m much smaller than its length: one
+/// pass with the m best so far in a heap whose top is the worst of them; a key enters only when
+/// it is smaller than the top's (a later position loses a tie), so most keys cost one comparison
+/// (k-NN rows: 15 of thousands of distances), where nth_element moves every position around.
+template <class Key>
+void select_few(const std::vector<Key>& keys, std::int64_t m, std::vector<std::int64_t>& pos)
+{
+  // (key, position) order; as the heap's order it puts the worst of the m on top.
+  const auto precedes = [&](std::int64_t a, std::int64_t b) {
+    return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
+  };
+  pos.resize(static_cast<std::size_t>(m));
+  std::iota(pos.begin(), pos.end(), std::int64_t{0});
+  std::make_heap(pos.begin(), pos.end(), precedes);
+  const auto n = static_cast<std::int64_t>(keys.size());
+  for (std::int64_t i = m; i < n; ++i) {
+    if (keys[i] < keys[pos.front()]) {
+      std::pop_heap(pos.begin(), pos.end(), precedes);
+      pos.back() = i;
+      std::push_heap(pos.begin(), pos.end(), precedes);
+    }
+  }
+}
+
 /// Positions of the selected elements of one row, exact: the k best (key, position) pairs.
 template <class Key>
 void select_exact(const std::vector<Key>& keys, std::int64_t m, std::vector<std::int64_t>& pos)
 {
+  if (m > 0 && m <= few_max_k && 8 * m <= static_cast<std::int64_t>(keys.size())) {
+    select_few(keys, m, pos);
+    return;
+  }
   pos.resize(keys.size());
   std::iota(pos.begin(), pos.end(), std::int64_t{0});
   const auto better = [&](std::int64_t a, std::int64_t b) {
