@@ -29,6 +29,8 @@ for suite in $suites; do
     knn | knn-resident) targets+=(bench_knn) ;;
     pairwise) targets+=(bench_pairwise_gpu) ;;
     select_k) targets+=(select_k_bench) ;;
+    *) echo "before_after.sh: unknown suite '$suite' (knn, knn-resident, pairwise, select_k)" >&2
+       exit 2 ;;
   esac
 done
 
