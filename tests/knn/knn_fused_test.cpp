@@ -276,6 +276,70 @@ TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
   }
 }
 
+/// Two groups of 250 equal rows: every pair inside a group has the same value, which the accuracy
+/// guard does not trust (cosine and the expanded euclidean cancel), so one launch queues about
+/// 125,000 pairs, more than its queue holds: the rows that lost pairs run again with a larger
+/// queue, the others are resolved from the first launch. Each row's neighbours are the first k
+/// members of its group (equal values: the smaller index first; the point itself first when it
+/// is not excluded).
+TEST(KnnFused, EqualRowsOverflowTheDeferredQueue)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  test::random_options o;
+  o.rows = 400;
+  o.cols = 150;
+  o.mean_degree = 12;
+  o.seed = 23;
+  const auto base = test::random_csr<float, std::int32_t>(o);
+  std::vector<std::int64_t> rows(std::size_t(base.rows()));
+  std::iota(rows.begin(), rows.end(), std::int64_t{0});
+  std::vector<std::vector<std::int64_t>> groups(2);
+  for (std::int64_t r = 0, found = 0; found < 2; ++r) {
+    if (base.row_ptr()[r + 1] - base.row_ptr()[r] >= 4) {
+      groups[std::size_t(found++)].push_back(r);
+    }
+  }
+  for (auto& group : groups) {
+    while (group.size() < 250) {
+      group.push_back(std::int64_t(rows.size()));
+      rows.push_back(group.front());
+    }
+  }
+  const auto index = test::copied_rows(base, rows, std::vector<float>(rows.size(), 1.0f));
+  ASSERT_GT(2 * 250 * 249, detail::knn_deferred_capacity(index.rows()));
+  const auto dense = test::densify(index);
+  constexpr std::int64_t k = 15;
+  for (const metric m : {metric::cosine, metric::euclidean}) {
+    for (const bool self : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(m)) + (self ? ", exclude_self" : ""));
+      knn_params p{.k = k, .metric = m, .exclude_self = self};
+      p.algo = knn_algo::fused;
+      p.strategy = pairwise_strategy::intersection;
+      const knn_result g = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
+      test::expect_knn_matches(g, test::oracle::pairwise(m, dense, dense), false, self, 2e-5,
+                               "equal rows");
+      for (const auto& group : groups) {
+        for (const std::int64_t r : group) {
+          // Without exclude_self the point comes first (docs/knn.md), then the others.
+          std::vector<std::int64_t> expected;
+          if (!self) {
+            expected.push_back(r);
+          }
+          for (const std::int64_t j : group) {  // in increasing order
+            if (j != r && std::int64_t(expected.size()) < k) {
+              expected.push_back(j);
+            }
+          }
+          for (std::int64_t c = 0; c < k; ++c) {
+            ASSERT_EQ(g.indices.view()(r, c), expected[std::size_t(c)]) << "row " << r;
+            ASSERT_EQ(g.distances.view()(r, c), g.distances.view()(r, 0)) << "row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 /// With a progress callback the one launch reports while it runs, in order, up to every row; the
 /// result is the same.
 TEST(KnnFused, ProgressGivesTheSameGraph)

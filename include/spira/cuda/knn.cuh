@@ -30,6 +30,7 @@
 //                             spira::select_order::smallest, {.k = 15});
 #pragma once
 
+#include <spira/cuda/detail/knn_deferred.cuh>
 #include <spira/cuda/detail/knn_fused_kernel.cuh>  // also spira::knn_fused_max_k
 #include <spira/cuda/pairwise.cuh>
 #include <spira/detail/knn_cuda_ops.hpp>
@@ -102,9 +103,11 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
     watch.emplace(res);
     s.watch = watch->device();
   }
-  const auto run_rows = [&](const auto& again, std::int64_t r0, std::int64_t r1) -> void {
+  const auto run_rows = [&](const auto& again, std::int64_t r0, std::int64_t r1,
+                            const unsigned char* only) -> void {
     s.row_begin = r0;
     s.row_end = r1;
+    s.only = only;
     s.deferred = deferred.reset(r1 - r0);
     const unsigned grid =
         unsigned(std::min<std::int64_t>(r1 - r0, std::numeric_limits<int>::max()));
@@ -114,12 +117,13 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
       watch->follow(queries.rows, progress);
       s.watch = nullptr;  // rows launched again below are neither counted nor stopped
     }
-    // Rows whose queued pairs overflowed the queue run again in groups that fit it.
-    for (const auto& [g0, g1] : deferred.resolve(setup.args, s, ctx.sms)) {
-      again(again, g0, g1);
+    // Rows that lost queued pairs to a full queue run again, in ranges whose pairs fit it.
+    const detail::knn_rerun rerun = deferred.resolve(setup.args, s, ctx.sms);
+    for (const auto& [g0, g1] : rerun.ranges) {
+      again(again, g0, g1, rerun.rows.data() + (g0 - rerun.row_begin));
     }
   };
-  run_rows(run_rows, 0, queries.rows);
+  run_rows(run_rows, 0, queries.rows, nullptr);
   if (untrusted) {
     // A warp per row where the distance vanishes on the diagonal, else a thread per row.
     const std::int64_t threads = queries.rows * (accuracy_traits<D, double>::zero_self ? 32 : 1);

@@ -51,6 +51,10 @@ struct knn_policy {
   /// (spira/cuda/detail/launch_progress.cuh), as launches of this size still took a tenth more
   /// time than one.
   static constexpr std::int64_t cuda_progress_min_rows = 8192;
+  /// Fused CUDA k-NN: when a launch's deferred pairs overflow their queue (knn_deferred_capacity),
+  /// the queue grows to hold the pairs of every row that lost one, within this share of the free
+  /// device memory, and those rows run again (rows with many equal distances, such as duplicates).
+  static constexpr double deferred_memory_fraction = 0.25;
 
   /// Rows per step of a call of `rows` rows with a progress callback: about 1 / progress_steps
   /// of them, at least `min_rows` (progress_min_rows on the host, cuda_progress_min_rows on CUDA).

@@ -1,7 +1,6 @@
 // spira internals: the fused k-NN kernel of spira/cuda/knn.cuh - the block-wide selection (list,
-// candidate buffer, bitonic sort), the kernel itself, and the queue of pairs the accuracy guard
-// did not trust with its resolution (direct values, merge into the rows' lists). See knn.cuh for
-// the design.
+// candidate buffer, bitonic sort) and the kernel itself. The pairs the accuracy guard did not
+// trust are resolved in knn_deferred.cuh. See knn.cuh for the design.
 #pragma once
 
 #include <spira/cuda/detail/launch_progress.cuh>
@@ -10,14 +9,8 @@
 #include <spira/knn.hpp>
 #include <spira/selection/keys.hpp>
 
-#include <cub/device/device_scan.cuh>
-
-#include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <limits>
-#include <utility>
-#include <vector>
 
 namespace spira {
 
@@ -40,13 +33,15 @@ struct knn_deferred_pair {
 /// The pairs of one launch of knn_fused_kernel that the accuracy guard did not trust (guarded
 /// distances only; nullptr pointers otherwise). The kernel leaves them out of its lists and queues
 /// them (the first `capacity` in arrival order; *count counts them all) with a count per query
-/// row; knn_resolve_deferred then evaluates them directly and merges them into the rows' lists.
-/// The direct evaluation stays out of the fused kernel, whose registers it would raise by half.
+/// row, and marks the rows that lost a pair to a full queue; knn_deferred_queue::resolve then
+/// evaluates them directly and merges them into the rows' lists. The direct evaluation stays out
+/// of the fused kernel, whose registers it would raise by half.
 struct knn_deferred {
   unsigned long long* count = nullptr;
   std::int64_t capacity = 0;
   knn_deferred_pair* pairs = nullptr;
   offset_t* row_count = nullptr;  ///< per query row of the launch (i - row_begin), plus one slot
+  unsigned char* lost = nullptr;  ///< per query row of the launch: 1 when a pair did not fit
 };
 
 struct knn_fused_select {
@@ -58,6 +53,7 @@ struct knn_fused_select {
   unsigned char* self_untrusted;  ///< with self_values: 1 where d(i, i) must be evaluated directly
   std::size_t acc_bytes;          ///< bytes of the accumulator tile (a multiple of 16)
   std::int64_t row_begin, row_end;  ///< the query rows of this launch
+  const unsigned char* only;        ///< per row of the launch: 0 = skip it (nullptr: run all)
   void* out_values;                 ///< rows_a x k, ValueT
   std::int64_t* out_indices;
   knn_deferred deferred;
@@ -140,6 +136,33 @@ __device__ inline void knn_defer(const knn_fused_select& s, std::int64_t i, std:
   const unsigned long long slot = atomicAdd(s.deferred.count, 1ull);
   if (slot < (unsigned long long)s.deferred.capacity) {
     s.deferred.pairs[slot] = {i, j};
+  } else {
+    s.deferred.lost[i - s.row_begin] = 1;
+  }
+}
+
+/// Appends the candidate (v, j) to the buffer behind the list (slot counter `slots`).
+template <class ValueT>
+__device__ inline void knn_append(ValueT* vals, std::int64_t* idx, const knn_fused_select& s,
+                                  int* slots, ValueT v, std::int64_t j)
+{
+  const int pos = atomicAdd(slots, 1);
+  vals[s.k + pos] = v;
+  idx[s.k + pos] = j;
+}
+
+/// Ends a round of at most one candidate per thread (`appended`: this thread's was): the barrier
+/// counts them into `count` (identical in every thread), and the buffer is merged into the list
+/// (knn_flush) when another round could overflow it, and when it could fill a list not yet full
+/// (until then there is no bar). Whole block.
+template <class ValueT>
+__device__ inline void knn_end_round(ValueT* vals, std::int64_t* idx, const knn_fused_select& s,
+                                     int& have, int& count, int* slots, bool appended)
+{
+  count += __syncthreads_count(appended);
+  if (count > s.sort_size - s.k - int(blockDim.x) || (have < s.k && have + count >= s.k)) {
+    have = knn_flush(vals, idx, s, have, count, slots);
+    count = 0;
   }
 }
 
@@ -223,12 +246,14 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
   // are counted by the barrier that ends it (__syncthreads_count), so every flush decision is
   // uniform across the block.
   __shared__ int slots;
-  const int capacity = s.sort_size - s.k;
   if (threadIdx.x == 0) {
     slots = 0;
   }
 
   for (std::int64_t i = s.row_begin + blockIdx.x; i < s.row_end; i += gridDim.x) {
+    if (s.only != nullptr && !s.only[i - s.row_begin]) {
+      continue;  // uniform across the block
+    }
     if (!launch_progress_row_begins(s.watch)) {
       return;
     }
@@ -271,18 +296,10 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
           }
           candidate = !self && trusted && (!full || keys::to_key(v, s.largest) < bar);
           if (candidate) {
-            const int pos = atomicAdd(&slots, 1);
-            vals[s.k + pos] = v;
-            idx[s.k + pos] = j;
+            knn_append(vals, idx, s, &slots, v, j);
           }
         }
-        count += __syncthreads_count(candidate);
-        // A full buffer is merged; so is a list not yet full once the buffer could fill it: until
-        // the list holds k pairs there is no bar and every pair is a candidate.
-        if (count > capacity - int(blockDim.x) || (have < s.k && have + count >= s.k)) {
-          have = knn_flush(vals, idx, s, have, count, &slots);
-          count = 0;
-        }
+        knn_end_round(vals, idx, s, have, count, &slots, candidate);
       }
     }
     if (count > 0) {
@@ -295,237 +312,6 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
     }
   }
 }
-
-/// Groups the queued pairs by query row and evaluates them: pair e goes to slot
-/// offset[i - row_begin] + (its rank among its row's pairs, in arrival order of the atomics) with
-/// its direct value, rounded to the float the graph returns. `fill` (zeroed) counts per row.
-template <class D, class ValueT, class IndexT>
-__global__ void knn_deferred_values_kernel(intersection_args<D, ValueT, IndexT> p,
-                                           knn_fused_select s, std::int64_t n,
-                                           const offset_t* offset, unsigned long long* fill,
-                                           ValueT* values, std::int64_t* columns)
-{
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
-    const knn_deferred_pair q = s.deferred.pairs[e];
-    const std::int64_t r = q.i - s.row_begin;
-    const std::int64_t slot = offset[r] + std::int64_t(atomicAdd(&fill[r], 1ull));
-    values[slot] = ValueT(float(intersection_direct_value(p, q.i, q.j)));
-    columns[slot] = q.j;
-  }
-}
-
-/// d(i, i) for the rows whose fast value the accuracy guard did not trust. A distance that declares
-/// zero_self_distance (spira/accuracy.hpp) gets a warp per row: where row i of the queries equals
-/// row i of the index and its values are all finite, d(i, i) is 0 (the direct value, without one
-/// thread's serial pass over the row: the longest row of a set would set the kernel's time);
-/// otherwise, and for the other distances, one thread evaluates it directly.
-template <class D, class ValueT, class IndexT>
-__global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, std::int64_t rows,
-                                       const unsigned char* untrusted, ValueT* self_values)
-{
-  if constexpr (accuracy_traits<D, double>::zero_self) {
-    constexpr unsigned full_warp = 0xffffffffu;
-    const int lane = int(threadIdx.x) & 31;
-    const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
-    for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
-         i += warps) {
-      if (!untrusted[i]) {
-        continue;  // uniform across the warp
-      }
-      const offset_t a0 = p.a_ptr[i], n = p.a_ptr[i + 1] - a0;
-      const offset_t b0 = p.b_ptr[i];
-      bool zero = p.b_ptr[i + 1] - b0 == n;
-      for (offset_t e = lane; zero && e < n; e += 32) {
-        const ValueT x = p.a_val[a0 + e];
-        zero = p.a_col[a0 + e] == p.b_col[b0 + e] && x == p.b_val[b0 + e] && isfinite(x);
-      }
-      zero = __all_sync(full_warp, zero);
-      if (lane == 0) {
-        self_values[i] = zero ? ValueT(0) : ValueT(float(intersection_direct_value(p, i, i)));
-      }
-    }
-  } else {
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
-         i += stride) {
-      if (untrusted[i]) {
-        self_values[i] = ValueT(float(intersection_direct_value(p, i, i)));
-      }
-    }
-  }
-}
-
-/// Merges each query row's evaluated pairs [offset[r], offset[r + 1]) into its sorted list in the
-/// output, as the fused kernel merges its candidates (knn_flush): one block per row that has any.
-/// A row whose pairs fit beside the list in the block's threads (the usual few) is merged by ranks
-/// (knn_merge_by_rank) instead of by sorting the whole buffer.
-template <class ValueT>
-__global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* offset,
-                                          const ValueT* values, const std::int64_t* columns)
-{
-  extern __shared__ unsigned char smem_raw[];
-  ValueT* vals = reinterpret_cast<ValueT*>(smem_raw);
-  std::int64_t* idx = reinterpret_cast<std::int64_t*>(
-      smem_raw + ((std::size_t(s.sort_size) * sizeof(ValueT) + 15) / 16) * 16);
-  __shared__ int slots;
-  ValueT* out_v = static_cast<ValueT*>(s.out_values);
-  const int capacity = s.sort_size - s.k;
-  for (std::int64_t i = s.row_begin + blockIdx.x; i < s.row_end; i += gridDim.x) {
-    const offset_t begin = offset[i - s.row_begin], end = offset[i - s.row_begin + 1];
-    if (begin == end) {
-      continue;
-    }
-    // The list as the fused kernel left it: `have` real pairs, then padding (index -1).
-    int have = 0;
-    for (int r0 = 0; r0 < s.k; r0 += blockDim.x) {
-      const int r = r0 + int(threadIdx.x);
-      const bool real = r < s.k && s.out_indices[i * s.k + r] >= 0;
-      if (r < s.k) {
-        vals[r] = out_v[i * s.k + r];
-        idx[r] = s.out_indices[i * s.k + r];
-      }
-      have += __syncthreads_count(real);
-    }
-    // A row's few pairs are placed by ranks; more than fit beside the list in the block's threads
-    // are merged by sorting the buffer, a chunk at a time (ranks cost count^2 comparisons).
-    const int by_rank = capacity < int(blockDim.x) - s.k ? capacity : int(blockDim.x) - s.k;
-    if (end - begin <= offset_t(by_rank)) {
-      const int count = int(end - begin);
-      for (int t = threadIdx.x; t < count; t += blockDim.x) {
-        vals[s.k + t] = values[begin + t];
-        idx[s.k + t] = columns[begin + t];
-      }
-      __syncthreads();
-      have = knn_merge_by_rank(vals, idx, s, have, count);
-      knn_write_row(vals, idx, s, i, have);
-      __syncthreads();
-      continue;
-    }
-    for (offset_t c0 = begin; c0 < end; c0 += capacity) {
-      const int count = int(end - c0 < capacity ? end - c0 : capacity);
-      for (int t = threadIdx.x; t < count; t += blockDim.x) {
-        vals[s.k + t] = values[c0 + t];
-        idx[s.k + t] = columns[c0 + t];
-      }
-      __syncthreads();
-      have = knn_flush(vals, idx, s, have, count, &slots);
-    }
-    knn_write_row(vals, idx, s, i, have);
-    __syncthreads();
-  }
-}
-
-/// The queue of deferred pairs of the fused k-NN (knn_deferred) for launches of up to `rows` query
-/// rows, and its resolution. Distances without an accuracy guard queue nothing and hold no memory.
-template <class D, class ValueT, class IndexT>
-class knn_deferred_queue {
- public:
-  static constexpr bool used = accuracy_traits<D, double>::guarded;
-
-  knn_deferred_queue(const cuda_resources& res, std::int64_t rows) : res_(res)
-  {
-    if constexpr (used) {
-      count_ = buffer<unsigned long long>(res, 1, "deferred pair count");
-      row_count_ = buffer<offset_t>(res, std::size_t(rows) + 1, "deferred pairs per row");
-      fill_ = buffer<unsigned long long>(res, std::size_t(rows), "deferred pairs per row");
-      reserve(knn_deferred_capacity(rows));
-    }
-  }
-
-  /// The queue, emptied, for a launch of `rows` query rows.
-  knn_deferred reset(std::int64_t rows)
-  {
-    if constexpr (!used) {
-      return {};
-    } else {
-      SPIRA_CUDA_TRY(cudaMemsetAsync(count_.data(), 0, sizeof(unsigned long long), res_.stream));
-      SPIRA_CUDA_TRY(cudaMemsetAsync(row_count_.data(), 0, std::size_t(rows + 1) * sizeof(offset_t),
-                                     res_.stream));
-      return {count_.data(), capacity_, pairs_.data(), row_count_.data()};
-    }
-  }
-
-  /// After a launch for the rows [s.row_begin, s.row_end): evaluates the queued pairs and merges
-  /// them into the rows' lists. When more pairs were found than the queue holds, nothing is merged;
-  /// the queue grows to the largest row's count if needed, and the groups of rows that each fit
-  /// it are returned, to be launched again (each then resolved here). Synchronises the stream
-  /// when the kernel queued anything.
-  std::vector<std::pair<std::int64_t, std::int64_t>> resolve(
-      const intersection_args<D, ValueT, IndexT>& p, knn_fused_select s, int sms)
-  {
-    std::vector<std::pair<std::int64_t, std::int64_t>> again;
-    if constexpr (used) {
-      const std::int64_t rows = s.row_end - s.row_begin;
-      unsigned long long n = 0;
-      copy(&n, memory_space::host, count_.data(), memory_space::device, 1, res_);
-      if (n == 0) {
-        return again;
-      }
-      if (n > (unsigned long long)capacity_) {
-        std::vector<offset_t> per_row(std::size_t(rows), 0);
-        copy(per_row.data(), memory_space::host, row_count_.data(), memory_space::device,
-             per_row.size(), res_);
-        reserve(*std::max_element(per_row.begin(), per_row.end()));
-        std::int64_t g0 = 0, sum = 0;
-        for (std::int64_t r = 0; r < rows; ++r) {
-          if (sum + per_row[std::size_t(r)] > capacity_) {
-            again.emplace_back(s.row_begin + g0, s.row_begin + r);
-            g0 = r;
-            sum = 0;
-          }
-          sum += per_row[std::size_t(r)];
-        }
-        again.emplace_back(s.row_begin + g0, s.row_end);
-        return again;
-      }
-      // Offsets per row (an exclusive sum over rows + 1 counts, the last one 0), then the values.
-      std::size_t scan_bytes = 0;
-      SPIRA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, row_count_.data(),
-                                                   row_count_.data(), rows + 1, res_.stream));
-      buffer<unsigned char> scan(res_, std::max<std::size_t>(scan_bytes, 1),
-                                 "deferred pairs scan workspace");
-      SPIRA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scan.data(), scan_bytes, row_count_.data(),
-                                                   row_count_.data(), rows + 1, res_.stream));
-      SPIRA_CUDA_TRY(cudaMemsetAsync(fill_.data(), 0,
-                                     std::size_t(rows) * sizeof(unsigned long long), res_.stream));
-      knn_deferred_values_kernel<D, ValueT, IndexT>
-          <<<elementwise_grid(std::int64_t(n), sms), cuda_pairwise_policy::row_threads, 0,
-             res_.stream>>>(p, s, std::int64_t(n), row_count_.data(), fill_.data(), values_.data(),
-                            columns_.data());
-      SPIRA_CHECK_LAUNCH();
-      const std::size_t shared = ((std::size_t(s.sort_size) * sizeof(ValueT) + 15) / 16) * 16 +
-                                 std::size_t(s.sort_size) * sizeof(std::int64_t);
-      knn_deferred_merge_kernel<ValueT>
-          <<<unsigned(std::min<std::int64_t>(rows, std::numeric_limits<int>::max())),
-             cuda_pairwise_policy::intersection_threads, shared, res_.stream>>>(
-              s, row_count_.data(), values_.data(), columns_.data());
-      SPIRA_CHECK_LAUNCH();
-    }
-    return again;
-  }
-
- private:
-  void reserve(std::int64_t capacity)
-  {
-    if (capacity <= capacity_) {
-      return;
-    }
-    capacity_ = capacity;
-    pairs_ = buffer<knn_deferred_pair>(res_, std::size_t(capacity), "deferred pairs");
-    values_ = buffer<ValueT>(res_, std::size_t(capacity), "values of the deferred pairs");
-    columns_ = buffer<std::int64_t>(res_, std::size_t(capacity), "columns of the deferred pairs");
-  }
-
-  cuda_resources res_;
-  std::int64_t capacity_ = 0;
-  buffer<unsigned long long> count_;
-  buffer<offset_t> row_count_;
-  buffer<unsigned long long> fill_;
-  buffer<knn_deferred_pair> pairs_;
-  buffer<ValueT> values_;
-  buffer<std::int64_t> columns_;
-};
 
 #endif  // __CUDACC__
 
