@@ -609,6 +609,38 @@ TEST(graphblas_cuda_errors, operands_name_what_is_wrong)
     expect_throw_with<invalid_argument>(
         [&] { (void)mxv(res, ad.view(), u.view(), semirings::plus_times{}); }, text);
   }
+  // A checked by the pull's own kernel (the host's messages), also in a row the mask leaves out.
+  const auto device_vector = [&](std::int64_t size, const std::vector<I>& idx) {
+    sparse_vector<V, I> v(res, size, std::int64_t(idx.size()));
+    const std::vector<V> ones(idx.size(), V(1));
+    copy(v.indices(), memory_space::device, idx.data(), memory_space::host, idx.size(), res);
+    copy(v.values(), memory_space::device, ones.data(), memory_space::host, idx.size(), res);
+    return v;
+  };
+  const auto u5 = device_vector(5, {0, 1, 2, 3, 4});
+  const auto rows_1_2 = device_vector(4, {1, 2});
+  const std::vector<offset_t> down_ptr{0, 2, 1, 2, 2};
+  const std::vector<I> sorted{1, 3}, far_col{1, 7};
+  const auto sorted_d =
+      to_device(res, csr_view<V, I>{4, 5, 2, down_ptr.data(), sorted.data(), vals.data()});
+  const auto far_d =
+      to_device(res, csr_view<V, I>{4, 5, 2, ptr.data(), far_col.data(), vals.data()});
+  for (const auto& [matrix, text] :
+       {std::pair{ud.view(), "spira::mxv: A: row 0 is not canonical: column 1 follows column 3"},
+        std::pair{
+            sorted_d.view(),
+            "spira::mxv: A: row pointers decrease at row 1 (row_ptr[1] = 2 > row_ptr[2] = 1)"},
+        std::pair{far_d.view(),
+                  "spira::mxv: A: column index 7 at row 0 (entry 1) is outside [0, 5)"}}) {
+    expect_throw_with<invalid_argument>(
+        [&] { (void)mxv(res, matrix, u5.view(), semirings::plus_times{}); }, text);
+    expect_throw_with<invalid_argument>(
+        [&] {
+          (void)mxv(res, std::nullopt, std::optional(rows_1_2.view()), no_accumulator{},
+                    semirings::plus_times{}, matrix, u5.view());
+        },
+        text);
+  }
 }
 
 }  // namespace

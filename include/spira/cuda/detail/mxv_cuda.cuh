@@ -19,6 +19,7 @@
 #include <spira/vector.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -41,14 +42,21 @@ struct swapped_semiring {
 };
 
 /// A dense copy of a sparse vector's entries: state 0 no entry, 1 a stored 0, 2 another value.
+/// With `bad` (nullptr: the vector is known to be valid), an entry whose index is outside [0,
+/// size) or does not increase is not copied and the first such entry is kept in *bad (atomicMin).
 template <class ValueT, class IndexT>
 __global__ void scatter_vector_kernel(sparse_vector_view<ValueT, IndexT> v, unsigned char* state,
-                                      double* value)
+                                      double* value, unsigned long long* bad)
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < v.nnz;
        p += stride) {
     const auto i = std::int64_t(v.indices[p]);
+    if (bad != nullptr &&
+        (i < 0 || i >= v.size || (p > 0 && std::int64_t(v.indices[p - 1]) >= i))) {
+      atomicMin(bad, (unsigned long long)p);
+      continue;
+    }
     state[i] = v.values[p] != ValueT(0) ? 2 : 1;
     value[i] = double(v.values[p]);
   }
@@ -69,12 +77,16 @@ __global__ void scatter_row_kernel(csr_view<ValueT, IndexT> m, unsigned char* st
 
 /// The pull: t[i] = ⊕ over the k stored in row i of `a` and in u, in increasing k, of
 /// ⊗(a[i,k], u[k]) (or ⊗(u[k], a[i,k]) with VectorFirst); only where the mask allows i. A warp
-/// reads 32 entries of the row at a time and its lane 0 folds their products in order.
+/// reads 32 entries of the row at a time and its lane 0 folds their products in order. Every
+/// t_state[i] is written (0 where t has no entry). With `bad_row` (nullptr: `a` is known to be
+/// canonical) every row is also checked as spira::validate's canonical level checks it, the rows
+/// the mask leaves out too: the first row found wrong is kept in *bad_row (atomicMin) and its
+/// entries are not used.
 template <bool VectorFirst, class S, class ValueT, class IndexT>
 __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned char* u_state,
                                 const double* u_value, const unsigned char* mask_state,
                                 bool structural, bool complement, unsigned char* t_state,
-                                double* t_value)
+                                double* t_value, unsigned long long* bad_row)
 {
   using add = typename S::add_monoid;
   __shared__ double staging[graphblas_rows_policy::block_threads];
@@ -83,19 +95,38 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < a.rows;
        i += warps) {
-    const bool in = mask_state == nullptr || (structural ? mask_state[i] > 0 : mask_state[i] == 2);
-    if (in == complement) {
-      continue;  // the same for the whole warp
+    // The same for the whole warp: whether the mask allows i, and the row's extent.
+    const bool in = (mask_state == nullptr ||
+                     (structural ? mask_state[i] > 0 : mask_state[i] == 2)) != complement;
+    if (!in && bad_row == nullptr) {
+      if (lane == 0) {
+        t_state[i] = 0;
+      }
+      continue;
+    }
+    const offset_t begin = a.row_ptr[i], end = a.row_ptr[i + 1];
+    if (bad_row != nullptr && !(begin >= 0 && begin <= end && end <= a.nnz &&
+                                (i > 0 || begin == 0) && (i + 1 < a.rows || end == a.nnz))) {
+      if (lane == 0) {
+        atomicMin(bad_row, (unsigned long long)i);
+        t_state[i] = 0;
+      }
+      continue;
     }
     bool found = false;
     double acc = 0.0;
-    for (offset_t p0 = a.row_ptr[i]; p0 < a.row_ptr[i + 1]; p0 += 32) {
+    for (offset_t p0 = begin; p0 < end; p0 += 32) {
       const offset_t p = p0 + lane;
       bool here = false;
       double prod = 0.0;
-      if (p < a.row_ptr[i + 1]) {
+      if (p < end) {
         const auto k = std::int64_t(a.col_idx[p]);
-        here = u_state[k] != 0;
+        if (bad_row != nullptr &&
+            (k < 0 || k >= a.cols || (p > begin && std::int64_t(a.col_idx[p - 1]) >= k))) {
+          atomicMin(bad_row, (unsigned long long)i);
+        } else {
+          here = in && u_state[k] != 0;
+        }
         if (here) {
           const double x = double(a.values[p]);
           prod = rounded(double(VectorFirst ? s.template multiply<double>(u_value[k], x)
@@ -109,7 +140,7 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
       staged[lane] = prod;
       __syncwarp();
       if (lane == 0) {
-        const int n = int(min(offset_t(32), a.row_ptr[i + 1] - p0));
+        const int n = int(min(offset_t(32), end - p0));
 #pragma unroll 8
         for (int l = 0; l < n; ++l) {
           const double v = staged[l];
@@ -121,9 +152,11 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
       }
       __syncwarp();
     }
-    if (lane == 0 && found) {
-      t_state[i] = 2;
-      t_value[i] = acc;
+    if (lane == 0) {
+      t_state[i] = found ? 2 : 0;
+      if (found) {
+        t_value[i] = acc;
+      }
     }
   }
 }
@@ -217,26 +250,30 @@ __global__ void compact_vector_kernel(std::int64_t size, const offset_t* at, con
   }
 }
 
-/// A dense copy (state, value) of `size` entries, all absent.
+/// A dense copy (state, value) of `size` entries, all absent unless asked otherwise.
 struct dense_vector_copy {
   buffer<unsigned char> state;
   buffer<double> value;
-  dense_vector_copy(const cuda_resources& res, std::int64_t size)
+  /// `cleared` false: the states are left unset, for a kernel that writes every one.
+  dense_vector_copy(const cuda_resources& res, std::int64_t size, bool cleared = true)
       : state(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector states"),
         value(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector values")
   {
-    fill_zero_bytes(state.data(), memory_space::device, state.size(), res);
+    if (cleared) {
+      fill_zero_bytes(state.data(), memory_space::device, state.size(), res);
+    }
   }
 };
 
-/// Scatters a device sparse vector into a dense copy of its size.
+/// Scatters a device sparse vector into a dense copy of its size (with `bad`, checking its entries:
+/// see scatter_vector_kernel).
 template <class ValueT, class IndexT>
 void scatter_vector(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
-                    dense_vector_copy& d)
+                    dense_vector_copy& d, unsigned long long* bad = nullptr)
 {
   if (v.nnz > 0) {
     scatter_vector_kernel<<<graphblas_grid(v.nnz, res.device), graphblas_rows_policy::block_threads,
-                            0, res.stream>>>(v, d.state.data(), d.value.data());
+                            0, res.stream>>>(v, d.state.data(), d.value.data(), bad);
     SPIRA_CHECK_LAUNCH();
   }
 }
@@ -272,10 +309,11 @@ __global__ void check_vector_kernel(const IndexT* indices, std::int64_t nnz, std
 }
 
 /// A device sparse vector, checked: size and nnz in range, indices increasing in [0, size); the
-/// messages are the host's (spira::validate of a sparse vector).
+/// messages are the host's (spira::validate of a sparse vector). With `entries` false only what
+/// the host can see is checked (the caller's kernels check the indices).
 template <class ValueT, class IndexT>
 void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
-                       const char* op, const char* name)
+                       const char* op, const char* name, bool entries = true)
 {
   require_device_space(v.space, op, name);
   const std::string what = std::string(op) + ": " + name;
@@ -283,7 +321,7 @@ void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, Ind
           " and nnz = ", v.nnz, " do not describe a vector (0 <= nnz <= size)");
   expects(v.nnz == 0 || (v.indices != nullptr && v.values != nullptr), what,
           ": indices or values is null with nnz = ", v.nnz);
-  if (v.nnz == 0) {
+  if (v.nnz == 0 || !entries) {
     return;
   }
   buffer<unsigned long long> first(res, 1, "vector check");
@@ -307,14 +345,28 @@ void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, Ind
           " (indices must increase)");
 }
 
+/// What the kernels of a product found wrong in its operands: two device words (~0 where nothing
+/// was), read back with the result's entry count (one synchronisation), and what throws the
+/// operands' error once they are known (spira::validate's messages).
+struct operand_status {
+  buffer<unsigned long long> words;
+  std::function<void(const unsigned long long*)> report;
+  operand_status(const cuda_resources& res, std::function<void(const unsigned long long*)> r)
+      : words(res, 2, "operand status"), report(std::move(r))
+  {
+    SPIRA_CUDA_TRY(cudaMemsetAsync(words.data(), 0xFF, 2 * sizeof(unsigned long long), res.stream));
+  }
+};
+
 /// w⟨m⟩ = accum(w, t) over dense copies of t and the mask (`m_dense`: nullptr for none), into a
-/// new sparse vector of t's size; w (checked, of that size) is scattered here.
+/// new sparse vector of t's size; w (checked, of that size) is scattered here. With `status`, its
+/// report runs (and may throw) before the result is allocated.
 template <class Accum, class ValueT, class IndexT>
 sparse_vector<ValueT, IndexT> vector_write_back(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
     const dense_vector_copy* m_dense, const Accum& accum, const descriptor& o,
-    const dense_vector_copy& t, std::int64_t size)
+    const dense_vector_copy& t, std::int64_t size, operand_status* status = nullptr)
 {
   constexpr int block = graphblas_rows_policy::block_threads;
   std::optional<dense_vector_copy> w_dense;
@@ -322,7 +374,8 @@ sparse_vector<ValueT, IndexT> vector_write_back(
     w_dense.emplace(res, size);
     scatter_vector(res, *w, *w_dense);
   }
-  buffer<offset_t> at(res, std::size_t(size) + 1, "vector offsets");
+  const int n_status = status != nullptr ? 2 : 0;
+  buffer<offset_t> at(res, std::size_t(size) + 1 + std::size_t(n_status), "vector offsets");
   buffer<double> value(res, std::size_t(std::max<std::int64_t>(size, 1)), "vector values");
   if (size > 0) {
     vector_update_kernel<ValueT><<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
@@ -331,7 +384,12 @@ sparse_vector<ValueT, IndexT> vector_write_back(
         o, at.data(), value.data());
     SPIRA_CHECK_LAUNCH();
   }
-  const offset_t nnz = counts_to_offsets(res, at, size);
+  unsigned long long found[2] = {0, 0};
+  const offset_t nnz =
+      counts_to_offsets(res, at, size, status ? status->words.data() : nullptr, found, n_status);
+  if (status != nullptr && (found[0] != ~0ull || found[1] != ~0ull)) {
+    status->report(found);
+  }
   sparse_vector<ValueT, IndexT> out(res, size, nnz);
   if (nnz > 0) {
     compact_vector_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
@@ -375,9 +433,26 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
   static_assert(traits::num_terms == 1, "spira::mxv / vxm: the semiring must have a single term");
   const char* op = column ? "spira::mxv" : "spira::vxm";
   const device_guard guard(res.device);
-  checked_operands<ValueT, IndexT>().check(res, a, op, "A");
-  check_vector_cuda(res, u, op, "u");
   const bool transpose = column ? o.transpose_a : o.transpose_b;
+  // mxv reads A by rows unless transposed; vxm reads A's rows selected by u unless transposed.
+  const bool pull = column != transpose;
+  // The pull reads all of A and of u: its kernels check them, and what they found is read back
+  // with the result's entry count (spira::validate's messages, thrown before the result exists).
+  std::optional<operand_status> status;
+  if (pull && a.space == memory_space::device && a.rows > 0 && a.cols >= 0 && a.nnz >= 0 &&
+      a.row_ptr != nullptr && (a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr))) {
+    check_vector_cuda(res, u, op, "u", false);
+    status.emplace(res, [&, op](const unsigned long long* found) {
+      if (found[1] != ~0ull) {
+        validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
+      }
+      check_vector_cuda(res, u, op, "u");
+      throw cuda_error(concat(op, ": the device check flagged an operand that checks out"));
+    });
+  } else {
+    checked_operands<ValueT, IndexT>().check(res, a, op, "A");
+    check_vector_cuda(res, u, op, "u");
+  }
   const std::int64_t rows = transpose ? a.cols : a.rows;
   const std::int64_t cols = transpose ? a.rows : a.cols;
   const char* shape = transpose ? "Aᵀ" : "A";
@@ -394,23 +469,22 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     m_dense.emplace(res, size);
     scatter_vector(res, *mask, *m_dense);
   }
-  dense_vector_copy t(res, size);
-  // mxv reads A by rows unless transposed; vxm reads A's rows selected by u unless transposed.
-  const bool pull = column != transpose;
+  dense_vector_copy t(res, size, !pull);  // the pull writes every state
   if (pull) {
     dense_vector_copy ud(res, inner);
-    scatter_vector(res, u, ud);
+    scatter_vector(res, u, ud, status ? status->words.data() : nullptr);
     const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
+    unsigned long long* bad_row = status ? status->words.data() + 1 : nullptr;
     if (a.rows > 0) {
       const unsigned grid = graphblas_grid(a.rows * 32, res.device);
       if (column) {
         mxv_pull_kernel<false><<<grid, block, 0, res.stream>>>(
             a, s, ud.state.data(), ud.value.data(), ms, o.structural_mask, o.complement_mask,
-            t.state.data(), t.value.data());
+            t.state.data(), t.value.data(), bad_row);
       } else {
         mxv_pull_kernel<true><<<grid, block, 0, res.stream>>>(
             a, s, ud.state.data(), ud.value.data(), ms, o.structural_mask, o.complement_mask,
-            t.state.data(), t.value.data());
+            t.state.data(), t.value.data(), bad_row);
       }
       SPIRA_CHECK_LAUNCH();
     }
@@ -459,7 +533,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     }
   }
   return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,
-                                                  t, size);
+                                                  t, size, status ? &*status : nullptr);
 }
 
 #endif  // __CUDACC__
