@@ -227,6 +227,32 @@ void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
   }
 }
 
+/// A random base of 400 rows (150 columns, about 12 entries each), the list of its rows in order
+/// (to which the tests append copies) and its first `n` rows with at least 4 entries.
+struct rows_to_copy {
+  csr_matrix<float, std::int32_t> base;
+  std::vector<std::int64_t> rows;
+  std::vector<std::int64_t> copied;
+};
+
+rows_to_copy random_rows_to_copy(std::uint32_t seed, std::size_t n)
+{
+  test::random_options o;
+  o.rows = 400;
+  o.cols = 150;
+  o.mean_degree = 12;
+  o.seed = seed;
+  rows_to_copy r{test::random_csr<float, std::int32_t>(o), {}, {}};
+  r.rows.resize(std::size_t(r.base.rows()));
+  std::iota(r.rows.begin(), r.rows.end(), std::int64_t{0});
+  for (std::int64_t i = 0; r.copied.size() < n; ++i) {
+    if (r.base.row_ptr()[i + 1] - r.base.row_ptr()[i] >= 4) {
+      r.copied.push_back(i);
+    }
+  }
+  return r;
+}
+
 /// Near-duplicate rows (a row with one value scaled by 1 + c 2^-20): their cosine and correlation
 /// distances are differences of nearly equal numbers, which the accuracy guard does not trust, so
 /// the fused kernel queues those pairs and merges their direct values afterwards. A group of 6
@@ -235,21 +261,8 @@ void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
 TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
 {
   SPIRA_SKIP_WITHOUT_GPU();
-  test::random_options o;
-  o.rows = 400;
-  o.cols = 150;
-  o.mean_degree = 12;
-  o.seed = 21;
-  const auto base = test::random_csr<float, std::int32_t>(o);
-  std::vector<std::int64_t> rows(std::size_t(base.rows()));
-  std::iota(rows.begin(), rows.end(), std::int64_t{0});
+  auto [base, rows, copied] = random_rows_to_copy(21, 2);
   std::vector<float> scales(rows.size(), 1.0f);
-  std::int64_t copied[2] = {-1, -1};
-  for (std::int64_t r = 0, found = 0; found < 2; ++r) {
-    if (base.row_ptr()[r + 1] - base.row_ptr()[r] >= 4) {
-      copied[found++] = r;
-    }
-  }
   for (int c = 1; c <= 5; ++c) {
     rows.push_back(copied[0]);
     scales.push_back(1.0f + float(c) * 0x1p-20f);
@@ -285,20 +298,8 @@ TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
 TEST(KnnFused, EqualRowsOverflowTheDeferredQueue)
 {
   SPIRA_SKIP_WITHOUT_GPU();
-  test::random_options o;
-  o.rows = 400;
-  o.cols = 150;
-  o.mean_degree = 12;
-  o.seed = 23;
-  const auto base = test::random_csr<float, std::int32_t>(o);
-  std::vector<std::int64_t> rows(std::size_t(base.rows()));
-  std::iota(rows.begin(), rows.end(), std::int64_t{0});
-  std::vector<std::vector<std::int64_t>> groups(2);
-  for (std::int64_t r = 0, found = 0; found < 2; ++r) {
-    if (base.row_ptr()[r + 1] - base.row_ptr()[r] >= 4) {
-      groups[std::size_t(found++)].push_back(r);
-    }
-  }
+  auto [base, rows, copied] = random_rows_to_copy(23, 2);
+  std::vector<std::vector<std::int64_t>> groups{{copied[0]}, {copied[1]}};
   for (auto& group : groups) {
     while (group.size() < 250) {
       group.push_back(std::int64_t(rows.size()));
