@@ -112,6 +112,9 @@ inline offset_t counts_to_offsets(const cuda_resources& res, buffer<offset_t>& p
                                   unsigned long long* extra_host = nullptr, int n_extra = 0)
 {
   static_assert(sizeof(offset_t) == sizeof(unsigned long long));
+  constexpr int max_extra = 3;
+  expects(n_extra >= 0 && n_extra <= max_extra, "counts_to_offsets: at most ", max_extra,
+          " extra words");
   SPIRA_CUDA_TRY(cudaMemsetAsync(ptr.data() + rows, 0, sizeof(offset_t), res.stream));
   std::size_t bytes = 0;
   SPIRA_CUDA_TRY(
@@ -124,8 +127,7 @@ inline offset_t counts_to_offsets(const cuda_resources& res, buffer<offset_t>& p
                                    std::size_t(n_extra) * sizeof(offset_t),
                                    cudaMemcpyDeviceToDevice, res.stream));
   }
-  offset_t words[4] = {0, 0, 0, 0};
-  expects(n_extra >= 0 && n_extra <= 3, "counts_to_offsets: at most 3 extra words");
+  offset_t words[1 + max_extra] = {};
   copy(words, memory_space::host, ptr.data() + rows, memory_space::device, std::size_t(1 + n_extra),
        res);
   for (int e = 0; e < n_extra; ++e) {

@@ -128,32 +128,29 @@ __global__ void knn_deferred_merge_kernel(knn_fused_select s, const offset_t* of
       }
       __syncthreads();
       have = knn_merge_by_rank(vals, idx, s, have, count);
-    } else {
-      int count = 0;
-      for (offset_t c0 = begin; c0 < end; c0 += blockDim.x) {
-        const offset_t e = c0 + offset_t(threadIdx.x);
-        bool offer = false;
-        if (e < end) {
-          const ValueT v = values[e];
-          const std::int64_t j = columns[e];
-          offer = have < s.k;
-          if (!offer) {
-            const auto key = keys::to_key(v, s.largest);
-            const auto bar = keys::to_key(vals[s.k - 1], s.largest);
-            offer = key < bar || (key == bar && j < idx[s.k - 1]);
-          }
-          if (offer) {
-            knn_append(vals, idx, s, &slots, v, j);
-          }
-        }
-        knn_end_round(vals, idx, s, have, count, &slots, offer);
-      }
-      if (count > 0) {
-        have = knn_flush(vals, idx, s, have, count, &slots);
-      }
+      knn_finish_row(vals, idx, s, i, have, 0, &slots);
+      continue;
     }
-    knn_write_row(vals, idx, s, i, have);
-    __syncthreads();
+    int count = 0;
+    for (offset_t c0 = begin; c0 < end; c0 += blockDim.x) {
+      const offset_t e = c0 + offset_t(threadIdx.x);
+      bool offer = false;
+      if (e < end) {
+        const ValueT v = values[e];
+        const std::int64_t j = columns[e];
+        offer = have < s.k;
+        if (!offer) {
+          const auto key = keys::to_key(v, s.largest);
+          const auto bar = keys::to_key(vals[s.k - 1], s.largest);
+          offer = key < bar || (key == bar && j < idx[s.k - 1]);
+        }
+        if (offer) {
+          knn_append(vals, idx, s, &slots, v, j);
+        }
+      }
+      knn_end_round(vals, idx, s, have, count, &slots, offer);
+    }
+    knn_finish_row(vals, idx, s, i, have, count, &slots);
   }
 }
 

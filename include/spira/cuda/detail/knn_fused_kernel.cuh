@@ -181,6 +181,19 @@ __device__ void knn_write_row(const ValueT* vals, const std::int64_t* idx,
   }
 }
 
+/// Ends query row i: merges the candidates still buffered, writes the list to the output. Whole
+/// block; ends synchronised.
+template <class ValueT>
+__device__ inline void knn_finish_row(ValueT* vals, std::int64_t* idx, const knn_fused_select& s,
+                                      std::int64_t i, int have, int count, int* slots)
+{
+  if (count > 0) {
+    have = knn_flush(vals, idx, s, have, count, slots);
+  }
+  knn_write_row(vals, idx, s, i, have);
+  __syncthreads();
+}
+
 /// Merges `count` candidates at (vals, idx)[k, k + count) into the sorted list (vals, idx)[0, have)
 /// and returns the new length: the best k of both in the order of knn_bitonic_sort, as knn_flush
 /// gives them, without the sort. Each thread places one pair by its rank (how many pairs precede
@@ -302,11 +315,7 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
         knn_end_round(vals, idx, s, have, count, &slots, candidate);
       }
     }
-    if (count > 0) {
-      have = knn_flush(vals, idx, s, have, count, &slots);
-    }
-    knn_write_row(vals, idx, s, i, have);
-    __syncthreads();
+    knn_finish_row(vals, idx, s, i, have, count, &slots);
     if (threadIdx.x == 0) {
       launch_progress_row_done(s.watch);
     }
