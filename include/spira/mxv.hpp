@@ -6,24 +6,28 @@
 //
 // For annihilating semirings (the built-ins of semirings/graphblas.hpp, or a user's struct):
 // entry i of op(A) ⊕.⊗ u exists exactly where row i of op(A) and u share a stored index k, with
-// value ⊕ over those k, in increasing k, of ⊗(A[i,k], u[k]) (vxm: ⊗(u[k], A[k,j])); then the mask,
-// accumulator and replace act as spira/descriptor.hpp says, the vectors taking the place of
-// matrices. mxv transposes A with options.transpose_a (GrB_INP0), vxm with options.transpose_b
-// (GrB_INP1); the other transpose flag is ignored. A breadth-first search step, the next frontier
-// among the vertices not yet visited:
+// value ⊕ over those k of ⊗(A[i,k], u[k]) (vxm: ⊗(u[k], A[k,j])); then the mask, accumulator and
+// replace act as spira/descriptor.hpp says, the vectors taking the place of matrices. The order of
+// ⊕: a product that reads A by rows (mxv, vxm with transpose_b: the "pull") folds each row's
+// products in the fixed order of spira/detail/pull_fold.hpp (32 partial folds by position in the
+// row, then a pairwise tree), the other (the "push") in increasing k; either way the same on both
+// backends, whatever the number of threads. mxv transposes A with options.transpose_a (GrB_INP0),
+// vxm with options.transpose_b (GrB_INP1); the other transpose flag is ignored. A breadth-first
+// search step, the next frontier among the vertices not yet visited:
 //
 //   auto next = spira::vxm(res, std::nullopt, std::optional(visited.view()), no_accumulator{},
 //                          semirings::lor_land{}, frontier.view(), graph.view(),
 //                          {.structural_mask = true, .complement_mask = true, .replace = true});
 //
-// Both are mxm (spira/mxm.hpp) with the vectors as one-column (mxv) or one-row (vxm) matrices:
-// mxv works on the rows of op(A) in parallel and holds O(size) for the vectors' row pointers;
-// vxm is one row of Gustavson's product, on one thread, in time proportional to the entries of A
-// in the rows u selects. A transpose costs a transposed copy of A.
+// The pull works on the rows of A in parallel with a dense copy of u (O(size of u)); the push is
+// mxm (spira/mxm.hpp) with u as a one-row matrix: one row of Gustavson's product, on one thread,
+// in time proportional to the entries of A in the rows u selects (mxv with transpose_a first
+// transposes A).
 #pragma once
 
 #include <spira/descriptor.hpp>
 #include <spira/detail/mxm_host.hpp>
+#include <spira/detail/pull_fold.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
 #include <spira/vector.hpp>
@@ -125,8 +129,55 @@ struct output_vectors {
   }
 };
 
+/// The pull: t = A ⊕.⊗ u (VectorFirst: the products ⊗(u[k], A[i,k]), vxm with transpose_b), a row
+/// of A per entry of t folded in pull_fold's order, then w⟨m⟩ = accum(w, t) with w and the mask as
+/// one-column matrices. u, w and the mask are checked by the caller.
+template <bool VectorFirst, class S, class Accum, class ValueT, class IndexT>
+sparse_vector<ValueT, IndexT> vector_pull(const host_resources& res,
+                                          const output_vectors<ValueT, IndexT>& outs,
+                                          const Accum& accum, const S& s,
+                                          csr_view<ValueT, IndexT> a,
+                                          sparse_vector_view<ValueT, IndexT> u, const descriptor& o,
+                                          const char* op)
+{
+  using T = host_compute_t;
+  using traits = distance_traits<S, T>;
+  static_assert(semiring<S, T>, "spira::mxv: S must model spira::semiring");
+  static_assert(traits::annihilating,
+                "spira::mxv: the semiring must be annihilating (a NAMM's product is dense)");
+  static_assert(traits::num_terms == 1, "spira::mxv: the semiring must have a single term");
+  require_host_space(a.space, op, "A");
+  validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
+  std::vector<unsigned char> has(std::size_t(u.size), 0);
+  std::vector<T> value(std::size_t(u.size));
+  for (std::int64_t p = 0; p < u.nnz; ++p) {
+    has[std::size_t(u.indices[p])] = 1;
+    value[std::size_t(u.indices[p])] = T(u.values[p]);
+  }
+  const auto t = csr_by_rows<ValueT, IndexT>(
+      res, a.rows, 1, [] { return no_row_state{}; },
+      [&](no_row_state&, std::int64_t i, bool values, auto&& out) {
+        pull_fold<typename S::add_monoid, T> fold;
+        const offset_t begin = a.row_ptr[i];
+        for (offset_t p = begin; p < a.row_ptr[i + 1]; ++p) {
+          const auto k = std::size_t(a.col_idx[p]);
+          if (has[k] != 0) {
+            const T x = T(a.values[p]);
+            fold.add(p - begin, !values       ? T(0)
+                                : VectorFirst ? T(s.template multiply<T>(value[k], x))
+                                              : T(s.template multiply<T>(x, value[k])));
+          }
+        }
+        const std::int64_t column = 0;
+        const T v = fold.found() ? fold.result() : T(0);
+        masked_merge_row(i, &column, &v, fold.found() ? 1 : 0, outs.w, outs.mask, accum, o, values,
+                         out);
+      });
+  return vector_of(res, t, true);
+}
+
 /// mxv (column = true, the vector u on the right) or vxm: checks the vectors against op(A), then
-/// runs mxm on their matrix forms.
+/// runs the pull, or mxm on their matrix forms.
 template <class S, class Accum, class ValueT, class IndexT>
 sparse_vector<ValueT, IndexT> vector_product(
     const host_resources& res,
@@ -150,6 +201,12 @@ sparse_vector<ValueT, IndexT> vector_product(
   check_output_vectors(
       res, w, mask, out, op,
       concat("the product has size ", out, " (", shape, " is ", rows, " x ", cols, ")"));
+  if (column != transpose) {
+    // A read by rows: the result is a column whichever side u is on.
+    const output_vectors<ValueT, IndexT> outs(w, mask, true);
+    return column ? vector_pull<false>(res, outs, accum, s, a, u, o, op)
+                  : vector_pull<true>(res, outs, accum, s, a, u, o, op);
+  }
   const vector_as_matrix<ValueT, IndexT> um(u, column);
   const output_vectors<ValueT, IndexT> outs(w, mask, column);
   const auto& wv = outs.w;

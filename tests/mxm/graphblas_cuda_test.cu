@@ -39,15 +39,6 @@ struct fuzzy_op {  // UMAP's a + b - ab: a product beside a sum
 struct negate_op {
   SPIRA_HD double operator()(double x) const { return -x; }
 };
-struct lor_times {  // a lor ⊕ over products that are not 0 / 1
-  using add_monoid = lor_monoid;
-  static constexpr bool annihilating = true;
-  template <class T>
-  SPIRA_HD constexpr T multiply(T a, T b) const
-  {
-    return a * b;
-  }
-};
 struct index_op {
   SPIRA_HD double operator()(double x, std::int64_t i, std::int64_t j) const
   {
@@ -77,16 +68,6 @@ struct operands {
   {
   }
 };
-
-/// A sweep operand: values in {1, 2, 3} ({0, 1} for `logical`), or uniform reals (`reals`), whose
-/// products and sums round.
-template <class V, class I>
-csr_matrix<V, I> sweep_operand(std::int64_t rows, std::int64_t cols, std::uint32_t seed,
-                               bool logical, bool reals)
-{
-  return reals ? random_csr<V, I>({.rows = rows, .cols = cols, .mean_degree = 5, .seed = seed})
-               : operand<V, I>(rows, cols, seed, logical);
-}
 
 /// For every case of the sweep (with transposes of A and B as `transposes` allows): the host
 /// operation host(k, a, b, c, mask) and the CUDA one cuda(k, a, b, c, mask) give the same entries.
@@ -359,164 +340,6 @@ TYPED_TEST(graphblas_cuda, apply_select_transpose_every_descriptor)
       return transpose(res, k.c_of(c), k.mask_of(m), accum, a, k.desc());
     });
   });
-}
-
-/// mxv and vxm, every descriptor, the CUDA ones against the host ones (mxv_test.cpp's sweep).
-template <class V, class I, class S, class Accum>
-void vector_sweep(const S& s, const Accum& acc, bool logical, const char* what, bool reals = false)
-{
-  const cuda_resources res{};
-  const std::int64_t m = 37, n = 29;
-  const auto vec = [&](std::int64_t size, std::uint32_t seed) {
-    return reals ? real_vector<V, I>(size, seed) : vector_operand<V, I>(size, seed, logical);
-  };
-  for (const bool column : {true, false}) {
-    for (const bool ta : {false, true}) {
-      const auto a = ta ? sweep_operand<V, I>(n, m, 51, logical, reals)
-                        : sweep_operand<V, I>(m, n, 51, logical, reals);
-      const std::int64_t in = column ? n : m, out = column ? m : n;
-      const auto u = vec(in, 52);
-      const auto w = vec(out, 53);
-      const auto mask = vector_operand<V, I>(out, 54, false, true);
-      const auto ad = to_device(res, a.view());
-      const auto ud = vector_on_device(res, u), wd = vector_on_device(res, w);
-      const auto md = vector_on_device(res, mask);
-      for (int bits = 0; bits < sweep_case::count; ++bits) {
-        const auto k = sweep_case::nth(bits, ta);
-        descriptor d = k.desc();
-        d.transpose_a = column && k.transpose_a;
-        d.transpose_b = !column && k.transpose_a;
-        const auto run = [&](const auto& r, const auto& av, const auto& uv, const auto& wv,
-                             const auto& mv) {
-          const auto w_in = k.with_c ? std::optional(wv) : std::nullopt;
-          const auto m_in = k.mask != 0 ? std::optional(mv) : std::nullopt;
-          return with_accum(k, acc, [&](const auto& accum) {
-            return column ? mxv(r, w_in, m_in, accum, s, av, uv, d)
-                          : vxm(r, w_in, m_in, accum, s, uv, av, d);
-          });
-        };
-        const auto want =
-            entries_of(run(host_resources{}, a.view(), u.view(), w.view(), mask.view()).view());
-        const auto got = vector_host_entries(run(res, ad.view(), ud.view(), wd.view(), md.view()));
-        ASSERT_EQ(got, want) << what << (column ? " mxv: " : " vxm: ") << k.name();
-      }
-    }
-  }
-}
-
-TYPED_TEST(graphblas_cuda, mxv_vxm_every_descriptor)
-{
-  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
-  using namespace spira::semirings;
-  vector_sweep<V, I>(plus_times{}, plus_monoid{}, false, "plus_times");
-  vector_sweep<V, I>(min_plus{}, min_monoid{}, false, "min_plus");
-  vector_sweep<V, I>(lor_land{}, lor_monoid{}, true, "lor_land");
-  vector_sweep<V, I>(lor_times{}, lor_monoid{}, false, "lor_times");
-  // Reals: the pull's double folds and the push's rounded T reach the accumulator alike.
-  vector_sweep<V, I>(plus_times{}, plus_monoid{}, false, "plus_times reals", true);
-  vector_sweep<V, I>(min_plus{}, plus_monoid{}, false, "min_plus reals", true);
-}
-
-/// A lor ⊕ over products that are not 0 / 1: the push keeps a lone product as it is (a signed
-/// zero, a NaN) and folds two or more into lor's 1, as the host does - compared bit for bit, in
-/// vxm and in mxv with Aᵀ.
-TEST(graphblas_cuda_vectors, lor_push_keeps_a_lone_product)
-{
-  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
-  using V = double;
-  using I = std::int64_t;
-  const cuda_resources res{};
-  // A (3 x 4): row 0 {1: 3, 2: 0}, row 1 {1: 2}, row 2 {3: 1}; u = {-1, 5, NaN}.
-  const auto a = make_csr<V, I>(host_resources{}, 3, 4, std::vector<offset_t>{0, 2, 3, 4},
-                                std::vector<I>{1, 2, 1, 3}, std::vector<V>{3, 0, 2, 1});
-  const auto u = make_sparse_vector<V, I>(host_resources{}, 3, std::vector<I>{0, 1, 2},
-                                          std::vector<V>{-1, 5, std::nan("")});
-  const auto ad = to_device(res, a.view());
-  const auto ud = vector_on_device(res, u);
-  const auto bits = [](const vector_entries& e) {
-    std::vector<std::pair<std::int64_t, std::uint64_t>> b;
-    for (const auto& [i, v] : e) {
-      std::uint64_t x = 0;
-      std::memcpy(&x, &v, sizeof x);
-      b.emplace_back(i, x);
-    }
-    return b;
-  };
-  const descriptor at{.transpose_a = true};
-  const auto want_v = entries_of(vxm(host_resources{}, u.view(), a.view(), lor_times{}).view());
-  const auto want_m = entries_of(mxv(host_resources{}, a.view(), u.view(), lor_times{}, at).view());
-  ASSERT_EQ(want_v.size(), 3u);  // columns 1 (two products), 2 (-0) and 3 (NaN)
-  EXPECT_TRUE(std::signbit(want_v[1].second) && want_v[1].second == 0.0);
-  EXPECT_TRUE(std::isnan(want_v[2].second));
-  EXPECT_EQ(bits(vector_host_entries(vxm(res, ud.view(), ad.view(), lor_times{}))), bits(want_v));
-  EXPECT_EQ(bits(vector_host_entries(mxv(res, ad.view(), ud.view(), lor_times{}, at))),
-            bits(want_m));
-}
-
-/// Breadth-first levels by masked vxm on the GPU equal the host's (a long frontier takes the
-/// expanded path), and values whose sums round give the host's bytes in both products.
-TEST(graphblas_cuda_vectors, bfs_levels_and_rounding_sums)
-{
-  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
-  using V = double;
-  using I = std::int64_t;
-  const cuda_resources res{};
-  const auto g = random_csr<V, I>({.rows = 3000, .cols = 3000, .mean_degree = 12, .seed = 61});
-  const auto gd = to_device(res, g.view());
-  // The identity, for visited ∪= frontier (the frontier accumulated into visited with lor).
-  std::vector<offset_t> eye_ptr(3001);
-  std::vector<I> eye_col(3000);
-  std::vector<V> eye_val(3000, V(1));
-  for (std::int64_t i = 0; i <= 3000; ++i) {
-    eye_ptr[std::size_t(i)] = i;
-  }
-  for (std::int64_t i = 0; i < 3000; ++i) {
-    eye_col[std::size_t(i)] = I(i);
-  }
-  const auto eye = make_csr<V, I>(host_resources{}, 3000, 3000, eye_ptr, eye_col, eye_val);
-  const auto eye_d = to_device(res, eye.view());
-  const std::vector<I> start_idx{0};
-  const std::vector<V> start_val{1};
-  const auto first = [&] {
-    return make_sparse_vector<V, I>(host_resources{}, 3000, start_idx, start_val);
-  };
-  const descriptor next{.structural_mask = true, .complement_mask = true, .replace = true};
-  auto frontier = first(), visited = first();
-  auto frontier_d = vector_on_device(res, first()), visited_d = vector_on_device(res, first());
-  for (int level = 1; frontier.nnz() > 0; ++level) {
-    frontier = vxm(host_resources{}, std::nullopt, std::optional(visited.view()), no_accumulator{},
-                   semirings::lor_land{}, frontier.view(), g.view(), next);
-    frontier_d = vxm(res, std::nullopt, std::optional(visited_d.view()), no_accumulator{},
-                     semirings::lor_land{}, frontier_d.view(), gd.view(), next);
-    ASSERT_EQ(vector_host_entries(frontier_d), entries_of(frontier.view())) << "level " << level;
-    visited = vxm(host_resources{}, std::optional(visited.view()), std::nullopt, lor_monoid{},
-                  semirings::lor_land{}, frontier.view(), eye.view());
-    visited_d = vxm(res, std::optional(visited_d.view()), std::nullopt, lor_monoid{},
-                    semirings::lor_land{}, frontier_d.view(), eye_d.view());
-  }
-  // Rounding sums: a dense-ish u against long rows, both products, both orientations.
-  std::vector<I> ui;
-  std::vector<V> uv;
-  for (std::int64_t j = 0; j < 3000; j += 2) {
-    ui.push_back(I(j));
-    uv.push_back(V(0.1 + 0.37 * double(j % 17)));
-  }
-  const auto u = make_sparse_vector<V, I>(host_resources{}, 3000, ui, uv);
-  const auto udev = vector_on_device(res, u);
-  for (const bool t : {false, true}) {
-    EXPECT_EQ(vector_host_entries(mxv(res, gd.view(), udev.view(), semirings::plus_times{},
-                                      descriptor{.transpose_a = t})),
-              entries_of(mxv(host_resources{}, g.view(), u.view(), semirings::plus_times{},
-                             descriptor{.transpose_a = t})
-                             .view()));
-    EXPECT_EQ(vector_host_entries(vxm(res, udev.view(), gd.view(), semirings::plus_times{},
-                                      descriptor{.transpose_b = t})),
-              entries_of(vxm(host_resources{}, u.view(), g.view(), semirings::plus_times{},
-                             descriptor{.transpose_b = t})
-                             .view()));
-  }
 }
 
 /// The k-NN graph's follow-up on the GPU (spira/knn.hpp, src/knn/graph_cuda.cu): symmetrize and

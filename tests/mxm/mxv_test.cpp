@@ -152,6 +152,45 @@ TEST(mxv, accumulator_reads_t_in_the_value_type)
   }
 }
 
+/// The pull folds a row's products in pull_fold's order (32 partial folds by position, then a
+/// pairwise tree), in mxv and in vxm with transpose_b: a row of 40 products 1e16, 1, ..., 1, -1e16
+/// (position 32), 1, ... sums to 38 in that order (1e16 and -1e16 meet in the first partial fold
+/// before any 1 is added to them) and to 7 in increasing k (each 1 added to 1e16 rounds away). The
+/// push (vxm of A's column, mxv with transpose_a) folds in increasing k.
+TEST(mxv, pull_folds_in_its_fixed_order)
+{
+  using V = double;
+  using I = std::int32_t;
+  const host_resources res{};
+  const std::int64_t n = 40;
+  std::vector<I> col(static_cast<std::size_t>(n));
+  std::vector<V> val(col.size(), 1.0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    col[std::size_t(k)] = I(k);
+  }
+  val[0] = 1e16;
+  val[32] = -1e16;
+  const std::vector<V> ones(col.size(), 1.0);
+  const auto row = make_csr<V, I>(res, 1, n, std::vector<offset_t>{0, n}, col, val);
+  const auto u = make_sparse_vector<V, I>(res, n, col, ones);
+  const auto pulled = mxv(res, row.view(), u.view(), semirings::plus_times{});
+  ASSERT_EQ(pulled.nnz(), 1);
+  EXPECT_EQ(pulled.values()[0], 38.0);
+  const auto pulled_t =
+      vxm(res, u.view(), row.view(), semirings::plus_times{}, descriptor{.transpose_b = true});
+  ASSERT_EQ(pulled_t.nnz(), 1);
+  EXPECT_EQ(pulled_t.values()[0], 38.0);
+  // The same products by the push: A's row as a column, read by u's entries in increasing k.
+  std::vector<offset_t> ptr(static_cast<std::size_t>(n) + 1);
+  for (std::int64_t k = 0; k <= n; ++k) {
+    ptr[std::size_t(k)] = k;
+  }
+  const auto column = make_csr<V, I>(res, n, 1, ptr, std::vector<I>(col.size(), I(0)), val);
+  const auto pushed = vxm(res, u.view(), column.view(), semirings::plus_times{});
+  ASSERT_EQ(pushed.nnz(), 1);
+  EXPECT_EQ(pushed.values()[0], 7.0);
+}
+
 /// Breadth-first search levels by repeated masked vxm with lor_land (the next frontier: the
 /// neighbours of the frontier not yet visited), against levels computed by a plain queue.
 TEST(mxv, breadth_first_search_levels)

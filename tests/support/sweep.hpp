@@ -195,6 +195,16 @@ csr_matrix<V, I> operand(std::int64_t rows, std::int64_t cols, std::uint32_t see
   return m;
 }
 
+/// A sweep operand: values in {1, 2, 3} ({0, 1} for `logical`), or uniform reals (`reals`), whose
+/// products and sums round.
+template <class V, class I>
+csr_matrix<V, I> sweep_operand(std::int64_t rows, std::int64_t cols, std::uint32_t seed,
+                               bool logical, bool reals)
+{
+  return reals ? random_csr<V, I>({.rows = rows, .cols = cols, .mean_degree = 5, .seed = seed})
+               : operand<V, I>(rows, cols, seed, logical);
+}
+
 /// The value and index types every GraphBLAS cross-check runs with.
 using value_index_types =
     ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,

@@ -14,7 +14,7 @@
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_cuda.cuh>
-#include <spira/cuda/detail/mxv_cuda.cuh>
+#include <spira/cuda/detail/vector_cuda.cuh>
 #include <spira/detail/index_lists.hpp>
 #include <spira/select_k.hpp>
 #include <spira/semiring.hpp>

@@ -106,7 +106,8 @@ __global__ void rows_fill_kernel(RowOp op, std::int64_t rows, const offset_t* pt
 /// Row pointers from per-row counts: `ptr` holds rows + 1 entries, the counts in [0, rows); on
 /// return ptr[i] is the offset of row i and ptr[rows] the total, which is returned (one read that
 /// synchronises the stream). With `extra` device words (`ptr` then holds rows + 1 + n_extra
-/// entries), those are read back by the same read, into extra_host.
+/// entries), those are read back by the same read, into extra_host; they may already be in place
+/// (extra = ptr + rows + 1).
 inline offset_t counts_to_offsets(const cuda_resources& res, buffer<offset_t>& ptr,
                                   std::int64_t rows, const unsigned long long* extra = nullptr,
                                   unsigned long long* extra_host = nullptr, int n_extra = 0)
@@ -122,7 +123,7 @@ inline offset_t counts_to_offsets(const cuda_resources& res, buffer<offset_t>& p
   buffer<unsigned char> scratch(res, std::max<std::size_t>(bytes, 1), "scan workspace");
   SPIRA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, ptr.data(), ptr.data(),
                                                rows + 1, res.stream));
-  if (n_extra > 0) {
+  if (n_extra > 0 && extra != reinterpret_cast<const unsigned long long*>(ptr.data() + rows + 1)) {
     SPIRA_CUDA_TRY(cudaMemcpyAsync(ptr.data() + rows + 1, extra,
                                    std::size_t(n_extra) * sizeof(offset_t),
                                    cudaMemcpyDeviceToDevice, res.stream));

@@ -1,7 +1,8 @@
 // spira internals: mxv and vxm on CUDA (spira/cuda/graphblas.cuh). Two ways to t = op(A) ⊕.⊗ u
 // (and u ⊕.⊗ op(A)), by how A is stored:
 //   pull   the rows of A met by the vector: entry i folds the products of row i of A with the
-//          entries u stores (looked up in a dense copy of u), a warp per row, in increasing k;
+//          entries u stores (read in place when u stores every index, else looked up in a dense
+//          copy), a warp per row, in the order of spira/detail/pull_fold.hpp (the host's);
 //   push   the rows of A selected by u: mxm of u as a one-row matrix with A (the expanded or
 //          sorted path of detail/mxm_kernels.cuh), so the work is the entries of those rows;
 //          with lor_land (a breadth-first search's semiring) the products are scattered straight
@@ -10,16 +11,18 @@
 //          one is nonzero, whatever their order, and no sort is needed for the host's bytes.
 // mxv takes the pull (push with transpose_a), vxm the push (pull with transpose_b): neither
 // transposes A. The write-back w⟨m⟩ = accum(w, t) runs over the vectors' index space with dense
-// copies of w, t and the mask (O(size)), then compacts the entries into a new sparse vector.
+// copies of w, t and the mask (O(size)), then compacts the entries into a new sparse vector; a
+// pull with no mask and no w writes the new vector's flags and values itself.
 #pragma once
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_cuda.cuh>
+#include <spira/cuda/detail/vector_cuda.cuh>
+#include <spira/detail/pull_fold.hpp>
 #include <spira/semirings/graphblas.hpp>
 #include <spira/vector.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -41,27 +44,6 @@ struct swapped_semiring {
   }
 };
 
-/// A dense copy of a sparse vector's entries: state 0 no entry, 1 a stored 0, 2 another value.
-/// With `bad` (nullptr: the vector is known to be valid), an entry whose index is outside [0,
-/// size) or does not increase is not copied and the first such entry is kept in *bad (atomicMin).
-template <class ValueT, class IndexT>
-__global__ void scatter_vector_kernel(sparse_vector_view<ValueT, IndexT> v, unsigned char* state,
-                                      double* value, unsigned long long* bad)
-{
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < v.nnz;
-       p += stride) {
-    const auto i = std::int64_t(v.indices[p]);
-    if (bad != nullptr &&
-        (i < 0 || i >= v.size || (p > 0 && std::int64_t(v.indices[p - 1]) >= i))) {
-      atomicMin(bad, (unsigned long long)p);
-      continue;
-    }
-    state[i] = v.values[p] != ValueT(0) ? 2 : 1;
-    value[i] = double(v.values[p]);
-  }
-}
-
 /// The same for the entries of a one-row CSR matrix (a product of push).
 template <class ValueT, class IndexT>
 __global__ void scatter_row_kernel(csr_view<ValueT, IndexT> m, unsigned char* state, double* value)
@@ -75,23 +57,89 @@ __global__ void scatter_row_kernel(csr_view<ValueT, IndexT> m, unsigned char* st
   }
 }
 
-/// The pull: t[i] = ⊕ over the k stored in row i of `a` and in u, in increasing k, of
-/// ⊗(a[i,k], u[k]) (or ⊗(u[k], a[i,k]) with VectorFirst); only where the mask allows i. A warp
-/// reads 32 entries of the row at a time and its lane 0 folds their products in order. Every
-/// t_state[i] is written (0 where t has no entry). With `bad_row` (nullptr: `a` is known to be
-/// canonical) every row is also checked as spira::validate's canonical level checks it, the rows
-/// the mask leaves out too: the first row found wrong is kept in *bad_row (atomicMin) and its
-/// entries are not used.
-template <bool VectorFirst, class S, class ValueT, class IndexT>
-__global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned char* u_state,
-                                const double* u_value, const unsigned char* mask_state,
-                                bool structural, bool complement, unsigned char* t_state,
-                                double* t_value, unsigned long long* bad_row)
+/// The pull kernel's tuning.
+struct mxv_pull_policy {
+  /// Positions of a row each lane loads before it folds them (loads in flight per lane).
+  static constexpr int batch = 8;
+};
+
+/// Where the pull reads u: a dense copy (state 0: no entry), for any u. at(k) is read whether or
+/// not has(k) (an unset value is not used).
+struct pull_u_dense {
+  const unsigned char* state;
+  const double* value;
+  __device__ bool has(std::int64_t k) const { return state[k] != 0; }
+  __device__ double at(std::int64_t k) const { return value[k]; }
+  /// The dense copy's scatter checked u.
+  __device__ void check(unsigned long long*) const {}
+};
+
+/// u itself, when it stores every index (nnz = size): entry k is index k. Its indices are checked
+/// here (k at entry k, else the first entry that is not into *bad, atomicMin); what the products
+/// read is right only when none is found.
+template <class ValueT, class IndexT>
+struct pull_u_full {
+  const IndexT* indices;
+  const ValueT* values;
+  std::int64_t nnz;
+  __device__ bool has(std::int64_t) const { return true; }
+  __device__ double at(std::int64_t k) const { return double(values[k]); }
+  __device__ void check(unsigned long long* bad) const
+  {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < nnz;
+         p += stride) {
+      if (std::int64_t(indices[p]) != p) {
+        atomicMin(bad, (unsigned long long)p);
+      }
+    }
+  }
+};
+
+/// Where the pull writes t: a dense copy (state 2 or 0, the value where 2), for the write under a
+/// mask or into w.
+struct pull_to_dense {
+  unsigned char* state;
+  double* value;
+  __device__ void put(std::int64_t i, bool found, double v) const
+  {
+    state[i] = found ? 2 : 0;
+    if (found) {
+      value[i] = v;
+    }
+  }
+};
+
+/// The new vector's flags (1: an entry) and values, to compact: t is the result (no mask, no w).
+struct pull_to_flags {
+  offset_t* flag;
+  double* value;
+  __device__ void put(std::int64_t i, bool found, double v) const
+  {
+    flag[i] = found ? 1 : 0;
+    value[i] = v;
+  }
+};
+
+/// The pull: t[i] = ⊕ over the k stored in row i of `a` and in u of ⊗(a[i,k], u[k]) (or ⊗(u[k],
+/// a[i,k]) with VectorFirst), folded in pull_fold's order (spira/detail/pull_fold.hpp): a warp per
+/// row, lane l folding the row's positions l, l + 32, ..., then the lanes pairwise by shuffles;
+/// only where the mask allows i. Every entry of t is written (out.put). With `bad` (nullptr:
+/// `a` and u are known to be valid) u is checked into bad[0] (u.check) and every row into bad[1],
+/// as spira::validate's canonical level checks it, the rows the mask leaves out too: the first
+/// row found wrong is kept (atomicMin) and its entries are not used.
+template <bool VectorFirst, class S, class U, class Out, class ValueT, class IndexT>
+__global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, U u,
+                                const unsigned char* mask_state, bool structural, bool complement,
+                                Out out, unsigned long long* bad)
 {
   using add = typename S::add_monoid;
-  __shared__ double staging[graphblas_rows_policy::block_threads];
+  static_assert(pull_fold<add, double>::lanes == 32, "a lane of the warp per partial fold");
   const int lane = threadIdx.x % 32;
-  double* staged = staging + (threadIdx.x / 32) * 32;
+  if (bad != nullptr) {
+    u.check(bad);
+  }
+  unsigned long long* bad_row = bad != nullptr ? bad + 1 : nullptr;
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < a.rows;
        i += warps) {
@@ -100,7 +148,7 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
                      (structural ? mask_state[i] > 0 : mask_state[i] == 2)) != complement;
     if (!in && bad_row == nullptr) {
       if (lane == 0) {
-        t_state[i] = 0;
+        out.put(i, false, 0.0);
       }
       continue;
     }
@@ -109,54 +157,68 @@ __global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, const unsigned 
                                 (i > 0 || begin == 0) && (i + 1 < a.rows || end == a.nnz))) {
       if (lane == 0) {
         atomicMin(bad_row, (unsigned long long)i);
-        t_state[i] = 0;
+        out.put(i, false, 0.0);
       }
       continue;
     }
-    bool found = false;
+    // Lane l folds positions l, l + 32, ... in order, `batch` of them a step: the step's loads
+    // come first (no store between them), so they are in flight together, then its products are
+    // folded. A wrong column index (with bad_row) is not used, and its row is reported once.
+    constexpr int batch = mxv_pull_policy::batch;
+    bool found = false, wrong = false;
     double acc = 0.0;
-    for (offset_t p0 = begin; p0 < end; p0 += 32) {
-      const offset_t p = p0 + lane;
-      bool here = false;
-      double prod = 0.0;
-      if (p < end) {
-        const auto k = std::int64_t(a.col_idx[p]);
-        if (bad_row != nullptr &&
-            (k < 0 || k >= a.cols || (p > begin && std::int64_t(a.col_idx[p - 1]) >= k))) {
-          atomicMin(bad_row, (unsigned long long)i);
-        } else {
-          here = in && u_state[k] != 0;
-        }
-        if (here) {
-          const double x = double(a.values[p]);
-          prod = rounded(double(VectorFirst ? s.template multiply<double>(u_value[k], x)
-                                            : s.template multiply<double>(x, u_value[k])));
-        }
-      }
-      // The fold in lane order, by lane 0 from the warp's staged products: its loads do not
-      // depend on the running value, so only the ⊕ chain is serial (a row's fold is as long as
-      // the row: the longest row sets the kernel's time).
-      const unsigned present = __ballot_sync(0xffffffffu, here);
-      staged[lane] = prod;
-      __syncwarp();
-      if (lane == 0) {
-        const int n = int(min(offset_t(32), end - p0));
-#pragma unroll 8
-        for (int l = 0; l < n; ++l) {
-          const double v = staged[l];
-          if ((present >> l) & 1u) {
-            acc = found ? double(add{}(acc, v)) : v;
-            found = true;
+    for (offset_t p0 = begin + lane; p0 < end; p0 += 32 * batch) {
+      IndexT col[batch], before[batch];
+      ValueT x[batch];
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        const offset_t p = p0 + 32 * b;
+        if (p < end) {
+          col[b] = a.col_idx[p];
+          x[b] = a.values[p];
+          if (bad_row != nullptr && p > begin) {
+            before[b] = a.col_idx[p - 1];
           }
         }
       }
-      __syncwarp();
+      bool here[batch];
+      double y[batch];
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        const offset_t p = p0 + 32 * b;
+        const auto k = std::int64_t(col[b]);
+        const bool ok =
+            p < end && (bad_row == nullptr ||
+                        (k >= 0 && k < a.cols && (p == begin || std::int64_t(before[b]) < k)));
+        wrong = wrong || (p < end && !ok);
+        here[b] = ok && in && u.has(k);
+        y[b] = ok ? u.at(k) : 0.0;  // not after has(k): both loads in flight
+      }
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        if (here[b]) {
+          const double prod =
+              rounded(double(VectorFirst ? s.template multiply<double>(y[b], double(x[b]))
+                                         : s.template multiply<double>(double(x[b]), y[b])));
+          acc = found ? double(add{}(acc, prod)) : prod;
+          found = true;
+        }
+      }
+    }
+    if (wrong) {
+      atomicMin(bad_row, (unsigned long long)i);
+    }
+    // Lane l takes lane l + h's fold, h = 16, 8, ..., 1 (lane 0 ends with the row's).
+    for (int h = 16; h > 0; h /= 2) {
+      const double other = __shfl_down_sync(0xffffffffu, acc, h);
+      const bool other_found = __shfl_down_sync(0xffffffffu, int(found), h) != 0;
+      if (other_found) {
+        acc = found ? double(add{}(acc, other)) : other;
+        found = true;
+      }
     }
     if (lane == 0) {
-      t_state[i] = found ? 2 : 0;
-      if (found) {
-        t_value[i] = acc;
-      }
+      out.put(i, found, acc);
     }
   }
 }
@@ -197,87 +259,6 @@ __global__ void push_lor_kernel(csr_view<ValueT, IndexT> a, S s,
   }
 }
 
-/// w⟨m⟩ = accum(w, t) at index i, over dense copies (the vector form of masked_merge_op); writes
-/// the new entry's presence to `flag` and its value to `out`.
-template <class ValueT, class Accum>
-__global__ void vector_update_kernel(std::int64_t size, const unsigned char* t_state,
-                                     const double* t_value, const unsigned char* w_state,
-                                     const double* w_value, const unsigned char* mask_state,
-                                     Accum accum, descriptor o, offset_t* flag, double* out)
-{
-  constexpr bool accumulate = !std::is_same_v<Accum, no_accumulator>;
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
-       i += stride) {
-    const bool has_t = t_state[i] != 0;
-    const bool has_c = w_state != nullptr && w_state[i] != 0;
-    const bool in =
-        mask_state == nullptr || (o.structural_mask ? mask_state[i] > 0 : mask_state[i] == 2);
-    bool has = false;
-    double v = 0.0;
-    if (in != o.complement_mask) {
-      if (has_t && (!accumulate || !has_c)) {
-        has = true;
-        v = t_value[i];
-      } else if (has_c && accumulate) {
-        if constexpr (accumulate) {
-          has = true;
-          // t's values are double (the pull's folds); the accumulator reads them rounded to
-          // the value type, as T holds it (spira/descriptor.hpp).
-          v = has_t ? double(accum(w_value[i], double(ValueT(t_value[i])))) : w_value[i];
-        }
-      }
-    } else if (has_c && !o.replace) {
-      has = true;
-      v = w_value[i];
-    }
-    flag[i] = has ? 1 : 0;
-    out[i] = v;
-  }
-}
-
-template <class ValueT, class IndexT>
-__global__ void compact_vector_kernel(std::int64_t size, const offset_t* at, const double* value,
-                                      IndexT* indices, ValueT* values)
-{
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
-       i += stride) {
-    if (at[i + 1] != at[i]) {
-      indices[at[i]] = IndexT(i);
-      values[at[i]] = ValueT(value[i]);
-    }
-  }
-}
-
-/// A dense copy (state, value) of `size` entries, all absent unless asked otherwise.
-struct dense_vector_copy {
-  buffer<unsigned char> state;
-  buffer<double> value;
-  /// `cleared` false: the states are left unset, for a kernel that writes every one.
-  dense_vector_copy(const cuda_resources& res, std::int64_t size, bool cleared = true)
-      : state(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector states"),
-        value(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector values")
-  {
-    if (cleared) {
-      fill_zero_bytes(state.data(), memory_space::device, state.size(), res);
-    }
-  }
-};
-
-/// Scatters a device sparse vector into a dense copy of its size (with `bad`, checking its entries:
-/// see scatter_vector_kernel).
-template <class ValueT, class IndexT>
-void scatter_vector(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
-                    dense_vector_copy& d, unsigned long long* bad = nullptr)
-{
-  if (v.nnz > 0) {
-    scatter_vector_kernel<<<graphblas_grid(v.nnz, res.device), graphblas_rows_policy::block_threads,
-                            0, res.stream>>>(v, d.state.data(), d.value.data(), bad);
-    SPIRA_CHECK_LAUNCH();
-  }
-}
-
 static __global__ void one_row_kernel(offset_t* ptr, std::int64_t nnz)
 {
   ptr[0] = 0;
@@ -293,128 +274,54 @@ inline buffer<offset_t> one_row_pointers(const cuda_resources& res, std::int64_t
   return ptr;
 }
 
-/// The first entry of a vector whose index is outside [0, size) or does not increase (into
-/// `first`, which starts at the largest value).
-template <class IndexT>
-__global__ void check_vector_kernel(const IndexT* indices, std::int64_t nnz, std::int64_t size,
-                                    unsigned long long* first)
-{
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < nnz; p += stride) {
-    const auto i = std::int64_t(indices[p]);
-    if (i < 0 || i >= size || (p > 0 && std::int64_t(indices[p - 1]) >= i)) {
-      atomicMin(first, (unsigned long long)p);
-    }
-  }
-}
-
-/// A device sparse vector, checked: size and nnz in range, indices increasing in [0, size); the
-/// messages are the host's (spira::validate of a sparse vector). With `entries` false only what
-/// the host can see is checked (the caller's kernels check the indices).
-template <class ValueT, class IndexT>
-void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
-                       const char* op, const char* name, bool entries = true)
-{
-  require_device_space(v.space, op, name);
-  const std::string what = std::string(op) + ": " + name;
-  expects(v.size >= 0 && v.nnz >= 0 && v.nnz <= v.size, what, ": size = ", v.size,
-          " and nnz = ", v.nnz, " do not describe a vector (0 <= nnz <= size)");
-  expects(v.nnz == 0 || (v.indices != nullptr && v.values != nullptr), what,
-          ": indices or values is null with nnz = ", v.nnz);
-  if (v.nnz == 0 || !entries) {
-    return;
-  }
-  buffer<unsigned long long> first(res, 1, "vector check");
-  SPIRA_CUDA_TRY(cudaMemsetAsync(first.data(), 0xFF, sizeof(unsigned long long), res.stream));
-  check_vector_kernel<<<graphblas_grid(v.nnz, res.device), graphblas_rows_policy::block_threads, 0,
-                        res.stream>>>(v.indices, v.nnz, v.size, first.data());
-  SPIRA_CHECK_LAUNCH();
-  unsigned long long p = 0;
-  copy(&p, memory_space::host, first.data(), memory_space::device, 1, res);
-  if (p == ~0ull) {
-    return;
-  }
-  IndexT pair[2] = {IndexT(0), IndexT(0)};  // entries p - 1 and p
-  const std::int64_t from = p > 0 ? std::int64_t(p) - 1 : 0;
-  copy(pair + (p > 0 ? 0 : 1), memory_space::host, v.indices + from, memory_space::device,
-       p > 0 ? 2 : 1, res);
-  const auto i = std::int64_t(pair[1]);
-  expects(i >= 0 && i < v.size, what, ": index ", i, " (entry ", p, ") is outside [0, ", v.size,
-          ")");
-  expects(false, what, ": index ", i, " (entry ", p, ") follows ", std::int64_t(pair[0]),
-          " (indices must increase)");
-}
-
-/// What the kernels of a product found wrong in its operands: two device words (~0 where nothing
-/// was), read back with the result's entry count (one synchronisation), and what throws the
-/// operands' error once they are known (spira::validate's messages).
-struct operand_status {
-  buffer<unsigned long long> words;
-  std::function<void(const unsigned long long*)> report;
-  operand_status(const cuda_resources& res, std::function<void(const unsigned long long*)> r)
-      : words(res, 2, "operand status"), report(std::move(r))
-  {
-    SPIRA_CUDA_TRY(cudaMemsetAsync(words.data(), 0xFF, 2 * sizeof(unsigned long long), res.stream));
-  }
-};
-
-/// w⟨m⟩ = accum(w, t) over dense copies of t and the mask (`m_dense`: nullptr for none), into a
-/// new sparse vector of t's size; w (checked, of that size) is scattered here. With `status`, its
-/// report runs (and may throw) before the result is allocated.
-template <class Accum, class ValueT, class IndexT>
-sparse_vector<ValueT, IndexT> vector_write_back(
+/// The pull of vector_product_cuda (A read by rows, the products ⊗(A[i,k], u[k]), or ⊗(u[k],
+/// A[i,k]) for vxm): u read in place when it stores every index, else from a dense copy; t
+/// written as the new vector's flags when there is no mask and no w, else as a dense copy for
+/// the write-back. With `report` (nullptr: the operands are known to be valid) the kernels check
+/// A and u, and what they find is thrown by it (compact_vector).
+template <class Accum, class ValueT, class IndexT, class S>
+sparse_vector<ValueT, IndexT> vector_pull(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
-    const dense_vector_copy* m_dense, const Accum& accum, const descriptor& o,
-    const dense_vector_copy& t, std::int64_t size, operand_status* status = nullptr)
+    const dense_vector_copy* m_dense, const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
+    sparse_vector_view<ValueT, IndexT> u, const descriptor& o, bool column, std::int64_t size,
+    const operand_report* report)
 {
   constexpr int block = graphblas_rows_policy::block_threads;
-  std::optional<dense_vector_copy> w_dense;
-  if (w) {
-    w_dense.emplace(res, size);
-    scatter_vector(res, *w, *w_dense);
-  }
-  const int n_status = status != nullptr ? 2 : 0;
-  buffer<offset_t> at(res, std::size_t(size) + 1 + std::size_t(n_status), "vector offsets");
-  buffer<double> value(res, std::size_t(std::max<std::int64_t>(size, 1)), "vector values");
-  if (size > 0) {
-    vector_update_kernel<ValueT><<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
-        size, t.state.data(), t.value.data(), w_dense ? w_dense->state.data() : nullptr,
-        w_dense ? w_dense->value.data() : nullptr, m_dense ? m_dense->state.data() : nullptr, accum,
-        o, at.data(), value.data());
-    SPIRA_CHECK_LAUNCH();
-  }
-  unsigned long long found[2] = {0, 0};
-  const offset_t nnz =
-      counts_to_offsets(res, at, size, status ? status->words.data() : nullptr, found, n_status);
-  if (status != nullptr && (found[0] != ~0ull || found[1] != ~0ull)) {
-    status->report(found);
-  }
-  sparse_vector<ValueT, IndexT> out(res, size, nnz);
-  if (nnz > 0) {
-    compact_vector_kernel<<<graphblas_grid(size, res.device), block, 0, res.stream>>>(
-        size, at.data(), value.data(), out.indices(), out.values());
-    SPIRA_CHECK_LAUNCH();
-  }
-  return out;
-}
-
-/// w and the mask of a product or reduction of `size` entries, checked (the host's messages);
-/// `shape` says where the size comes from.
-template <class ValueT, class IndexT>
-void check_output_vectors_cuda(
-    const cuda_resources& res,
-    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
-    const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& mask,
-    std::int64_t size, const char* op, const std::string& shape)
-{
-  for (const auto& [v, what] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
-    if (v) {
-      check_vector_cuda(res, *v, op, what);
-      expects<dimension_mismatch>(v->size == size, op, ": ", what, " has size ", v->size, " but ",
-                                  shape);
+  vector_offsets next(res, size, report != nullptr);
+  unsigned long long* bad = report != nullptr ? next.status() : nullptr;
+  const unsigned char* ms = m_dense != nullptr ? m_dense->state.data() : nullptr;
+  const auto launch = [&](const auto& in_u, const auto& to) {
+    if (a.rows == 0) {
+      return;
     }
+    const unsigned grid = graphblas_grid(a.rows * 32, res.device);
+    if (column) {
+      mxv_pull_kernel<false><<<grid, block, 0, res.stream>>>(a, s, in_u, ms, o.structural_mask,
+                                                             o.complement_mask, to, bad);
+    } else {
+      mxv_pull_kernel<true><<<grid, block, 0, res.stream>>>(a, s, in_u, ms, o.structural_mask,
+                                                            o.complement_mask, to, bad);
+    }
+    SPIRA_CHECK_LAUNCH();
+  };
+  const auto product = [&](const auto& to) {
+    if (u.nnz == u.size) {
+      launch(pull_u_full<ValueT, IndexT>{u.indices, u.values, u.nnz}, to);
+      return;
+    }
+    dense_vector_copy ud(res, u.size);
+    scatter_vector(res, u, ud, bad);
+    launch(pull_u_dense{ud.state.data(), ud.value.data()}, to);
+  };
+  if (!w && m_dense == nullptr) {
+    product(pull_to_flags{next.at.data(), next.value.data()});
+    return compact_vector<ValueT, IndexT>(res, next, report);
   }
+  dense_vector_copy t(res, size, false);  // the pull writes every state
+  product(pull_to_dense{t.state.data(), t.value.data()});
+  return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense, accum, o, t, size, &next,
+                                                  report);
 }
 
 /// mxv (column = true: w⟨m⟩ = accum(w, op(A) ⊕.⊗ u)) or vxm (u ⊕.⊗ op(A)) on CUDA.
@@ -438,17 +345,17 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
   const bool pull = column != transpose;
   // The pull reads all of A and of u: its kernels check them, and what they found is read back
   // with the result's entry count (spira::validate's messages, thrown before the result exists).
-  std::optional<operand_status> status;
+  operand_report report;
   if (pull && a.space == memory_space::device && a.rows > 0 && a.cols >= 0 && a.nnz >= 0 &&
       a.row_ptr != nullptr && (a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr))) {
     check_vector_cuda(res, u, op, "u", false);
-    status.emplace(res, [&, op](const unsigned long long* found) {
+    report = [&, op](const unsigned long long* found) {
       if (found[1] != ~0ull) {
         validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
       }
       check_vector_cuda(res, u, op, "u");
       throw cuda_error(concat(op, ": the device check flagged an operand that checks out"));
-    });
+    };
   } else {
     checked_operands<ValueT, IndexT>().check(res, a, op, "A");
     check_vector_cuda(res, u, op, "u");
@@ -469,26 +376,12 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     m_dense.emplace(res, size);
     scatter_vector(res, *mask, *m_dense);
   }
-  dense_vector_copy t(res, size, !pull);  // the pull writes every state
   if (pull) {
-    dense_vector_copy ud(res, inner);
-    scatter_vector(res, u, ud, status ? status->words.data() : nullptr);
-    const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
-    unsigned long long* bad_row = status ? status->words.data() + 1 : nullptr;
-    if (a.rows > 0) {
-      const unsigned grid = graphblas_grid(a.rows * 32, res.device);
-      if (column) {
-        mxv_pull_kernel<false><<<grid, block, 0, res.stream>>>(
-            a, s, ud.state.data(), ud.value.data(), ms, o.structural_mask, o.complement_mask,
-            t.state.data(), t.value.data(), bad_row);
-      } else {
-        mxv_pull_kernel<true><<<grid, block, 0, res.stream>>>(
-            a, s, ud.state.data(), ud.value.data(), ms, o.structural_mask, o.complement_mask,
-            t.state.data(), t.value.data(), bad_row);
-      }
-      SPIRA_CHECK_LAUNCH();
-    }
-  } else if constexpr (std::is_same_v<S, semirings::lor_land>) {
+    return vector_pull<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, s, a, u,
+                                              o, column, size, report ? &report : nullptr);
+  }
+  dense_vector_copy t(res, size);
+  if constexpr (std::is_same_v<S, semirings::lor_land>) {
     fill_zero_bytes(t.value.data(), memory_space::device, t.value.size() * sizeof(double), res);
     const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
     if (u.nnz > 0) {
@@ -533,7 +426,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     }
   }
   return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,
-                                                  t, size, status ? &*status : nullptr);
+                                                  t, size);
 }
 
 #endif  // __CUDACC__
