@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Before/after comparison on the GPU, in one run: the k-NN, pairwise and top-k benchmark programs
+# Before/after comparison on the GPU, in one run: the k-NN, pairwise, top-k and GraphBLAS benchmark programs
 # built from a base source tree (an earlier commit, e.g. `git archive BASE | tar -x -C DIR`) and
 # from the current build, run alternately on the same cases, so that both sets of numbers come from
 # the same card and the same minutes. Writes JSON lines (each tagged with "suite" and "build": base or
@@ -11,7 +11,8 @@
 #   DATA_DIR       the shared datasets (default ../shared/data, else .carry/data)
 # SPIRA_BENCH_SUITES (default "knn pairwise select_k") picks the suites ("knn-resident": the shared
 # datasets and the synthetic 663k SEC EDGAR shape, cosine and manhattan, device CSR in and device
-# graph out, the small sets with 15 timed calls); SPIRA_BENCH_SECONDS caps each k-NN case (default
+# graph out, the small sets with 15 timed calls; "graphblas": bench_graphblas_gpu on the cases of
+# bench/graphblas/graphblas_gpu.sh, spira's times against the base's, cuSPARSE's beside them); SPIRA_BENCH_SECONDS caps each k-NN case (default
 # 15); SPIRA_BENCH_ROUNDS (default 1) repeats every suite, base and current alternating case by
 # case in each round; SPIRA_CMAKE_ARGS adds arguments to the base tree's configuration (e.g. the
 # zlib location on a machine without its headers). Only the programs the suites run are built.
@@ -29,7 +30,8 @@ for suite in $suites; do
     knn | knn-resident) targets+=(bench_knn) ;;
     pairwise) targets+=(bench_pairwise_gpu) ;;
     select_k) targets+=(select_k_bench) ;;
-    *) echo "before_after.sh: unknown suite '$suite' (knn, knn-resident, pairwise, select_k)" >&2
+    graphblas) targets+=(bench_graphblas_gpu) ;;
+    *) echo "before_after.sh: unknown suite '$suite' (knn, knn-resident, pairwise, select_k, graphblas)" >&2
        exit 2 ;;
   esac
 done
@@ -107,6 +109,21 @@ for suite in $suites; do
         both pairwise bench_pairwise_gpu --file "$data/$f" --query-rows 2048 \
           --metrics cosine,euclidean,manhattan --strategies automatic --repeats 5 \
           --label "$(dirname "$f")"
+      done ;;
+    graphblas)
+      # label | input arguments | cases, as bench/graphblas/graphblas_gpu.sh runs them
+      cases=(
+        "uci-bow-kos|--file $data/uci-bow-kos/docword.kos.mtx.gz|aat,spmv"
+        "sec-edgar-names|--file $data/sec-edgar-names/char3gram_tfidf.mtx.gz|aat,spmv"
+        "pbmc3k-cells|--file $data/pbmc3k/matrix.mtx.gz --transpose|aat,spmv"
+        "20newsgroups|--file $data/20newsgroups/tfidf.mtx.gz|aat,spmv"
+        "snap-email-enron|--file $data/snap-email-enron/email-Enron.txt.gz|triangles,spmv,bfs"
+        "suitesparse-1138_bus|--file $data/suitesparse-1138_bus/1138_bus.mtx|triangles,spmv,bfs"
+      )
+      for c in "${cases[@]}"; do
+        IFS='|' read -r label input which <<< "$c"
+        # shellcheck disable=SC2086
+        both graphblas bench_graphblas_gpu $input --label "$label" --cases "$which" --repeats 5
       done ;;
     select_k)
       # rows length k algo dist (bench/select_k/select_k.cu)

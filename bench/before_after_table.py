@@ -33,8 +33,8 @@ def main(path):
         d = dict(key)
         suite = d.pop("suite", "?")
         label = " ".join(f"{k}={val}" for k, val in d.items()
-                         if k in ("dataset", "metric", "query_tile", "rows", "length", "k", "algo",
-                                  "round")
+                         if k in ("dataset", "case", "metric", "query_tile", "rows", "length", "k",
+                                  "algo", "round")
                          and not (k == "rows" and suite != "select_k"))[:70]
         b, c = v.get("base"), v.get("current")
         cells = []
@@ -42,8 +42,10 @@ def main(path):
             def get(r):
                 if r is None:
                     return None
-                # device in/out timings where the line has them (bench_knn --resident)
-                return r.get("resident_" + field, r.get(field, r.get("ms")))
+                # device in/out timings where the line has them (bench_knn --resident); spira's
+                # own beside a peer's (bench_graphblas_gpu)
+                own = r.get("spira_" + field.replace("median_", ""))
+                return r.get("resident_" + field, r.get(field, r.get("ms", own)))
             bv, cv = get(b), get(c)
             cells.append(f"{bv:9.3f}" if bv is not None else f"{'-':>9s}")
             cells.append(f"{cv:9.3f}" if cv is not None else f"{'-':>9s}")

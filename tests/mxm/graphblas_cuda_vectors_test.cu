@@ -198,24 +198,19 @@ TEST(graphblas_cuda_vectors, bfs_levels_and_rounding_sums)
   }
 }
 
-/// The pull's fold of long rows (power-law lengths up to the 6,000 columns, signed values: sums
-/// that round and cancel) gives the host's bytes, for u holding half of the indices and every
-/// index, with and without a mask, w and an accumulator, in mxv and in vxm with transpose_b; the
-/// host's values are those of a float64 sum up to rounding.
-TYPED_TEST(graphblas_cuda, pull_folds_long_rows_as_the_host)
+/// pull_folds_long_rows_as_the_host for one mean row length.
+template <class V, class I>
+void pull_folds_long_rows(double mean)
 {
-  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
   const cuda_resources res{};
-  const std::int64_t m = 700, n = 6000;
+  const std::int64_t m = 2000, n = 6000;
   const auto a = random_csr<V, I>(
-      {.rows = m, .cols = n, .mean_degree = 60, .signed_values = true, .seed = 91});
+      {.rows = m, .cols = n, .mean_degree = mean, .signed_values = true, .seed = 91});
   offset_t longest = 0;
   for (std::int64_t i = 0; i < m; ++i) {
     longest = std::max(longest, a.row_ptr()[i + 1] - a.row_ptr()[i]);
   }
-  ASSERT_GT(longest, 1000);  // rows of many warps' widths
+  ASSERT_GT(longest, mean > 32 ? 1000 : 64);  // rows of many steps of a warp
   std::vector<I> all_idx(static_cast<std::size_t>(n));
   std::vector<V> all_val(all_idx.size());
   std::mt19937_64 rng(92);
@@ -288,8 +283,23 @@ TYPED_TEST(graphblas_cuda, pull_folds_long_rows_as_the_host)
   }
 }
 
+/// The pull's fold of long rows (power-law lengths up to the 6,000 columns, signed values: sums
+/// that round and cancel) gives the host's bytes, for u holding half of the indices and every
+/// index, with and without a mask, w and an accumulator, in mxv and in vxm with transpose_b; the
+/// host's values are those of a float64 sum up to rounding. Mean row lengths 60 (a warp per row)
+/// and 8 (tiles of short rows, the long ones by the warp).
+TYPED_TEST(graphblas_cuda, pull_folds_long_rows_as_the_host)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (const double mean : {60.0, 8.0}) {
+    pull_folds_long_rows<V, I>(mean);
+  }
+}
+
 /// u holding every index (the pull reads it in place): a wrong index is refused with the host's
-/// message, as for any u.
+/// message, as for any u; a wrong column in a long row among short ones (the tiled pull) too.
 TEST(graphblas_cuda_vectors, full_u_with_a_wrong_index_is_refused)
 {
   SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
@@ -310,6 +320,24 @@ TEST(graphblas_cuda_vectors, full_u_with_a_wrong_index_is_refused)
     expect_throw_with<invalid_argument>(
         [&] { (void)mxv(res, ad.view(), u.view(), semirings::plus_times{}); }, text);
   }
+  // 20 rows of one entry but row 3, of 40 entries whose 38th (entry 37) goes back.
+  std::vector<offset_t> ptr{0};
+  std::vector<I> col;
+  for (std::int64_t i = 0; i < 20; ++i) {
+    const int len = i == 3 ? 40 : 1;
+    for (int e = 0; e < len; ++e) {
+      col.push_back(I(e));
+    }
+    ptr.push_back(offset_t(col.size()));
+  }
+  col[std::size_t(ptr[3]) + 37] = I(5);
+  const std::vector<V> ones(col.size(), V(1));
+  sparse_vector<V, I> u(res, 40, 0);
+  const auto bad_d = to_device(
+      res, csr_view<V, I>{20, 40, std::int64_t(col.size()), ptr.data(), col.data(), ones.data()});
+  expect_throw_with<invalid_argument>(
+      [&] { (void)mxv(res, bad_d.view(), u.view(), semirings::plus_times{}); },
+      "spira::mxv: A: row 3 is not canonical: column 5 follows column 36");
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // (and u ⊕.⊗ op(A)), by how A is stored:
 //   pull   the rows of A met by the vector: entry i folds the products of row i of A with the
 //          entries u stores (read in place when u stores every index, else looked up in a dense
-//          copy), a warp per row, in the order of spira/detail/pull_fold.hpp (the host's);
+//          copy), a warp per row (a group of lanes per row for short rows: mxv_pull_kernels.cuh),
+//          in the order of spira/detail/pull_fold.hpp (the host's);
 //   push   the rows of A selected by u: mxm of u as a one-row matrix with A (the expanded or
 //          sorted path of detail/mxm_kernels.cuh), so the work is the entries of those rows;
 //          with lor_land (a breadth-first search's semiring) the products are scattered straight
@@ -17,8 +18,8 @@
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
 #include <spira/cuda/detail/mxm_cuda.cuh>
+#include <spira/cuda/detail/mxv_pull_kernels.cuh>
 #include <spira/cuda/detail/vector_cuda.cuh>
-#include <spira/detail/pull_fold.hpp>
 #include <spira/semirings/graphblas.hpp>
 #include <spira/vector.hpp>
 
@@ -54,172 +55,6 @@ __global__ void scatter_row_kernel(csr_view<ValueT, IndexT> m, unsigned char* st
     const auto i = std::int64_t(m.col_idx[p]);
     state[i] = 2;
     value[i] = double(m.values[p]);
-  }
-}
-
-/// The pull kernel's tuning.
-struct mxv_pull_policy {
-  /// Positions of a row each lane loads before it folds them (loads in flight per lane).
-  static constexpr int batch = 8;
-};
-
-/// Where the pull reads u: a dense copy (state 0: no entry), for any u. at(k) is read whether or
-/// not has(k) (an unset value is not used).
-struct pull_u_dense {
-  const unsigned char* state;
-  const double* value;
-  __device__ bool has(std::int64_t k) const { return state[k] != 0; }
-  __device__ double at(std::int64_t k) const { return value[k]; }
-  /// The dense copy's scatter checked u.
-  __device__ void check(unsigned long long*) const {}
-};
-
-/// u itself, when it stores every index (nnz = size): entry k is index k. Its indices are checked
-/// here (k at entry k, else the first entry that is not into *bad, atomicMin); what the products
-/// read is right only when none is found.
-template <class ValueT, class IndexT>
-struct pull_u_full {
-  const IndexT* indices;
-  const ValueT* values;
-  std::int64_t nnz;
-  __device__ bool has(std::int64_t) const { return true; }
-  __device__ double at(std::int64_t k) const { return double(values[k]); }
-  __device__ void check(unsigned long long* bad) const
-  {
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < nnz;
-         p += stride) {
-      if (std::int64_t(indices[p]) != p) {
-        atomicMin(bad, (unsigned long long)p);
-      }
-    }
-  }
-};
-
-/// Where the pull writes t: a dense copy (state 2 or 0, the value where 2), for the write under a
-/// mask or into w.
-struct pull_to_dense {
-  unsigned char* state;
-  double* value;
-  __device__ void put(std::int64_t i, bool found, double v) const
-  {
-    state[i] = found ? 2 : 0;
-    if (found) {
-      value[i] = v;
-    }
-  }
-};
-
-/// The new vector's flags (1: an entry) and values, to compact: t is the result (no mask, no w).
-struct pull_to_flags {
-  offset_t* flag;
-  double* value;
-  __device__ void put(std::int64_t i, bool found, double v) const
-  {
-    flag[i] = found ? 1 : 0;
-    value[i] = v;
-  }
-};
-
-/// The pull: t[i] = ⊕ over the k stored in row i of `a` and in u of ⊗(a[i,k], u[k]) (or ⊗(u[k],
-/// a[i,k]) with VectorFirst), folded in pull_fold's order (spira/detail/pull_fold.hpp): a warp per
-/// row, lane l folding the row's positions l, l + 32, ..., then the lanes pairwise by shuffles;
-/// only where the mask allows i. Every entry of t is written (out.put). With `bad` (nullptr:
-/// `a` and u are known to be valid) u is checked into bad[0] (u.check) and every row into bad[1],
-/// as spira::validate's canonical level checks it, the rows the mask leaves out too: the first
-/// row found wrong is kept (atomicMin) and its entries are not used.
-template <bool VectorFirst, class S, class U, class Out, class ValueT, class IndexT>
-__global__ void mxv_pull_kernel(csr_view<ValueT, IndexT> a, S s, U u,
-                                const unsigned char* mask_state, bool structural, bool complement,
-                                Out out, unsigned long long* bad)
-{
-  using add = typename S::add_monoid;
-  static_assert(pull_fold<add, double>::lanes == 32, "a lane of the warp per partial fold");
-  const int lane = threadIdx.x % 32;
-  if (bad != nullptr) {
-    u.check(bad);
-  }
-  unsigned long long* bad_row = bad != nullptr ? bad + 1 : nullptr;
-  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
-  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < a.rows;
-       i += warps) {
-    // The same for the whole warp: whether the mask allows i, and the row's extent.
-    const bool in = (mask_state == nullptr ||
-                     (structural ? mask_state[i] > 0 : mask_state[i] == 2)) != complement;
-    if (!in && bad_row == nullptr) {
-      if (lane == 0) {
-        out.put(i, false, 0.0);
-      }
-      continue;
-    }
-    const offset_t begin = a.row_ptr[i], end = a.row_ptr[i + 1];
-    if (bad_row != nullptr && !(begin >= 0 && begin <= end && end <= a.nnz &&
-                                (i > 0 || begin == 0) && (i + 1 < a.rows || end == a.nnz))) {
-      if (lane == 0) {
-        atomicMin(bad_row, (unsigned long long)i);
-        out.put(i, false, 0.0);
-      }
-      continue;
-    }
-    // Lane l folds positions l, l + 32, ... in order, `batch` of them a step: the step's loads
-    // come first (no store between them), so they are in flight together, then its products are
-    // folded. A wrong column index (with bad_row) is not used, and its row is reported once.
-    constexpr int batch = mxv_pull_policy::batch;
-    bool found = false, wrong = false;
-    double acc = 0.0;
-    for (offset_t p0 = begin + lane; p0 < end; p0 += 32 * batch) {
-      IndexT col[batch], before[batch];
-      ValueT x[batch];
-#pragma unroll
-      for (int b = 0; b < batch; ++b) {
-        const offset_t p = p0 + 32 * b;
-        if (p < end) {
-          col[b] = a.col_idx[p];
-          x[b] = a.values[p];
-          if (bad_row != nullptr && p > begin) {
-            before[b] = a.col_idx[p - 1];
-          }
-        }
-      }
-      bool here[batch];
-      double y[batch];
-#pragma unroll
-      for (int b = 0; b < batch; ++b) {
-        const offset_t p = p0 + 32 * b;
-        const auto k = std::int64_t(col[b]);
-        const bool ok =
-            p < end && (bad_row == nullptr ||
-                        (k >= 0 && k < a.cols && (p == begin || std::int64_t(before[b]) < k)));
-        wrong = wrong || (p < end && !ok);
-        here[b] = ok && in && u.has(k);
-        y[b] = ok ? u.at(k) : 0.0;  // not after has(k): both loads in flight
-      }
-#pragma unroll
-      for (int b = 0; b < batch; ++b) {
-        if (here[b]) {
-          const double prod =
-              rounded(double(VectorFirst ? s.template multiply<double>(y[b], double(x[b]))
-                                         : s.template multiply<double>(double(x[b]), y[b])));
-          acc = found ? double(add{}(acc, prod)) : prod;
-          found = true;
-        }
-      }
-    }
-    if (wrong) {
-      atomicMin(bad_row, (unsigned long long)i);
-    }
-    // Lane l takes lane l + h's fold, h = 16, 8, ..., 1 (lane 0 ends with the row's).
-    for (int h = 16; h > 0; h /= 2) {
-      const double other = __shfl_down_sync(0xffffffffu, acc, h);
-      const bool other_found = __shfl_down_sync(0xffffffffu, int(found), h) != 0;
-      if (other_found) {
-        acc = found ? double(add{}(acc, other)) : other;
-        found = true;
-      }
-    }
-    if (lane == 0) {
-      out.put(i, found, acc);
-    }
   }
 }
 
@@ -291,18 +126,23 @@ sparse_vector<ValueT, IndexT> vector_pull(
   vector_offsets next(res, size, report != nullptr);
   unsigned long long* bad = report != nullptr ? next.status() : nullptr;
   const unsigned char* ms = m_dense != nullptr ? m_dense->state.data() : nullptr;
+  // Short rows on average: a warp takes a tile of rows (see mxv_pull_kernel).
+  const bool tiled = a.nnz <= mxv_pull_policy::tiled_max_mean_row * a.rows;
   const auto launch = [&](const auto& in_u, const auto& to) {
     if (a.rows == 0) {
       return;
     }
-    const unsigned grid = graphblas_grid(a.rows * 32, res.device);
-    if (column) {
-      mxv_pull_kernel<false><<<grid, block, 0, res.stream>>>(a, s, in_u, ms, o.structural_mask,
-                                                             o.complement_mask, to, bad);
-    } else {
-      mxv_pull_kernel<true><<<grid, block, 0, res.stream>>>(a, s, in_u, ms, o.structural_mask,
-                                                            o.complement_mask, to, bad);
-    }
+    const std::int64_t lanes_per_row = tiled ? mxv_pull_policy::short_group : 32;
+    const unsigned grid = graphblas_grid(a.rows * lanes_per_row, res.device);
+    const auto run = [&](auto tiled_kernel, auto vector_first) {
+      mxv_pull_kernel<decltype(tiled_kernel)::value, decltype(vector_first)::value>
+          <<<grid, block, 0, res.stream>>>(a, s, in_u, ms, o.structural_mask, o.complement_mask, to,
+                                           bad);
+    };
+    const auto side = [&](auto tiled_kernel) {
+      column ? run(tiled_kernel, std::false_type{}) : run(tiled_kernel, std::true_type{});
+    };
+    tiled ? side(std::true_type{}) : side(std::false_type{});
     SPIRA_CHECK_LAUNCH();
   };
   const auto product = [&](const auto& to) {

@@ -1,8 +1,9 @@
-// spira internals: sparse vectors on CUDA for the GraphBLAS-style operations (spira/cuda/graphblas.cuh):
-// dense copies of a vector (a state and a value per index), the checks of a device vector with the
-// host's messages, and the write-back every vector result ends with, w⟨m⟩ = accum(w, t) over
-// dense copies, then compacted into a new sparse vector (its flags scanned into offsets, the
-// entry count read back with the status words of the kernels that checked the operands).
+// spira internals: sparse vectors on CUDA for the GraphBLAS-style operations
+// (spira/cuda/graphblas.cuh): dense copies of a vector (a state and a value per index), the checks
+// of a device vector with the host's messages, and the write-back every vector result ends with,
+// w⟨m⟩ = accum(w, t) over dense copies, then compacted into a new sparse vector (its flags scanned
+// into offsets, the entry count read back with the status words of the kernels that checked the
+// operands).
 #pragma once
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
