@@ -23,9 +23,7 @@ namespace {
 
 template <class T>
 class reduce_cuda : public ::testing::Test {};
-using cuda_types =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(reduce_cuda, cuda_types);
+TYPED_TEST_SUITE(reduce_cuda, cuda_value_index_types);
 
 struct square_map {
   SPIRA_HD double operator()(double x) const { return x * x; }

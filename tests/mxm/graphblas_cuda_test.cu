@@ -100,9 +100,7 @@ void sweep(std::int64_t m, std::int64_t inner, std::int64_t n, bool product, int
 
 template <class T>
 class graphblas_cuda : public ::testing::Test {};
-using cuda_types =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(graphblas_cuda, cuda_types);
+TYPED_TEST_SUITE(graphblas_cuda, cuda_value_index_types);
 
 template <class V, class I, class S, class Accum>
 void mxm_sweep(const S& s, const Accum& acc, bool logical, const char* what, bool reals = false)

@@ -36,9 +36,7 @@ struct lor_times {  // a lor ⊕ over products that are not 0 / 1
 
 template <class T>
 class graphblas_cuda : public ::testing::Test {};
-using cuda_types =
-    ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(graphblas_cuda, cuda_types);
+TYPED_TEST_SUITE(graphblas_cuda, cuda_value_index_types);
 
 /// mxv and vxm, every descriptor, the CUDA ones against the host ones (mxv_test.cpp's sweep).
 template <class V, class I, class S, class Accum>

@@ -210,6 +210,11 @@ using value_index_types =
     ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
                      std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
 
+/// The value and index types the CUDA operations' checks against the host run with (the two
+/// extremes of value_index_types).
+using cuda_value_index_types =
+    ::testing::Types<std::pair<float, std::int32_t>, std::pair<double, std::int64_t>>;
+
 /// fn() throws E with `text` in its message.
 template <class E, class Fn>
 void expect_throw_with(Fn&& fn, const std::string& text)
