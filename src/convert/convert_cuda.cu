@@ -430,6 +430,35 @@ void validate(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check l
                                   " but its entries check out on the host"));
 }
 
+namespace {
+/// Sets *flag to 0 (atomicMin) when the report of check_csr found anything wrong.
+__global__ void flag_csr_report(const csr_report* r, offset_t nnz, unsigned long long* flag)
+{
+  if (r->first != 0 || r->last != nnz || r->decreasing_row != no_row ||
+      r->bad_entry_row != no_row) {
+    atomicMin(flag, 0ull);
+  }
+}
+}  // namespace
+
+namespace detail {
+
+template <class ValueT, class IndexT>
+void check_csr_async(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
+                     unsigned long long* flag)
+{
+  device_guard guard(res.device);
+  buffer<csr_report> report(res, 1, "validation report");
+  SPIRA_CUDA_TRY(cudaMemsetAsync(report.data(), 0xFF, sizeof(csr_report), res.stream));
+  launch_elementwise(res, std::max({a.rows, a.nnz, std::int64_t{1}}), check_csr<IndexT>, a.row_ptr,
+                     a.col_idx, a.rows, a.cols, a.nnz, level == csr_check::canonical,
+                     report.data());
+  flag_csr_report<<<1, 1, 0, res.stream>>>(report.data(), a.nnz, flag);
+  SPIRA_CUDA_TRY(cudaGetLastError());
+}
+
+}  // namespace detail
+
 template <class ValueT, class IndexT>
 void validate(const cuda_resources& res, coo_view<ValueT, IndexT> a, const char* name)
 {
@@ -586,6 +615,8 @@ dense_matrix<T> to_device(const cuda_resources& res, dense_view<const T> a)
 
 #define SPIRA_INSTANTIATE(ValueT, IndexT)                                                          \
   template void validate(const cuda_resources&, csr_view<ValueT, IndexT>, csr_check, const char*); \
+  template void detail::check_csr_async(const cuda_resources&, csr_view<ValueT, IndexT>,           \
+                                        csr_check, unsigned long long*);                           \
   template void validate(const cuda_resources&, coo_view<ValueT, IndexT>, const char*);            \
   template csr_matrix<ValueT, IndexT> coo_to_csr(const cuda_resources&, coo_view<ValueT, IndexT>); \
   template coo_matrix<ValueT, IndexT> csr_to_coo(const cuda_resources&, csr_view<ValueT, IndexT>); \

@@ -338,5 +338,71 @@ TEST(graphblas_cuda_vectors, full_u_with_a_wrong_index_is_refused)
       "spira::mxv: A: row 3 is not canonical: column 5 follows column 36");
 }
 
+/// lor_land's push (vxm, as a breadth-first step) checks what it reads before it uses it, and A
+/// whole beside it; the scatters of w and of the mask check theirs, in the push and in the pull:
+/// each bad operand is refused with the host's message (no fault on an index out of range).
+TEST(graphblas_cuda_vectors, push_and_write_back_check_their_operands)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = float;
+  using I = std::int32_t;
+  const cuda_resources res{};
+  const auto vec = [&](std::int64_t size, std::vector<I> idx) {
+    sparse_vector<V, I> v(res, size, std::int64_t(idx.size()));
+    const std::vector<V> ones(idx.size(), V(1));
+    copy(v.indices(), memory_space::device, idx.data(), memory_space::host, idx.size(), res);
+    copy(v.values(), memory_space::device, ones.data(), memory_space::host, idx.size(), res);
+    return v;
+  };
+  // A (4 x 5): row 0 {1, 3}, row 1 {0}, row 2 {2, 4}, row 3 empty; `cols` replaces its columns.
+  const std::vector<offset_t> ptr{0, 2, 3, 5, 5};
+  const std::vector<V> vals(5, V(1));
+  const auto matrix = [&](const std::vector<I>& cols) {
+    return to_device(res, csr_view<V, I>{4, 5, 5, ptr.data(), cols.data(), vals.data()});
+  };
+  const auto a = matrix({1, 3, 0, 2, 4});
+  const auto unsorted = matrix({1, 3, 0, 4, 2});  // row 2, which u = {0} does not select
+  const auto wide = matrix({1, 7, 0, 2, 4});      // row 0, which it does
+  const auto u0 = vec(4, {0});
+  const descriptor next{.structural_mask = true, .complement_mask = true, .replace = true};
+  const auto step = [&](const auto& m, const auto& u, const auto& w, const auto& mask) {
+    return [&] {
+      (void)vxm(res, w, mask, lor_monoid{}, semirings::lor_land{}, u.view(), m.view(), next);
+    };
+  };
+  using opt = std::optional<sparse_vector_view<V, I>>;
+  const auto far = vec(4, {0, 9}), down = vec(4, {2, 1});
+  const auto bad_mask = vec(5, {0, 6}), bad_w = vec(5, {3, 1}), ok5 = vec(5, {1});
+  expect_throw_with<invalid_argument>(step(a, far, opt{}, opt{}),
+                                      "spira::vxm: u: index 9 (entry 1) is outside [0, 4)");
+  expect_throw_with<invalid_argument>(step(a, down, opt{}, opt{}),
+                                      "spira::vxm: u: index 1 (entry 1) follows 2");
+  expect_throw_with<invalid_argument>(
+      step(unsorted, u0, opt{}, opt{}),
+      "spira::vxm: A: row 2 is not canonical: column 2 follows column 4");
+  expect_throw_with<invalid_argument>(
+      step(wide, u0, opt{}, opt{}),
+      "spira::vxm: A: column index 7 at row 0 (entry 1) is outside [0, 5)");
+  expect_throw_with<invalid_argument>(step(a, u0, opt{}, opt(bad_mask.view())),
+                                      "spira::vxm: mask: index 6 (entry 1) is outside [0, 5)");
+  expect_throw_with<invalid_argument>(step(a, u0, opt(bad_w.view()), opt(ok5.view())),
+                                      "spira::vxm: w: index 1 (entry 1) follows 3");
+  // The same w and mask checks in the pull (mxv: u of size 5, w and the mask of size 4).
+  const auto bad_mask4 = vec(4, {0, 6}), bad_w4 = vec(4, {3, 1});
+  const auto pull = [&](const auto& w, const auto& mask) {
+    return [&] {
+      (void)mxv(res, w, mask, plus_monoid{}, semirings::plus_times{}, a.view(), ok5.view());
+    };
+  };
+  expect_throw_with<invalid_argument>(pull(opt{}, opt(bad_mask4.view())),
+                                      "spira::mxv: mask: index 6 (entry 1) is outside [0, 4)");
+  expect_throw_with<invalid_argument>(pull(opt(bad_w4.view()), opt{}),
+                                      "spira::mxv: w: index 1 (entry 1) follows 3");
+  // And a valid step still runs: row 0's columns 1 and 3, less the mask's 1.
+  const auto ok = vxm(res, std::nullopt, opt(ok5.view()), no_accumulator{}, semirings::lor_land{},
+                      u0.view(), a.view(), next);
+  EXPECT_EQ(vector_host_entries(ok), (vector_entries{{3, 1.0}}));
+}
+
 }  // namespace
 }  // namespace spira::test

@@ -38,6 +38,13 @@ template <class ValueT, class IndexT>
 csr_matrix<ValueT, IndexT> transpose_validated(const cuda_resources& res,
                                                csr_view<ValueT, IndexT> a);
 
+/// spira::validate's check of a device CSR (its extents and pointers checked by the caller) queued
+/// on res.stream without waiting for it: *flag is set to 0 when `a` fails `level` (read back
+/// later with other findings; src/convert/convert_cuda.cu).
+template <class ValueT, class IndexT>
+void check_csr_async(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
+                     unsigned long long* flag);
+
 /// Launch shape of the one-thread-per-row kernels of the GraphBLAS operations.
 struct graphblas_rows_policy {
   static constexpr int block_threads = 128;

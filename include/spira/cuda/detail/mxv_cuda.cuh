@@ -64,20 +64,38 @@ __global__ void scatter_row_kernel(csr_view<ValueT, IndexT> m, unsigned char* st
 /// order. Every writer of t[j] stores the same state (2) and the same value (1): the stores are
 /// deliberately not atomic (same-value, aligned; the next kernel reads them). t_value starts at 0.
 /// A semiring whose products are other values keeps its lone product, so it takes the mxm push.
+/// With `bad` (nullptr: the operands are known to be valid), what it reads is checked before it
+/// is used - u's indices (in range, increasing: bad[0]), the extent and columns of the rows of A
+/// they select (bad[1]; the whole of A is checked beside it, check_csr_async) - and a wrong one
+/// is not used.
 template <bool AFirst, class S, class ValueT, class IndexT>
 __global__ void push_lor_kernel(csr_view<ValueT, IndexT> a, S s,
                                 sparse_vector_view<ValueT, IndexT> u,
                                 const unsigned char* mask_state, bool structural, bool complement,
-                                unsigned char* t_state, double* t_value)
+                                unsigned char* t_state, double* t_value, unsigned long long* bad)
 {
   const int lane = threadIdx.x % 32;
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t p = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; p < u.nnz;
        p += warps) {
     const auto k = std::int64_t(u.indices[p]);
+    if (bad != nullptr &&
+        (k < 0 || k >= a.rows || (p > 0 && std::int64_t(u.indices[p - 1]) >= k))) {
+      atomicMin(bad, (unsigned long long)p);
+      continue;
+    }
+    const offset_t begin = a.row_ptr[k], end = a.row_ptr[k + 1];
+    if (bad != nullptr && !(begin >= 0 && begin <= end && end <= a.nnz)) {
+      atomicMin(bad + 1, 0ull);
+      continue;
+    }
     const double x = double(u.values[p]);
-    for (offset_t q = a.row_ptr[k] + lane; q < a.row_ptr[k + 1]; q += 32) {
+    for (offset_t q = begin + lane; q < end; q += 32) {
       const auto j = std::int64_t(a.col_idx[q]);
+      if (bad != nullptr && (j < 0 || j >= a.cols)) {
+        atomicMin(bad + 1, 0ull);
+        continue;
+      }
       const bool in =
           mask_state == nullptr || (structural ? mask_state[j] > 0 : mask_state[j] == 2);
       if (in == complement) {
@@ -111,19 +129,19 @@ inline buffer<offset_t> one_row_pointers(const cuda_resources& res, std::int64_t
 
 /// The pull of vector_product_cuda (A read by rows, the products ⊗(A[i,k], u[k]), or ⊗(u[k],
 /// A[i,k]) for vxm): u read in place when it stores every index, else from a dense copy; t
-/// written as the new vector's flags when there is no mask and no w, else as a dense copy for
-/// the write-back. With `report` (nullptr: the operands are known to be valid) the kernels check
-/// A and u, and what they find is thrown by it (compact_vector).
+/// written as the new vector's flags (`next`) when there is no mask and no w, else as a dense
+/// copy for the write-back. With `report` (nullptr: the operands are known to be valid) the
+/// kernels check A and u into next's status words, and what they find is thrown by it
+/// (compact_vector).
 template <class Accum, class ValueT, class IndexT, class S>
 sparse_vector<ValueT, IndexT> vector_pull(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
     const dense_vector_copy* m_dense, const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
     sparse_vector_view<ValueT, IndexT> u, const descriptor& o, bool column, std::int64_t size,
-    const operand_report* report)
+    vector_offsets& next, const operand_report* report)
 {
   constexpr int block = graphblas_rows_policy::block_threads;
-  vector_offsets next(res, size, report != nullptr);
   unsigned long long* bad = report != nullptr ? next.status() : nullptr;
   const unsigned char* ms = m_dense != nullptr ? m_dense->state.data() : nullptr;
   // Short rows on average: a warp takes a tile of rows (see mxv_pull_kernel).
@@ -183,17 +201,26 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
   const bool transpose = column ? o.transpose_a : o.transpose_b;
   // mxv reads A by rows unless transposed; vxm reads A's rows selected by u unless transposed.
   const bool pull = column != transpose;
-  // The pull reads all of A and of u: its kernels check them, and what they found is read back
-  // with the result's entry count (spira::validate's messages, thrown before the result exists).
+  // The pull reads all of A and of u, and lor_land's push the entries of u and the rows of A they
+  // select: their kernels check what they read (A whole beside the push) and the scatters of w
+  // and the mask check those; what they found is read back with the result's entry count, and
+  // the operands are then checked again in the host's order for spira::validate's message,
+  // thrown before the result exists.
+  const bool plausible_a = a.space == memory_space::device && a.rows > 0 && a.cols >= 0 &&
+                           a.nnz >= 0 && a.row_ptr != nullptr &&
+                           (a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr));
+  const bool on_device = plausible_a && (pull || std::is_same_v<S, semirings::lor_land>);
   operand_report report;
-  if (pull && a.space == memory_space::device && a.rows > 0 && a.cols >= 0 && a.nnz >= 0 &&
-      a.row_ptr != nullptr && (a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr))) {
+  if (on_device) {
     check_vector_cuda(res, u, op, "u", false);
-    report = [&, op](const unsigned long long* found) {
-      if (found[1] != ~0ull) {
-        validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
-      }
+    report = [&, op](const unsigned long long*) {
       check_vector_cuda(res, u, op, "u");
+      for (const auto& [v, name] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
+        if (v) {
+          check_vector_cuda(res, *v, op, name);
+        }
+      }
+      validate(res, a, csr_check::canonical, (std::string(op) + ": A").c_str());
       throw cuda_error(concat(op, ": the device check flagged an operand that checks out"));
     };
   } else {
@@ -209,19 +236,26 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
                               rows, " x ", cols);
   check_output_vectors_cuda<ValueT, IndexT>(
       res, w, mask, size, op,
-      concat("the product has size ", size, " (", shape, " is ", rows, " x ", cols, ")"));
+      concat("the product has size ", size, " (", shape, " is ", rows, " x ", cols, ")"),
+      !on_device);
   constexpr int block = graphblas_rows_policy::block_threads;
+  vector_offsets next(res, size, on_device);
+  const operand_report* reported = on_device ? &report : nullptr;
+  unsigned long long* bad = on_device ? next.status() : nullptr;
   std::optional<dense_vector_copy> m_dense;
   if (mask) {
     m_dense.emplace(res, size);
-    scatter_vector(res, *mask, *m_dense);
+    scatter_vector(res, *mask, *m_dense, bad);
   }
   if (pull) {
     return vector_pull<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, s, a, u,
-                                              o, column, size, report ? &report : nullptr);
+                                              o, column, size, next, reported);
   }
   dense_vector_copy t(res, size);
   if constexpr (std::is_same_v<S, semirings::lor_land>) {
+    if (on_device) {
+      check_csr_async(res, a, csr_check::canonical, bad + 1);
+    }
     fill_zero_bytes(t.value.data(), memory_space::device, t.value.size() * sizeof(double), res);
     const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
     if (u.nnz > 0) {
@@ -229,10 +263,10 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
       // vxm: ⊗(u[k], A[k,j]); mxv with Aᵀ: ⊗(A[k,i], u[k]), u's value second.
       if (column) {
         push_lor_kernel<true><<<grid, block, 0, res.stream>>>(
-            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data());
+            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data(), bad);
       } else {
         push_lor_kernel<false><<<grid, block, 0, res.stream>>>(
-            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data());
+            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data(), bad);
       }
       SPIRA_CHECK_LAUNCH();
     }
@@ -266,7 +300,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     }
   }
   return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,
-                                                  t, size);
+                                                  t, size, &next, reported);
 }
 
 #endif  // __CUDACC__

@@ -227,8 +227,9 @@ sparse_vector<ValueT, IndexT> compact_vector(const cuda_resources& res, vector_o
 }
 
 /// w⟨m⟩ = accum(w, t) over dense copies of t and the mask (`m_dense`: nullptr for none), into a
-/// new sparse vector of t's size; w (checked, of that size) is scattered here. `next` (nullptr:
-/// allocated here) holds the new vector's flags; with `report`, see compact_vector.
+/// new sparse vector of t's size; w (of that size) is scattered here. `next` (nullptr: allocated
+/// here) holds the new vector's flags; with `report`, w's scatter checks its entries into next's
+/// status words (see compact_vector).
 template <class Accum, class ValueT, class IndexT>
 sparse_vector<ValueT, IndexT> vector_write_back(
     const cuda_resources& res,
@@ -238,13 +239,13 @@ sparse_vector<ValueT, IndexT> vector_write_back(
     const operand_report* report = nullptr)
 {
   std::optional<dense_vector_copy> w_dense;
-  if (w) {
-    w_dense.emplace(res, size);
-    scatter_vector(res, *w, *w_dense);
-  }
   std::optional<vector_offsets> own;
   if (next == nullptr) {
     next = &own.emplace(res, size, false);
+  }
+  if (w) {
+    w_dense.emplace(res, size);
+    scatter_vector(res, *w, *w_dense, report != nullptr ? next->status() : nullptr);
   }
   if (size > 0) {
     vector_update_kernel<ValueT>
@@ -258,17 +259,18 @@ sparse_vector<ValueT, IndexT> vector_write_back(
 }
 
 /// w and the mask of a product or reduction of `size` entries, checked (the host's messages);
-/// `shape` says where the size comes from.
+/// `shape` says where the size comes from. With `entries` false only what the host can see
+/// (their scatters check the entries).
 template <class ValueT, class IndexT>
 void check_output_vectors_cuda(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& mask,
-    std::int64_t size, const char* op, const std::string& shape)
+    std::int64_t size, const char* op, const std::string& shape, bool entries = true)
 {
   for (const auto& [v, what] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
     if (v) {
-      check_vector_cuda(res, *v, op, what);
+      check_vector_cuda(res, *v, op, what, entries);
       expects<dimension_mismatch>(v->size == size, op, ": ", what, " has size ", v->size, " but ",
                                   shape);
     }
