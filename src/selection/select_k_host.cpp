@@ -1,5 +1,5 @@
-// select_k, host backend: per row, find the selected positions (short rows: a one-pass heap filter
-// when few are selected, else std::nth_element on (key, position); long rows: a radix select of
+// select_k, host backend: per row, find the selected positions (a one-pass heap filter when few are
+// selected; else short rows: std::nth_element on (key, position), long rows: a radix select of
 // the k-th key, then one pass that keeps the keys below it and the first ties by position), then
 // order them by index (unsorted output) or by (key, index) (sorted output). Rows run in parallel
 // with OpenMP. The approximate max_iter mode runs the same bisection as the CUDA binary_search
@@ -102,26 +102,38 @@ void select_long(KeyAt key_at, std::int64_t n, std::int64_t m, std::vector<std::
 /// At most this many selected per row take the one-pass filter of select_few (a heap of m pairs).
 constexpr std::int64_t few_max_k = 128;
 
-/// Positions of the m best (key, position) pairs of a row with m much smaller than its length: one
-/// pass with the m best so far in a heap whose top is the worst of them; a key enters only when
-/// it is smaller than the top's (a later position loses a tie), so most keys cost one comparison
-/// (k-NN rows: 15 of thousands of distances), where nth_element moves every position around.
-template <class Key>
-void select_few(const std::vector<Key>& keys, std::int64_t m, std::vector<std::int64_t>& pos)
+/// Whether select_few serves m of n: few selected, and rows at least 8 times longer.
+constexpr bool few_selected(std::int64_t m, std::int64_t n)
+{
+  return m > 0 && m <= few_max_k && 8 * m <= n;
+}
+
+/// Positions of the m best (key, position) pairs of a row of n with m much smaller than n: one pass
+/// over the keys key_at(0 .. n - 1), as they are computed, with the m best so far in a heap whose
+/// top is the worst of them; a key enters only when it is smaller than the top's (a later
+/// position loses a tie), so most keys cost one comparison (k-NN rows: 15 of thousands of
+/// distances), where nth_element moves every position around and a radix select reads the keys
+/// several times.
+template <class Key, class KeyAt>
+void select_few(KeyAt key_at, std::int64_t n, std::int64_t m, std::vector<std::int64_t>& pos)
 {
   // (key, position) order; as the heap's order it puts the worst of the m on top.
   const auto precedes = [&](std::int64_t a, std::int64_t b) {
-    return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
+    const Key ka = key_at(a);
+    const Key kb = key_at(b);
+    return ka < kb || (ka == kb && a < b);
   };
   pos.resize(static_cast<std::size_t>(m));
   std::iota(pos.begin(), pos.end(), std::int64_t{0});
   std::make_heap(pos.begin(), pos.end(), precedes);
-  const auto n = static_cast<std::int64_t>(keys.size());
+  Key top = key_at(pos.front());
   for (std::int64_t i = m; i < n; ++i) {
-    if (keys[i] < keys[pos.front()]) {
+    const Key key = key_at(i);
+    if (key < top) {
       std::pop_heap(pos.begin(), pos.end(), precedes);
       pos.back() = i;
       std::push_heap(pos.begin(), pos.end(), precedes);
+      top = key_at(pos.front());
     }
   }
 }
@@ -130,10 +142,6 @@ void select_few(const std::vector<Key>& keys, std::int64_t m, std::vector<std::i
 template <class Key>
 void select_exact(const std::vector<Key>& keys, std::int64_t m, std::vector<std::int64_t>& pos)
 {
-  if (m > 0 && m <= few_max_k && 8 * m <= static_cast<std::int64_t>(keys.size())) {
-    select_few(keys, m, pos);
-    return;
-  }
   pos.resize(keys.size());
   std::iota(pos.begin(), pos.end(), std::int64_t{0});
   const auto better = [&](std::int64_t a, std::int64_t b) {
@@ -199,7 +207,9 @@ void select_rows(const host_resources& res, row_source<T, IndexT> src, row_sink<
       const std::int64_t n = src.length(r);
       const T* row = src.values + first;
       const auto key_at = [&](std::int64_t i) { return traits::to_key(row[i], p.largest); };
-      if (p.max_iter == 0 && n >= radix_select_min_length && p.k < n) {
+      if (p.max_iter == 0 && few_selected(p.k, n)) {
+        select_few<key_type>(key_at, n, p.k, pos);
+      } else if (p.max_iter == 0 && n >= radix_select_min_length && p.k < n) {
         select_long(key_at, n, p.k, pos, buf);
       } else {
         keys.resize(n);
