@@ -63,17 +63,22 @@ inline double median(std::vector<double> t)
   return t.empty() ? 0 : t[t.size() / 2];
 }
 
-/// Times mine() and theirs() alternately, after one warm-up call of each.
+/// Times mine() and theirs() alternately, after one warm-up call of each: `repeats` times each,
+/// a time being the mean of `batch` consecutive calls (for calls of tens of microseconds, where
+/// one call's time is mostly the machine's jitter).
 inline timing alternate(int repeats, const std::function<void()>& mine,
-                        const std::function<void()>& theirs)
+                        const std::function<void()>& theirs, int batch = 1)
 {
   timing t;
   mine();
   theirs();
-  const auto ms = [](const std::function<void()>& fn) {
+  const auto ms = [batch](const std::function<void()>& fn) {
     const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    return 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (int b = 0; b < batch; ++b) {
+      fn();
+    }
+    return 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+           batch;
   };
   for (int r = 0; r < repeats; ++r) {
     t.mine_ms.push_back(ms(mine));
