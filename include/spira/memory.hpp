@@ -138,6 +138,14 @@ class buffer {
     return {data_, size_};
   }
 
+  /// Keeps the first n elements (n <= size()) in place; the allocation is released whole.
+  void shrink(std::size_t n)
+  {
+    detail::expects(n <= size_, "buffer::shrink: ", n, " elements is more than the ", size_,
+                    " it holds");
+    size_ = n;
+  }
+
   void swap(buffer& o) noexcept
   {
     std::swap(data_, o.data_);

@@ -66,6 +66,13 @@ class sparse_vector {
   {
     return {size_, nnz(), indices_.data(), values_.data(), space()};
   }
+  /// Keeps the first nnz entries (nnz <= nnz()) in place.
+  void shrink(std::int64_t nnz)
+  {
+    detail::expects(nnz >= 0, "sparse_vector::shrink: nnz must be >= 0, got ", nnz);
+    indices_.shrink(std::size_t(nnz));
+    values_.shrink(std::size_t(nnz));
+  }
   operator sparse_vector_view<ValueT, IndexT>() const noexcept { return view(); }  // NOLINT
 
  private:

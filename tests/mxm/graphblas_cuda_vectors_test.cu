@@ -2,7 +2,8 @@
 // tests/mxm/mxv_test.cpp checks against SuiteSparse:GraphBLAS): the same entries, bit for bit, for
 // every combination of mask, complement, accumulator, replace, transposes and w given or empty; the
 // push of lor_land; breadth-first levels; the pull's fold of long rows with values whose sums round
-// (the order of spira/detail/pull_fold.hpp on both backends); u holding every index.
+// (the order of spira/detail/pull_fold.hpp on both backends); u holding every index; vectors of
+// hundreds of thousands of indices written by many tiles (spira/cuda/detail/ordered_vector.cuh).
 #include "support/backend.hpp"
 #include "support/sweep.hpp"
 
@@ -293,6 +294,71 @@ TYPED_TEST(graphblas_cuda, pull_folds_long_rows_as_the_host)
   using I = typename TypeParam::second_type;
   for (const double mean : {60.0, 8.0}) {
     pull_folds_long_rows<V, I>(mean);
+  }
+}
+
+/// Vectors of hundreds of thousands of indices, written in one pass by many tiles (the pull's,
+/// the write-back's): the host's bytes, whether the result holds most of its indices (kept where it
+/// was written) or few of them (copied to an exact allocation), for the tiled and the
+/// warp-per-row pull, u half and full, with and without a mask, and lor_land's push.
+TEST(graphblas_cuda_vectors, long_vectors_written_by_many_tiles)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = float;
+  using I = std::int32_t;
+  const cuda_resources res{};
+  struct shape {
+    std::int64_t n;
+    double mean, empty;
+  };
+  // Mean rows 4 (tiled) and 40 (a warp a row); 60% empty rows: fewer entries than half the size.
+  for (const shape sh : {shape{300000, 4, 0.6}, shape{300000, 4, 0.05}, shape{60000, 40, 0.1}}) {
+    const auto a = random_csr<V, I>({.rows = sh.n,
+                                     .cols = sh.n,
+                                     .mean_degree = sh.mean,
+                                     .empty_row_fraction = sh.empty,
+                                     .seed = 97});
+    const auto ad = to_device(res, a.view());
+    std::vector<I> all_idx(static_cast<std::size_t>(sh.n));
+    std::vector<V> all_val(all_idx.size());
+    for (std::int64_t j = 0; j < sh.n; ++j) {
+      all_idx[std::size_t(j)] = I(j);
+      all_val[std::size_t(j)] = V(0.5 + double(j % 7));
+    }
+    const auto full = make_sparse_vector<V, I>(host_resources{}, sh.n, all_idx, all_val);
+    const auto half = real_vector<V, I>(sh.n, 98);
+    const auto mask = vector_operand<V, I>(sh.n, 99, false);
+    const auto md = vector_on_device(res, mask);
+    const descriptor unmasked{.structural_mask = true, .complement_mask = true};
+    const std::string where = "n = " + std::to_string(sh.n) + ", mean row " +
+                              std::to_string(sh.mean) + ", empty " + std::to_string(sh.empty);
+    for (const auto* u : {&full, &half}) {
+      const auto ud = vector_on_device(res, *u);
+      const std::string what = where + (u == &full ? ", u full" : ", u half");
+      const auto want = mxv(host_resources{}, a.view(), u->view(), semirings::plus_times{});
+      if (u == &full) {
+        EXPECT_EQ(want.nnz() < sh.n / 2, sh.empty > 0.5) << what;  // both sizes of result
+      }
+      EXPECT_EQ(vector_host_entries(mxv(res, ad.view(), ud.view(), semirings::plus_times{})),
+                entries_of(want.view()))
+          << what;
+      EXPECT_EQ(
+          vector_host_entries(mxv(res, std::nullopt, std::optional(md.view()), no_accumulator{},
+                                  semirings::plus_times{}, ad.view(), ud.view(), unmasked)),
+          entries_of(mxv(host_resources{}, std::nullopt, std::optional(mask.view()),
+                         no_accumulator{}, semirings::plus_times{}, a.view(), u->view(), unmasked)
+                         .view()))
+          << what << ", mask";
+    }
+    const auto frontier = vector_operand<V, I>(sh.n, 100, true);
+    const auto fd = vector_on_device(res, frontier);
+    EXPECT_EQ(
+        vector_host_entries(vxm(res, std::nullopt, std::optional(md.view()), no_accumulator{},
+                                semirings::lor_land{}, fd.view(), ad.view(), unmasked)),
+        entries_of(vxm(host_resources{}, std::nullopt, std::optional(mask.view()), no_accumulator{},
+                       semirings::lor_land{}, frontier.view(), a.view(), unmasked)
+                       .view()))
+        << where << ", lor_land push";
   }
 }
 

@@ -181,7 +181,7 @@ sparse_vector<ValueT, IndexT> reduce_rows_masked_cuda(
   if (a.rows > 0) {
     reduce_rows_vector_kernel<<<graphblas_grid(a.rows, res.device),
                                 graphblas_rows_policy::block_threads, 0, res.stream>>>(
-        a, m, t.state.data(), t.value.data());
+        a, m, t.state(), t.value());
     SPIRA_CHECK_LAUNCH();
   }
   return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,

@@ -12,8 +12,8 @@
 //          one is nonzero, whatever their order, and no sort is needed for the host's bytes.
 // mxv takes the pull (push with transpose_a), vxm the push (pull with transpose_b): neither
 // transposes A. The write-back w⟨m⟩ = accum(w, t) runs over the vectors' index space with dense
-// copies of w, t and the mask (O(size)), then compacts the entries into a new sparse vector; a
-// pull with no mask and no w writes the new vector's flags and values itself.
+// copies of w, t and the mask (O(size)) and writes the new sparse vector in the same pass; a pull
+// with no mask and no w writes the new vector itself.
 #pragma once
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
@@ -78,12 +78,11 @@ __global__ void push_lor_kernel(csr_view<ValueT, IndexT> a, S s,
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   for (std::int64_t p = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; p < u.nnz;
        p += warps) {
-    const auto k = std::int64_t(u.indices[p]);
-    if (bad != nullptr &&
-        (k < 0 || k >= a.rows || (p > 0 && std::int64_t(u.indices[p - 1]) >= k))) {
+    if (bad != nullptr && wrong_vector_entry(u.indices, p, a.rows)) {
       atomicMin(bad, (unsigned long long)p);
       continue;
     }
+    const auto k = std::int64_t(u.indices[p]);
     const offset_t begin = a.row_ptr[k], end = a.row_ptr[k + 1];
     if (bad != nullptr && !(begin >= 0 && begin <= end && end <= a.nnz)) {
       atomicMin(bad + 1, 0ull);
@@ -129,29 +128,33 @@ inline buffer<offset_t> one_row_pointers(const cuda_resources& res, std::int64_t
 
 /// The pull of vector_product_cuda (A read by rows, the products ⊗(A[i,k], u[k]), or ⊗(u[k],
 /// A[i,k]) for vxm): u read in place when it stores every index, else from a dense copy; t
-/// written as the new vector's flags (`next`) when there is no mask and no w, else as a dense
+/// written as the new vector itself (`next`) when there is no mask and no w, else as a dense
 /// copy for the write-back. With `report` (nullptr: the operands are known to be valid) the
 /// kernels check A and u into next's status words, and what they find is thrown by it
-/// (compact_vector).
+/// (ordered_vector::finish).
 template <class Accum, class ValueT, class IndexT, class S>
 sparse_vector<ValueT, IndexT> vector_pull(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
     const dense_vector_copy* m_dense, const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
     sparse_vector_view<ValueT, IndexT> u, const descriptor& o, bool column, std::int64_t size,
-    vector_offsets& next, const operand_report* report)
+    ordered_vector<ValueT, IndexT>& next, const operand_report* report)
 {
-  constexpr int block = graphblas_rows_policy::block_threads;
+  constexpr int block = mxv_pull_policy::threads;
+  static_assert(mxv_pull_policy::tile_rows<false> >= vector_min_tile &&
+                mxv_pull_policy::tile_rows<true> >= vector_min_tile);
   unsigned long long* bad = report != nullptr ? next.status() : nullptr;
-  const unsigned char* ms = m_dense != nullptr ? m_dense->state.data() : nullptr;
+  const unsigned char* ms = m_dense != nullptr ? m_dense->state() : nullptr;
   // Short rows on average: a warp takes a tile of rows (see mxv_pull_kernel).
   const bool tiled = a.nnz <= mxv_pull_policy::tiled_max_mean_row * a.rows;
+  const std::int64_t rows_per_tile =
+      tiled ? mxv_pull_policy::tile_rows<true> : mxv_pull_policy::tile_rows<false>;
+  const std::int64_t tiles = (a.rows + rows_per_tile - 1) / rows_per_tile;
   const auto launch = [&](const auto& in_u, const auto& to) {
-    if (a.rows == 0) {
+    if (tiles == 0) {
       return;
     }
-    const std::int64_t lanes_per_row = tiled ? mxv_pull_policy::short_group : 32;
-    const unsigned grid = graphblas_grid(a.rows * lanes_per_row, res.device);
+    const auto grid = unsigned(tiles);
     const auto run = [&](auto tiled_kernel, auto vector_first) {
       mxv_pull_kernel<decltype(tiled_kernel)::value, decltype(vector_first)::value>
           <<<grid, block, 0, res.stream>>>(a, s, in_u, ms, o.structural_mask, o.complement_mask, to,
@@ -170,14 +173,14 @@ sparse_vector<ValueT, IndexT> vector_pull(
     }
     dense_vector_copy ud(res, u.size);
     scatter_vector(res, u, ud, bad);
-    launch(pull_u_dense{ud.state.data(), ud.value.data()}, to);
+    launch(pull_u_dense{ud.state(), ud.value()}, to);
   };
   if (!w && m_dense == nullptr) {
-    product(pull_to_flags{next.at.data(), next.value.data()});
-    return compact_vector<ValueT, IndexT>(res, next, report);
+    product(pull_to_vector<ValueT, IndexT>{next.ref(tiles)});
+    return next.finish(res, report);
   }
-  dense_vector_copy t(res, size, false);  // the pull writes every state
-  product(pull_to_dense{t.state.data(), t.value.data()});
+  dense_vector_copy t(res, size, dense_vector_copy::cleared::none);  // the pull writes every state
+  product(pull_to_dense{t.state(), t.value()});
   return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense, accum, o, t, size, &next,
                                                   report);
 }
@@ -213,7 +216,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
   operand_report report;
   if (on_device) {
     check_vector_cuda(res, u, op, "u", false);
-    report = [&, op](const unsigned long long*) {
+    report = [&, op] {
       check_vector_cuda(res, u, op, "u");
       for (const auto& [v, name] : {std::pair{w, "w"}, std::pair{mask, "mask"}}) {
         if (v) {
@@ -239,7 +242,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
       concat("the product has size ", size, " (", shape, " is ", rows, " x ", cols, ")"),
       !on_device);
   constexpr int block = graphblas_rows_policy::block_threads;
-  vector_offsets next(res, size, on_device);
+  ordered_vector<ValueT, IndexT> next(res, size, vector_min_tile);
   const operand_report* reported = on_device ? &report : nullptr;
   unsigned long long* bad = on_device ? next.status() : nullptr;
   std::optional<dense_vector_copy> m_dense;
@@ -251,22 +254,24 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     return vector_pull<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, s, a, u,
                                               o, column, size, next, reported);
   }
-  dense_vector_copy t(res, size);
+  // lor_land's push sets only the values of products 1 (see push_lor_kernel).
+  dense_vector_copy t(res, size,
+                      std::is_same_v<S, semirings::lor_land> ? dense_vector_copy::cleared::all
+                                                             : dense_vector_copy::cleared::states);
   if constexpr (std::is_same_v<S, semirings::lor_land>) {
     if (on_device) {
       check_csr_async(res, a, csr_check::canonical, bad + 1);
     }
-    fill_zero_bytes(t.value.data(), memory_space::device, t.value.size() * sizeof(double), res);
-    const unsigned char* ms = m_dense ? m_dense->state.data() : nullptr;
+    const unsigned char* ms = m_dense ? m_dense->state() : nullptr;
     if (u.nnz > 0) {
       const unsigned grid = graphblas_grid(u.nnz * 32, res.device);
       // vxm: ⊗(u[k], A[k,j]); mxv with Aᵀ: ⊗(A[k,i], u[k]), u's value second.
       if (column) {
         push_lor_kernel<true><<<grid, block, 0, res.stream>>>(
-            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data(), bad);
+            a, s, u, ms, o.structural_mask, o.complement_mask, t.state(), t.value(), bad);
       } else {
         push_lor_kernel<false><<<grid, block, 0, res.stream>>>(
-            a, s, u, ms, o.structural_mask, o.complement_mask, t.state.data(), t.value.data(), bad);
+            a, s, u, ms, o.structural_mask, o.complement_mask, t.state(), t.value(), bad);
       }
       SPIRA_CHECK_LAUNCH();
     }
@@ -295,7 +300,7 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
     const auto row = column ? product(swapped_semiring<S>{s}) : product(s);
     if (row.nnz() > 0) {
       scatter_row_kernel<<<graphblas_grid(row.nnz(), res.device), block, 0, res.stream>>>(
-          row.view(), t.state.data(), t.value.data());
+          row.view(), t.state(), t.value());
       SPIRA_CHECK_LAUNCH();
     }
   }

@@ -1,12 +1,13 @@
 // spira internals: sparse vectors on CUDA for the GraphBLAS-style operations
 // (spira/cuda/graphblas.cuh): dense copies of a vector (a state and a value per index), the checks
 // of a device vector with the host's messages, and the write-back every vector result ends with,
-// w⟨m⟩ = accum(w, t) over dense copies, then compacted into a new sparse vector (its flags scanned
-// into offsets, the entry count read back with the status words of the kernels that checked the
-// operands).
+// w⟨m⟩ = accum(w, t) over dense copies, written in the same pass as a new sparse vector
+// (ordered_vector.cuh; its entry count read back with the status words of the kernels that
+// checked the operands).
 #pragma once
 
 #include <spira/cuda/detail/graphblas_rows.cuh>
+#include <spira/cuda/detail/ordered_vector.cuh>
 #include <spira/descriptor.hpp>
 #include <spira/vector.hpp>
 
@@ -21,6 +22,14 @@ namespace spira::detail {
 
 #if defined(__CUDACC__)
 
+/// Whether entry p of a vector's indices is wrong: outside [0, size), or not above entry p - 1.
+template <class IndexT>
+__device__ bool wrong_vector_entry(const IndexT* indices, std::int64_t p, std::int64_t size)
+{
+  const auto i = std::int64_t(indices[p]);
+  return i < 0 || i >= size || (p > 0 && std::int64_t(indices[p - 1]) >= i);
+}
+
 /// A dense copy of a sparse vector's entries: state 0 no entry, 1 a stored 0, 2 another value.
 /// With `bad` (nullptr: the vector is known to be valid), an entry whose index is outside [0,
 /// size) or does not increase is not copied and the first such entry is kept in *bad (atomicMin).
@@ -31,29 +40,46 @@ __global__ void scatter_vector_kernel(sparse_vector_view<ValueT, IndexT> v, unsi
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < v.nnz;
        p += stride) {
-    const auto i = std::int64_t(v.indices[p]);
-    if (bad != nullptr &&
-        (i < 0 || i >= v.size || (p > 0 && std::int64_t(v.indices[p - 1]) >= i))) {
+    if (bad != nullptr && wrong_vector_entry(v.indices, p, v.size)) {
       atomicMin(bad, (unsigned long long)p);
       continue;
     }
+    const auto i = std::int64_t(v.indices[p]);
     state[i] = v.values[p] != ValueT(0) ? 2 : 1;
     value[i] = double(v.values[p]);
   }
 }
 
-/// w⟨m⟩ = accum(w, t) at index i, over dense copies (the vector form of masked_merge_op); writes
-/// the new entry's presence to `flag` and its value to `out`.
-template <class ValueT, class Accum>
+/// Indices a thread of vector_update_kernel takes (consecutive ones; a block's tile is
+/// block_threads times as many).
+constexpr int vector_update_items = 1;
+
+/// w⟨m⟩ = accum(w, t) over dense copies (the vector form of masked_merge_op), written as a new
+/// vector: a block per tile of consecutive indices.
+template <class ValueT, class IndexT, class Accum>
 __global__ void vector_update_kernel(std::int64_t size, const unsigned char* t_state,
                                      const double* t_value, const unsigned char* w_state,
                                      const double* w_value, const unsigned char* mask_state,
-                                     Accum accum, descriptor o, offset_t* flag, double* out)
+                                     Accum accum, descriptor o,
+                                     ordered_vector_ref<ValueT, IndexT> out)
 {
   constexpr bool accumulate = !std::is_same_v<Accum, no_accumulator>;
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
-       i += stride) {
+  constexpr int threads = graphblas_rows_policy::block_threads;
+  constexpr int items = vector_update_items;
+  __shared__ typename ordered_vector_ref<ValueT, IndexT>::template tile_storage<threads> storage;
+  const std::int64_t tile = out.take_tile(storage);
+  bool has_entry[items];
+  std::int64_t index[items];
+  double value[items];
+#pragma unroll
+  for (int e = 0; e < items; ++e) {
+    const std::int64_t i = (tile * threads + threadIdx.x) * items + e;
+    index[e] = i;
+    has_entry[e] = false;
+    value[e] = 0.0;
+    if (i >= size) {
+      continue;
+    }
     const bool has_t = t_state[i] != 0;
     const bool has_c = w_state != nullptr && w_state[i] != 0;
     const bool in =
@@ -76,38 +102,38 @@ __global__ void vector_update_kernel(std::int64_t size, const unsigned char* t_s
       has = true;
       v = w_value[i];
     }
-    flag[i] = has ? 1 : 0;
-    out[i] = v;
+    has_entry[e] = has;
+    value[e] = v;
   }
+  out.template write_tile<threads, items>(storage, tile, has_entry, index, value);
 }
 
-template <class ValueT, class IndexT>
-__global__ void compact_vector_kernel(std::int64_t size, const offset_t* at, const double* value,
-                                      IndexT* indices, ValueT* values)
-{
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
-       i += stride) {
-    if (at[i + 1] != at[i]) {
-      indices[at[i]] = IndexT(i);
-      values[at[i]] = ValueT(value[i]);
-    }
-  }
-}
-
-/// A dense copy (state, value) of `size` entries, all absent unless asked otherwise.
-struct dense_vector_copy {
-  buffer<unsigned char> state;
-  buffer<double> value;
-  /// `cleared` false: the states are left unset, for a kernel that writes every one.
-  dense_vector_copy(const cuda_resources& res, std::int64_t size, bool cleared = true)
-      : state(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector states"),
-        value(res, std::size_t(std::max<std::int64_t>(size, 1)), "dense vector values")
+/// A dense copy (a state and a value an index) of `size` entries, in one allocation.
+class dense_vector_copy {
+ public:
+  /// What starts cleared: nothing (a kernel writes every state), the states (all absent), or the
+  /// states and the values (0).
+  enum class cleared { none, states, all };
+  dense_vector_copy(const cuda_resources& res, std::int64_t size, cleared c = cleared::states)
+      : n_(std::size_t(std::max<std::int64_t>(size, 1))),
+        bytes_(res, n_ * (sizeof(double) + 1), "dense vector copy")
   {
-    if (cleared) {
-      fill_zero_bytes(state.data(), memory_space::device, state.size(), res);
+    if (c != cleared::none) {
+      const std::size_t from = c == cleared::all ? 0 : n_ * sizeof(double);
+      fill_zero_bytes(bytes_.data() + from, memory_space::device, bytes_.size() - from, res);
     }
   }
+  [[nodiscard]] double* value() { return reinterpret_cast<double*>(bytes_.data()); }
+  [[nodiscard]] const double* value() const
+  {
+    return reinterpret_cast<const double*>(bytes_.data());
+  }
+  [[nodiscard]] unsigned char* state() { return bytes_.data() + n_ * sizeof(double); }
+  [[nodiscard]] const unsigned char* state() const { return bytes_.data() + n_ * sizeof(double); }
+
+ private:
+  std::size_t n_;
+  buffer<unsigned char> bytes_;
 };
 
 /// Scatters a device sparse vector into a dense copy of its size (with `bad`, checking its entries:
@@ -118,7 +144,7 @@ void scatter_vector(const cuda_resources& res, sparse_vector_view<ValueT, IndexT
 {
   if (v.nnz > 0) {
     scatter_vector_kernel<<<graphblas_grid(v.nnz, res.device), graphblas_rows_policy::block_threads,
-                            0, res.stream>>>(v, d.state.data(), d.value.data(), bad);
+                            0, res.stream>>>(v, d.state(), d.value(), bad);
     SPIRA_CHECK_LAUNCH();
   }
 }
@@ -131,8 +157,7 @@ __global__ void check_vector_kernel(const IndexT* indices, std::int64_t nnz, std
 {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < nnz; p += stride) {
-    const auto i = std::int64_t(indices[p]);
-    if (i < 0 || i >= size || (p > 0 && std::int64_t(indices[p - 1]) >= i)) {
+    if (wrong_vector_entry(indices, p, size)) {
       atomicMin(first, (unsigned long long)p);
     }
   }
@@ -175,87 +200,43 @@ void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, Ind
           " (indices must increase)");
 }
 
-/// What throws an operand's error (spira::validate's messages) once the kernels of a product have
-/// found it: called with the two status words of vector_offsets (~0 where nothing was found).
-using operand_report = std::function<void(const unsigned long long*)>;
-
-/// A new vector's flags (then offsets) for `size` indices and its values. `at` has room after the
-/// flags for the scan's total and for two status words, read back with it (one synchronisation):
-/// with `checked`, they start at ~0 for kernels that check the operands (atomicMin).
-struct vector_offsets {
-  buffer<offset_t> at;
-  buffer<double> value;
-  std::int64_t size;
-  vector_offsets(const cuda_resources& res, std::int64_t n, bool checked)
-      : at(res, std::size_t(n) + 3, "vector offsets"),
-        value(res, std::size_t(std::max<std::int64_t>(n, 1)), "vector values"),
-        size(n)
-  {
-    if (checked) {
-      SPIRA_CUDA_TRY(cudaMemsetAsync(status(), 0xFF, 2 * sizeof(unsigned long long), res.stream));
-    }
-  }
-  [[nodiscard]] unsigned long long* status()
-  {
-    return reinterpret_cast<unsigned long long*>(at.data() + size + 1);
-  }
-};
-
-/// The new sparse vector whose entries are the indices i flagged in `next` (at[i] = 1), valued
-/// value[i]; its flags become offsets. With `report` (nullptr: the operands were not checked),
-/// the status words are read back with the entry count and the report runs (and throws) before
-/// the result is allocated when they hold a finding.
-template <class ValueT, class IndexT>
-sparse_vector<ValueT, IndexT> compact_vector(const cuda_resources& res, vector_offsets& next,
-                                             const operand_report* report)
-{
-  const std::int64_t size = next.size;
-  unsigned long long found[2] = {~0ull, ~0ull};
-  const offset_t nnz = counts_to_offsets(res, next.at, size, report ? next.status() : nullptr,
-                                         found, report ? 2 : 0);
-  if (report != nullptr && (found[0] != ~0ull || found[1] != ~0ull)) {
-    (*report)(found);
-  }
-  sparse_vector<ValueT, IndexT> out(res, size, nnz);
-  if (nnz > 0) {
-    compact_vector_kernel<<<graphblas_grid(size, res.device), graphblas_rows_policy::block_threads,
-                            0, res.stream>>>(size, next.at.data(), next.value.data(), out.indices(),
-                                             out.values());
-    SPIRA_CHECK_LAUNCH();
-  }
-  return out;
-}
+/// The smallest tile of the kernels that write an ordered_vector here: vector_update_kernel's,
+/// and the pull's (mxv_pull_kernels.cuh).
+constexpr std::int64_t vector_min_tile = 4;
 
 /// w⟨m⟩ = accum(w, t) over dense copies of t and the mask (`m_dense`: nullptr for none), into a
-/// new sparse vector of t's size; w (of that size) is scattered here. `next` (nullptr: allocated
-/// here) holds the new vector's flags; with `report`, w's scatter checks its entries into next's
-/// status words (see compact_vector).
+/// new sparse vector of t's size; w (of that size) is scattered here. `next` (nullptr: made here)
+/// receives the new vector; with `report`, w's scatter checks its entries into next's status words
+/// (see ordered_vector::finish).
 template <class Accum, class ValueT, class IndexT>
 sparse_vector<ValueT, IndexT> vector_write_back(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
     const dense_vector_copy* m_dense, const Accum& accum, const descriptor& o,
-    const dense_vector_copy& t, std::int64_t size, vector_offsets* next = nullptr,
+    const dense_vector_copy& t, std::int64_t size, ordered_vector<ValueT, IndexT>* next = nullptr,
     const operand_report* report = nullptr)
 {
   std::optional<dense_vector_copy> w_dense;
-  std::optional<vector_offsets> own;
+  std::optional<ordered_vector<ValueT, IndexT>> own;
   if (next == nullptr) {
-    next = &own.emplace(res, size, false);
+    next = &own.emplace(res, size, vector_min_tile);
   }
   if (w) {
     w_dense.emplace(res, size);
     scatter_vector(res, *w, *w_dense, report != nullptr ? next->status() : nullptr);
   }
-  if (size > 0) {
-    vector_update_kernel<ValueT>
-        <<<graphblas_grid(size, res.device), graphblas_rows_policy::block_threads, 0, res.stream>>>(
-            size, t.state.data(), t.value.data(), w_dense ? w_dense->state.data() : nullptr,
-            w_dense ? w_dense->value.data() : nullptr, m_dense ? m_dense->state.data() : nullptr,
-            accum, o, next->at.data(), next->value.data());
+  constexpr std::int64_t tile =
+      std::int64_t(graphblas_rows_policy::block_threads) * vector_update_items;
+  static_assert(tile >= vector_min_tile);
+  const std::int64_t tiles = (size + tile - 1) / tile;
+  if (tiles > 0) {
+    vector_update_kernel<<<unsigned(tiles), graphblas_rows_policy::block_threads, 0, res.stream>>>(
+        size, t.state(), t.value(), w_dense ? w_dense->state() : nullptr,
+        w_dense ? w_dense->value() : nullptr, m_dense ? m_dense->state() : nullptr, accum, o,
+        next->ref(tiles));
     SPIRA_CHECK_LAUNCH();
   }
-  return compact_vector<ValueT, IndexT>(res, *next, report);
+  return next->finish(res, report);
 }
 
 /// w and the mask of a product or reduction of `size` entries, checked (the host's messages);

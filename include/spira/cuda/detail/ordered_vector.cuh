@@ -1,0 +1,221 @@
+// spira internals: a new device sparse vector written in one pass of the kernel that computes its
+// entries (the pull of mxv / vxm, the write-back w⟨m⟩ = accum(w, t)). Each block of that kernel
+// computes a tile of consecutive indices, counts the tile's entries, learns how many the tiles
+// before it hold by a decoupled look-back, and writes its entries there: indices increase, and
+// the bytes do not depend on the order the blocks run in. The tiles are numbered in the order the
+// blocks start (a counter), so a block only ever waits for tiles already running. Learned from
+// Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back" (2016).
+//
+// The vector is allocated for every index (its entries are at most its size) and keeps the
+// count written by the last tile; one holding fewer than half its size is copied to an exact
+// allocation when that frees more than 1 MiB. Its device words, one allocation set to all ones by
+// one memset: two status words for the kernels that check the operands as they read them (the first
+// finding, atomicMin; all ones: none), the tile counter, the entry count, then a state a tile.
+#pragma once
+
+#include <spira/cuda/error.cuh>
+#include <spira/memory.hpp>
+#include <spira/resources.hpp>
+#include <spira/vector.hpp>
+
+#include <cuda_runtime.h>
+#include <cub/block/block_scan.cuh>
+#include <cuda/atomic>
+
+#include <cstdint>
+#include <functional>
+
+namespace spira::detail {
+
+#if defined(__CUDACC__)
+
+/// What throws an operand's error (spira::validate's messages) once the kernels of a product have
+/// found one; never returns.
+using operand_report = std::function<void()>;
+
+/// A tile's state: the top two bits say what the low 62 hold.
+struct tile_state {
+  static constexpr unsigned long long invalid = 3ull;    // not yet published (the memset's ones)
+  static constexpr unsigned long long aggregate = 0ull;  // the tile's own entry count
+  static constexpr unsigned long long inclusive = 1ull;  // entries of this tile and all before
+  static constexpr unsigned long long value_mask = (1ull << 62) - 1;
+  __device__ static unsigned long long make(unsigned long long kind, unsigned long long v)
+  {
+    return (kind << 62) | v;
+  }
+};
+
+/// The device side of an ordered_vector: where a kernel writes its tiles.
+template <class ValueT, class IndexT>
+struct ordered_vector_ref {
+  IndexT* indices;
+  ValueT* values;
+  unsigned long long* words;  // [0, 2) status, [2] tile counter, [3] entry count, [4, ...) tiles
+  std::int64_t tiles;         // tiles the launch writes (its blocks)
+
+  /// The shared memory of a block of Threads threads writing a tile (declared by the kernel).
+  template <int Threads>
+  struct tile_storage {
+    typename cub::BlockScan<unsigned, Threads>::TempStorage scan;
+    unsigned long long offset;
+    std::int64_t tile;
+  };
+
+  /// The tile this block writes (all threads; the order blocks take them in).
+  template <int Threads>
+  __device__ std::int64_t take_tile(tile_storage<Threads>& storage) const
+  {
+    if (threadIdx.x == 0) {
+      storage.tile = std::int64_t(atomicAdd(words + 2, 1ull) + 1ull);  // starts at all ones
+    }
+    __syncthreads();
+    const std::int64_t t = storage.tile;
+    __syncthreads();
+    return t;
+  }
+
+  /// How many entries the tiles before `tile` hold, once this tile's `count` is published: warp
+  /// 0 looks back over 32 tiles at a time, waiting for each to publish, and stops at the nearest
+  /// inclusive count. The result is in lane 0 of warp 0.
+  __device__ unsigned long long look_back(std::int64_t tile, unsigned long long count) const
+  {
+    using state_ref = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+    const int lane = int(threadIdx.x % 32);
+    unsigned long long* states = words + 4;
+    if (lane == 0) {
+      state_ref(states[tile])
+          .store(tile_state::make(tile == 0 ? tile_state::inclusive : tile_state::aggregate, count),
+                 cuda::memory_order_relaxed);
+    }
+    unsigned long long before = 0;
+    for (std::int64_t end = tile; end > 0; end -= 32) {
+      const std::int64_t p = end - 1 - lane;
+      unsigned long long s = tile_state::make(tile_state::inclusive, 0);  // before tile 0
+      if (p >= 0) {
+        do {
+          s = state_ref(states[p]).load(cuda::memory_order_relaxed);
+        } while ((s >> 62) == tile_state::invalid);
+      }
+      const unsigned inclusive = __ballot_sync(0xffffffffu, (s >> 62) == tile_state::inclusive);
+      const int stop = inclusive != 0 ? __ffs(int(inclusive)) - 1 : 31;
+      unsigned long long v = lane <= stop ? (s & tile_state::value_mask) : 0ull;
+      for (int h = 16; h > 0; h /= 2) {
+        v += __shfl_down_sync(0xffffffffu, v, h);
+      }
+      before += v;
+      if (inclusive != 0) {
+        break;
+      }
+    }
+    if (lane == 0 && tile > 0) {
+      state_ref(states[tile])
+          .store(tile_state::make(tile_state::inclusive, before + count),
+                 cuda::memory_order_relaxed);
+    }
+    return before;
+  }
+
+  /// Places this block's tile: thread t holds Items consecutive candidates of it (t * Items + j
+  /// in the tile's order), `has` whether each is an entry; returns the position of the thread's
+  /// first entry (the next ones follow it). All threads call it; the last tile writes the entry
+  /// count.
+  template <int Threads, int Items>
+  __device__ std::int64_t place_tile(tile_storage<Threads>& storage, std::int64_t tile,
+                                     const bool (&has)[Items]) const
+  {
+    unsigned mine = 0;
+#pragma unroll
+    for (int j = 0; j < Items; ++j) {
+      mine += has[j] ? 1u : 0u;
+    }
+    unsigned rank = 0, count = 0;
+    cub::BlockScan<unsigned, Threads>(storage.scan).ExclusiveSum(mine, rank, count);
+    if (threadIdx.x < 32) {
+      const unsigned long long before = look_back(tile, count);
+      if (threadIdx.x == 0) {
+        storage.offset = before;
+        if (tile == tiles - 1) {
+          words[3] = before + count;
+        }
+      }
+    }
+    __syncthreads();
+    return std::int64_t(storage.offset) + rank;
+  }
+
+  /// Writes this block's tile: as place_tile, each entry at index `index` valued `value`.
+  template <int Threads, int Items>
+  __device__ void write_tile(tile_storage<Threads>& storage, std::int64_t tile,
+                             const bool (&has)[Items], const std::int64_t (&index)[Items],
+                             const double (&value)[Items]) const
+  {
+    std::int64_t at = place_tile<Threads, Items>(storage, tile, has);
+#pragma unroll
+    for (int j = 0; j < Items; ++j) {
+      if (has[j]) {
+        indices[at] = IndexT(index[j]);
+        values[at] = ValueT(value[j]);
+        ++at;
+      }
+    }
+  }
+};
+
+/// A new device sparse vector of `size` written by one kernel's tiles (see above), with the
+/// status words of the kernels that check its operands.
+template <class ValueT, class IndexT>
+class ordered_vector {
+ public:
+  /// Room for every index and for the tiles of a kernel taking at least `min_tile` indices a tile.
+  ordered_vector(const cuda_resources& res, std::int64_t size, std::int64_t min_tile)
+      : out_(res, size, size),
+        words_(res, std::size_t(4 + (size + min_tile - 1) / min_tile), "vector tile states")
+  {
+    SPIRA_CUDA_TRY(cudaMemsetAsync(words_.data(), 0xFF, words_.size() * sizeof(unsigned long long),
+                                   res.stream));
+  }
+  [[nodiscard]] std::int64_t size() const { return out_.size(); }
+  /// The status words (two) of the kernels that check the operands.
+  [[nodiscard]] unsigned long long* status() { return words_.data(); }
+  /// For a kernel launched with `tiles` blocks (each writes one tile).
+  [[nodiscard]] ordered_vector_ref<ValueT, IndexT> ref(std::int64_t tiles)
+  {
+    written_ = tiles > 0;
+    return {out_.indices(), out_.values(), words_.data(), tiles};
+  }
+  /// The vector, once its kernel is queued: the entry count and the status words are read back
+  /// (one synchronisation) and, with `report` and a finding, the report throws.
+  sparse_vector<ValueT, IndexT> finish(const cuda_resources& res, const operand_report* report)
+  {
+    unsigned long long w[4] = {~0ull, ~0ull, 0ull, 0ull};
+    copy(w, memory_space::host, words_.data(), memory_space::device, 4, res);
+    if (report != nullptr && (w[0] != ~0ull || w[1] != ~0ull)) {
+      (*report)();
+    }
+    const std::int64_t nnz = written_ ? std::int64_t(w[3]) : 0;
+    out_.shrink(nnz);
+    // Room left unused beyond half the vector and 1 MiB goes back: a copy of the entries.
+    const auto slack = std::uint64_t(size() - nnz) * (sizeof(ValueT) + sizeof(IndexT));
+    if (nnz < size() / 2 && slack > max_slack_bytes) {
+      sparse_vector<ValueT, IndexT> exact(res, size(), nnz);
+      copy(exact.indices(), memory_space::device, out_.indices(), memory_space::device,
+           std::size_t(nnz), res);
+      copy(exact.values(), memory_space::device, out_.values(), memory_space::device,
+           std::size_t(nnz), res);
+      return exact;
+    }
+    return std::move(out_);
+  }
+
+  /// Unused room a finished vector may keep when it holds fewer entries than half its size.
+  static constexpr std::uint64_t max_slack_bytes = std::uint64_t(1) << 20;
+
+ private:
+  sparse_vector<ValueT, IndexT> out_;
+  buffer<unsigned long long> words_;
+  bool written_ = false;
+};
+
+#endif  // __CUDACC__
+
+}  // namespace spira::detail
