@@ -1,6 +1,7 @@
 // Host backend: validation and format conversions (OpenMP over rows where it pays).
 #include <spira/convert.hpp>
 #include <spira/detail/type_lists.hpp>
+#include "view_checks.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -112,12 +113,7 @@ void validate(const host_resources& res, csr_view<ValueT, IndexT> a, csr_check l
               const char* name)
 {
   require_host(a.space, "spira::validate", name);
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
-                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
-                  ")");
-  detail::expects(a.row_ptr != nullptr, name, ": row_ptr is null");
-  detail::expects(a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr), name,
-                  ": col_idx or values is null with nnz = ", a.nnz);
+  detail::check_view_arrays(a, name);
   detail::expects(a.row_ptr[0] == 0, name, ": row_ptr[0] must be 0, got ", a.row_ptr[0]);
   detail::expects(a.row_ptr[a.rows] == a.nnz, name, ": row_ptr[", a.rows, "] = ", a.row_ptr[a.rows],
                   " differs from nnz = ", a.nnz);
@@ -157,9 +153,7 @@ template <class ValueT, class IndexT>
 void validate(const host_resources&, coo_view<ValueT, IndexT> a, const char* name)
 {
   require_host(a.space, "spira::validate", name);
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
-                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
-                  ")");
+  detail::check_view_arrays(a, name);
   for (std::int64_t k = 0; k < a.nnz; ++k) {
     detail::expects(a.row_idx[k] >= 0 && a.row_idx[k] < a.rows, name, ": row index ", a.row_idx[k],
                     " of entry ", k, " is outside [0, ", a.rows, ")");

@@ -5,6 +5,7 @@
 #include <spira/detail/type_lists.hpp>
 #include "../cuda/launch.cuh"
 #include "convert_cuda.cuh"
+#include "view_checks.hpp"
 
 #include <spira/convert.hpp>
 #include <spira/cuda/error.cuh>
@@ -96,12 +97,7 @@ void validate(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check l
     validate(host_resources{}, a, level, name);
     return;
   }
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
-                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
-                  ")");
-  detail::expects(a.row_ptr != nullptr, name, ": row_ptr is null");
-  detail::expects(a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr), name,
-                  ": col_idx or values is null with nnz = ", a.nnz);
+  detail::check_view_arrays(a, name);
   detail::device_guard guard(res.device);
   buffer<csr_report> report(res, 1, "validation report");
   SPIRA_CUDA_TRY(cudaMemsetAsync(report.data(), 0xFF, sizeof(csr_report), res.stream));
@@ -177,12 +173,7 @@ void validate(const cuda_resources& res, coo_view<ValueT, IndexT> a, const char*
     validate(host_resources{}, a, name);
     return;
   }
-  detail::expects(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0, name,
-                  ": negative extent (rows = ", a.rows, ", cols = ", a.cols, ", nnz = ", a.nnz,
-                  ")");
-  detail::expects(
-      a.nnz == 0 || (a.row_idx != nullptr && a.col_idx != nullptr && a.values != nullptr), name,
-      ": row_idx, col_idx or values is null with nnz = ", a.nnz);
+  detail::check_view_arrays(a, name);
   if (a.nnz == 0) {
     return;
   }

@@ -4,7 +4,9 @@
 
 #include <map>
 #include <random>
+#include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace spira::test {
@@ -140,6 +142,41 @@ TYPED_TEST(convert_test, validation_names_the_problem)
                                     std::vector<std::int32_t>{0, 1}, std::vector<float>{1, 1});
   non_monotone.row_ptr()[1] = 3;
   expect_message(non_monotone, csr_check::valid, "row");
+}
+
+/// A view whose extents or arrays are wrong is refused before its arrays are read, by name, the
+/// same on both backends (CSR and COO).
+TYPED_TEST(convert_test, views_with_wrong_extents_or_missing_arrays_are_refused)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const auto space =
+      std::is_same_v<TypeParam, host_resources> ? memory_space::host : memory_space::device;
+  const auto expect_message = [](const auto& call, const std::string& needle) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+    } catch (const invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  using csr = csr_view<float, std::int32_t>;
+  using coo = coo_view<float, std::int32_t>;
+  const offset_t ptr[3] = {0, 0, 0};
+  expect_message(
+      [&] { validate(res, csr{2, -3, 0, ptr, nullptr, nullptr, space}, csr_check::valid, "A"); },
+      "A: negative extent (rows = 2, cols = -3, nnz = 0)");
+  expect_message(
+      [&] { validate(res, csr{2, 3, 0, nullptr, nullptr, nullptr, space}, csr_check::valid, "A"); },
+      "A: row_ptr is null");
+  expect_message(
+      [&] { validate(res, csr{2, 3, 4, ptr, nullptr, nullptr, space}, csr_check::valid, "A"); },
+      "A: col_idx or values is null with nnz = 4");
+  expect_message([&] { validate(res, coo{-1, 3, 0, nullptr, nullptr, nullptr, space}, "B"); },
+                 "B: negative extent (rows = -1, cols = 3, nnz = 0)");
+  expect_message([&] { validate(res, coo{2, 3, 5, nullptr, nullptr, nullptr, space}, "B"); },
+                 "B: row_idx, col_idx or values is null with nnz = 5");
+  EXPECT_NO_THROW(validate(res, coo{2, 3, 0, nullptr, nullptr, nullptr, space}, "B"));
 }
 
 TYPED_TEST(convert_test, random_round_trips_agree_with_the_host)
