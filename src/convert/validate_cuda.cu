@@ -1,6 +1,7 @@
 // CUDA backend: validation of device matrices (spira::validate, and detail::check_csr_async for
 // the operations that check their operands beside their own kernels). A kernel finds the smallest
 // offending row (or entry); the host reads that one back and throws the host's message for it.
+#include <spira/cuda/detail/graphblas_rows.cuh>  // check_csr_async, csr_report_words
 #include <spira/cuda/device.cuh>
 #include <spira/detail/type_lists.hpp>
 #include "../cuda/launch.cuh"
@@ -152,15 +153,15 @@ namespace detail {
 
 template <class ValueT, class IndexT>
 void check_csr_async(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
-                     unsigned long long* flag)
+                     unsigned long long* flag, unsigned long long* report_words)
 {
+  static_assert(sizeof(csr_report) == csr_report_words * sizeof(unsigned long long) &&
+                alignof(csr_report) <= alignof(unsigned long long));
   device_guard guard(res.device);
-  buffer<csr_report> report(res, 1, "validation report");
-  SPIRA_CUDA_TRY(cudaMemsetAsync(report.data(), 0xFF, sizeof(csr_report), res.stream));
+  auto* report = reinterpret_cast<csr_report*>(report_words);  // all ones: nothing found
   launch_elementwise(res, std::max({a.rows, a.nnz, std::int64_t{1}}), check_csr<IndexT>, a.row_ptr,
-                     a.col_idx, a.rows, a.cols, a.nnz, level == csr_check::canonical,
-                     report.data());
-  flag_csr_report<<<1, 1, 0, res.stream>>>(report.data(), a.nnz, flag);
+                     a.col_idx, a.rows, a.cols, a.nnz, level == csr_check::canonical, report);
+  flag_csr_report<<<1, 1, 0, res.stream>>>(report, a.nnz, flag);
   SPIRA_CUDA_TRY(cudaGetLastError());
 }
 
@@ -198,7 +199,7 @@ void validate(const cuda_resources& res, coo_view<ValueT, IndexT> a, const char*
 #define SPIRA_INSTANTIATE(ValueT, IndexT)                                                          \
   template void validate(const cuda_resources&, csr_view<ValueT, IndexT>, csr_check, const char*); \
   template void detail::check_csr_async(const cuda_resources&, csr_view<ValueT, IndexT>,           \
-                                        csr_check, unsigned long long*);                           \
+                                        csr_check, unsigned long long*, unsigned long long*);      \
   template void validate(const cuda_resources&, coo_view<ValueT, IndexT>, const char*);
 SPIRA_FOR_EACH_VALUE_INDEX(SPIRA_INSTANTIATE)
 #undef SPIRA_INSTANTIATE

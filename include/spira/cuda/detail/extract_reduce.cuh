@@ -184,8 +184,8 @@ sparse_vector<ValueT, IndexT> reduce_rows_masked_cuda(
         a, m, t.state(), t.value());
     SPIRA_CHECK_LAUNCH();
   }
-  return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,
-                                                  t, size);
+  return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? m_dense->state() : nullptr,
+                                                  accum, o, t.state(), t.value(), size);
 }
 
 #endif  // __CUDACC__

@@ -40,10 +40,12 @@ csr_matrix<ValueT, IndexT> transpose_validated(const cuda_resources& res,
 
 /// spira::validate's check of a device CSR (its extents and pointers checked by the caller) queued
 /// on res.stream without waiting for it: *flag is set to 0 when `a` fails `level` (read back
-/// later with other findings; src/convert/convert_cuda.cu).
+/// later with other findings; src/convert/validate_cuda.cu). `report`: csr_report_words device
+/// words set to all ones, for the check's findings.
 template <class ValueT, class IndexT>
 void check_csr_async(const cuda_resources& res, csr_view<ValueT, IndexT> a, csr_check level,
-                     unsigned long long* flag);
+                     unsigned long long* flag, unsigned long long* report);
+constexpr int csr_report_words = 4;
 
 /// Launch shape of the one-thread-per-row kernels of the GraphBLAS operations.
 struct graphblas_rows_policy {

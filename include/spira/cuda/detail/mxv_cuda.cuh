@@ -129,14 +129,14 @@ inline buffer<offset_t> one_row_pointers(const cuda_resources& res, std::int64_t
 /// The pull of vector_product_cuda (A read by rows, the products ⊗(A[i,k], u[k]), or ⊗(u[k],
 /// A[i,k]) for vxm): u read in place when it stores every index, else from a dense copy; t
 /// written as the new vector itself (`next`) when there is no mask and no w, else as a dense
-/// copy for the write-back. With `report` (nullptr: the operands are known to be valid) the
-/// kernels check A and u into next's status words, and what they find is thrown by it
-/// (ordered_vector::finish).
+/// copy for the write-back (next's, which then has one for t and one for w if given). With `report`
+/// (nullptr: the operands are known to be valid) the kernels check A and u into next's status
+/// words, and what they find is thrown by it (ordered_vector::finish).
 template <class Accum, class ValueT, class IndexT, class S>
 sparse_vector<ValueT, IndexT> vector_pull(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
-    const dense_vector_copy* m_dense, const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
+    const unsigned char* mask_state, const Accum& accum, const S& s, csr_view<ValueT, IndexT> a,
     sparse_vector_view<ValueT, IndexT> u, const descriptor& o, bool column, std::int64_t size,
     ordered_vector<ValueT, IndexT>& next, const operand_report* report)
 {
@@ -144,7 +144,7 @@ sparse_vector<ValueT, IndexT> vector_pull(
   static_assert(mxv_pull_policy::tile_rows<false> >= vector_min_tile &&
                 mxv_pull_policy::tile_rows<true> >= vector_min_tile);
   unsigned long long* bad = report != nullptr ? next.status() : nullptr;
-  const unsigned char* ms = m_dense != nullptr ? m_dense->state() : nullptr;
+  const unsigned char* ms = mask_state;
   // Short rows on average: a warp takes a tile of rows (see mxv_pull_kernel).
   const bool tiled = a.nnz <= mxv_pull_policy::tiled_max_mean_row * a.rows;
   const std::int64_t rows_per_tile =
@@ -175,14 +175,14 @@ sparse_vector<ValueT, IndexT> vector_pull(
     scatter_vector(res, u, ud, bad);
     launch(pull_u_dense{ud.state(), ud.value()}, to);
   };
-  if (!w && m_dense == nullptr) {
+  if (!w && mask_state == nullptr) {
     product(pull_to_vector<ValueT, IndexT>{next.ref(tiles)});
     return next.finish(res, report);
   }
-  dense_vector_copy t(res, size, dense_vector_copy::cleared::none);  // the pull writes every state
+  const dense_vector_ref t = next.take_dense();
   product(pull_to_dense{t.state(), t.value()});
-  return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense, accum, o, t, size, &next,
-                                                  report);
+  return vector_write_back<Accum, ValueT, IndexT>(res, w, mask_state, accum, o, t.state(),
+                                                  t.value(), size, &next, report);
 }
 
 /// mxv (column = true: w⟨m⟩ = accum(w, op(A) ⊕.⊗ u)) or vxm (u ⊕.⊗ op(A)) on CUDA.
@@ -242,27 +242,29 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
       concat("the product has size ", size, " (", shape, " is ", rows, " x ", cols, ")"),
       !on_device);
   constexpr int block = graphblas_rows_policy::block_threads;
-  ordered_vector<ValueT, IndexT> next(res, size, vector_min_tile);
+  // The dense copies (in the new vector's scratch, all absent): the mask's, t's unless the pull
+  // writes the new vector itself (no mask, no w), and w's.
+  const bool dense_t = !pull || w || mask;
+  ordered_vector<ValueT, IndexT> next(res, size, vector_min_tile,
+                                      (mask ? 1 : 0) + (dense_t ? 1 : 0) + (w ? 1 : 0));
   const operand_report* reported = on_device ? &report : nullptr;
   unsigned long long* bad = on_device ? next.status() : nullptr;
-  std::optional<dense_vector_copy> m_dense;
+  const unsigned char* ms = nullptr;
   if (mask) {
-    m_dense.emplace(res, size);
-    scatter_vector(res, *mask, *m_dense, bad);
+    const dense_vector_ref m_dense = next.take_dense();
+    scatter_vector(res, *mask, m_dense, bad);
+    ms = m_dense.state();
   }
   if (pull) {
-    return vector_pull<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, s, a, u,
-                                              o, column, size, next, reported);
+    return vector_pull<Accum, ValueT, IndexT>(res, w, ms, accum, s, a, u, o, column, size, next,
+                                              reported);
   }
-  // lor_land's push sets only the values of products 1 (see push_lor_kernel).
-  dense_vector_copy t(res, size,
-                      std::is_same_v<S, semirings::lor_land> ? dense_vector_copy::cleared::all
-                                                             : dense_vector_copy::cleared::states);
+  // Every state and value 0: lor_land's push sets only the values of products 1.
+  const dense_vector_ref t = next.take_dense();
   if constexpr (std::is_same_v<S, semirings::lor_land>) {
     if (on_device) {
-      check_csr_async(res, a, csr_check::canonical, bad + 1);
+      check_csr_async(res, a, csr_check::canonical, bad + 1, next.csr_report());
     }
-    const unsigned char* ms = m_dense ? m_dense->state() : nullptr;
     if (u.nnz > 0) {
       const unsigned grid = graphblas_grid(u.nnz * 32, res.device);
       // vxm: ⊗(u[k], A[k,j]); mxv with Aᵀ: ⊗(A[k,i], u[k]), u's value second.
@@ -304,8 +306,8 @@ sparse_vector<ValueT, IndexT> vector_product_cuda(
       SPIRA_CHECK_LAUNCH();
     }
   }
-  return vector_write_back<Accum, ValueT, IndexT>(res, w, m_dense ? &*m_dense : nullptr, accum, o,
-                                                  t, size, &next, reported);
+  return vector_write_back<Accum, ValueT, IndexT>(res, w, ms, accum, o, t.state(), t.value(), size,
+                                                  &next, reported);
 }
 
 #endif  // __CUDACC__

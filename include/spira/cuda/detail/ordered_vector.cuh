@@ -8,9 +8,11 @@
 //
 // The vector is allocated for every index (its entries are at most its size) and keeps the
 // count written by the last tile; one holding fewer than half its size is copied to an exact
-// allocation when that frees more than 1 MiB. Its device words, one allocation set to all ones by
-// one memset: two status words for the kernels that check the operands as they read them (the first
-// finding, atomicMin; all ones: none), the tile counter, the entry count, then a state a tile.
+// allocation when that frees more than 1 MiB. Its scratch is one allocation: device words set to
+// all ones (ordered_words: the status words of the kernels that check the operands as they read
+// them - the first finding, atomicMin; all ones: none - the tile counter, the entry count, a CSR
+// check's report, then a state a tile) and, on request, dense copies of vectors of its size set to
+// zero for the operation's own use: one allocation and two memsets a call in all.
 #pragma once
 
 #include <spira/cuda/error.cuh>
@@ -22,6 +24,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cuda/atomic>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -32,6 +35,24 @@ namespace spira::detail {
 /// What throws an operand's error (spira::validate's messages) once the kernels of a product have
 /// found one; never returns.
 using operand_report = std::function<void()>;
+
+/// Where the words of an ordered_vector's scratch are.
+struct ordered_words {
+  static constexpr int status = 0;   // two
+  static constexpr int counter = 2;  // the next tile
+  static constexpr int count = 3;    // the entry count, written by the last tile
+  static constexpr int report = 4;   // four: a report of check_csr_async
+  static constexpr int tiles = 8;    // a state a tile
+};
+
+/// A dense copy of a vector (a state and a value an index: state 0 no entry, 1 a stored 0, 2
+/// another value) in memory someone else owns.
+struct dense_vector_ref {
+  unsigned char* state_data = nullptr;
+  double* value_data = nullptr;
+  [[nodiscard]] unsigned char* state() const { return state_data; }
+  [[nodiscard]] double* value() const { return value_data; }
+};
 
 /// A tile's state: the top two bits say what the low 62 hold.
 struct tile_state {
@@ -50,7 +71,7 @@ template <class ValueT, class IndexT>
 struct ordered_vector_ref {
   IndexT* indices;
   ValueT* values;
-  unsigned long long* words;  // [0, 2) status, [2] tile counter, [3] entry count, [4, ...) tiles
+  unsigned long long* words;  // see ordered_words
   std::int64_t tiles;         // tiles the launch writes (its blocks)
 
   /// The shared memory of a block of Threads threads writing a tile (declared by the kernel).
@@ -66,7 +87,8 @@ struct ordered_vector_ref {
   __device__ std::int64_t take_tile(tile_storage<Threads>& storage) const
   {
     if (threadIdx.x == 0) {
-      storage.tile = std::int64_t(atomicAdd(words + 2, 1ull) + 1ull);  // starts at all ones
+      // The counter starts at all ones.
+      storage.tile = std::int64_t(atomicAdd(words + ordered_words::counter, 1ull) + 1ull);
     }
     __syncthreads();
     const std::int64_t t = storage.tile;
@@ -81,7 +103,7 @@ struct ordered_vector_ref {
   {
     using state_ref = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
     const int lane = int(threadIdx.x % 32);
-    unsigned long long* states = words + 4;
+    unsigned long long* states = words + ordered_words::tiles;
     if (lane == 0) {
       state_ref(states[tile])
           .store(tile_state::make(tile == 0 ? tile_state::inclusive : tile_state::aggregate, count),
@@ -135,7 +157,7 @@ struct ordered_vector_ref {
       if (threadIdx.x == 0) {
         storage.offset = before;
         if (tile == tiles - 1) {
-          words[3] = before + count;
+          words[ordered_words::count] = before + count;
         }
       }
     }
@@ -162,37 +184,60 @@ struct ordered_vector_ref {
 };
 
 /// A new device sparse vector of `size` written by one kernel's tiles (see above), with the
-/// status words of the kernels that check its operands.
+/// status words of the kernels that check its operands and the operation's dense copies.
 template <class ValueT, class IndexT>
 class ordered_vector {
  public:
-  /// Room for every index and for the tiles of a kernel taking at least `min_tile` indices a tile.
-  ordered_vector(const cuda_resources& res, std::int64_t size, std::int64_t min_tile)
+  /// Room for every index, for the tiles of a kernel taking at least `min_tile` indices a tile,
+  /// and for `dense_copies` dense copies of vectors of `size` (take_dense), all absent.
+  ordered_vector(const cuda_resources& res, std::int64_t size, std::int64_t min_tile,
+                 int dense_copies = 0)
       : out_(res, size, size),
-        words_(res, std::size_t(4 + (size + min_tile - 1) / min_tile), "vector tile states")
+        words_(std::size_t(ordered_words::tiles + (size + min_tile - 1) / min_tile)),
+        dense_stride_((std::size_t(std::max<std::int64_t>(size, 1)) * (sizeof(double) + 1) + 7) /
+                      8 * 8),
+        copies_(dense_copies),
+        scratch_(res, words_ * sizeof(unsigned long long) + std::size_t(copies_) * dense_stride_,
+                 "vector scratch")
   {
-    SPIRA_CUDA_TRY(cudaMemsetAsync(words_.data(), 0xFF, words_.size() * sizeof(unsigned long long),
-                                   res.stream));
+    SPIRA_CUDA_TRY(
+        cudaMemsetAsync(scratch_.data(), 0xFF, words_ * sizeof(unsigned long long), res.stream));
+    if (copies_ > 0) {
+      fill_zero_bytes(scratch_.data() + words_ * sizeof(unsigned long long), memory_space::device,
+                      std::size_t(copies_) * dense_stride_, res);
+    }
   }
   [[nodiscard]] std::int64_t size() const { return out_.size(); }
   /// The status words (two) of the kernels that check the operands.
-  [[nodiscard]] unsigned long long* status() { return words_.data(); }
+  [[nodiscard]] unsigned long long* status() { return words() + ordered_words::status; }
+  /// Four words, all ones, for a report of check_csr_async.
+  [[nodiscard]] unsigned long long* csr_report() { return words() + ordered_words::report; }
+  /// The next of the dense copies asked for: every state 0 and every value 0.
+  [[nodiscard]] dense_vector_ref take_dense()
+  {
+    expects(taken_ < copies_, "ordered_vector: ", copies_, " dense copies taken already");
+    unsigned char* at = scratch_.data() + words_ * sizeof(unsigned long long) +
+                        std::size_t(taken_++) * dense_stride_;
+    const auto n = std::size_t(std::max<std::int64_t>(size(), 1));
+    return {at + n * sizeof(double), reinterpret_cast<double*>(at)};
+  }
   /// For a kernel launched with `tiles` blocks (each writes one tile).
   [[nodiscard]] ordered_vector_ref<ValueT, IndexT> ref(std::int64_t tiles)
   {
     written_ = tiles > 0;
-    return {out_.indices(), out_.values(), words_.data(), tiles};
+    return {out_.indices(), out_.values(), words(), tiles};
   }
   /// The vector, once its kernel is queued: the entry count and the status words are read back
   /// (one synchronisation) and, with `report` and a finding, the report throws.
   sparse_vector<ValueT, IndexT> finish(const cuda_resources& res, const operand_report* report)
   {
     unsigned long long w[4] = {~0ull, ~0ull, 0ull, 0ull};
-    copy(w, memory_space::host, words_.data(), memory_space::device, 4, res);
-    if (report != nullptr && (w[0] != ~0ull || w[1] != ~0ull)) {
+    copy(w, memory_space::host, words(), memory_space::device, 4, res);
+    if (report != nullptr &&
+        (w[ordered_words::status] != ~0ull || w[ordered_words::status + 1] != ~0ull)) {
       (*report)();
     }
-    const std::int64_t nnz = written_ ? std::int64_t(w[3]) : 0;
+    const std::int64_t nnz = written_ ? std::int64_t(w[ordered_words::count]) : 0;
     out_.shrink(nnz);
     // Room left unused beyond half the vector and 1 MiB goes back: a copy of the entries.
     const auto slack = std::uint64_t(size() - nnz) * (sizeof(ValueT) + sizeof(IndexT));
@@ -211,8 +256,14 @@ class ordered_vector {
   static constexpr std::uint64_t max_slack_bytes = std::uint64_t(1) << 20;
 
  private:
+  unsigned long long* words() { return reinterpret_cast<unsigned long long*>(scratch_.data()); }
+
   sparse_vector<ValueT, IndexT> out_;
-  buffer<unsigned long long> words_;
+  std::size_t words_;         // device words before the dense copies
+  std::size_t dense_stride_;  // bytes of a dense copy (a multiple of 8)
+  int copies_;
+  int taken_ = 0;
+  buffer<unsigned char> scratch_;
   bool written_ = false;
 };
 

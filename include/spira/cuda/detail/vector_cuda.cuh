@@ -108,20 +108,16 @@ __global__ void vector_update_kernel(std::int64_t size, const unsigned char* t_s
   out.template write_tile<threads, items>(storage, tile, has_entry, index, value);
 }
 
-/// A dense copy (a state and a value an index) of `size` entries, in one allocation.
+/// A dense copy (a state and a value an index) of `size` entries, all absent, in one allocation
+/// of its own (an operation writing a vector takes its dense copies from the ordered_vector's
+/// scratch instead).
 class dense_vector_copy {
  public:
-  /// What starts cleared: nothing (a kernel writes every state), the states (all absent), or the
-  /// states and the values (0).
-  enum class cleared { none, states, all };
-  dense_vector_copy(const cuda_resources& res, std::int64_t size, cleared c = cleared::states)
+  dense_vector_copy(const cuda_resources& res, std::int64_t size)
       : n_(std::size_t(std::max<std::int64_t>(size, 1))),
         bytes_(res, n_ * (sizeof(double) + 1), "dense vector copy")
   {
-    if (c != cleared::none) {
-      const std::size_t from = c == cleared::all ? 0 : n_ * sizeof(double);
-      fill_zero_bytes(bytes_.data() + from, memory_space::device, bytes_.size() - from, res);
-    }
+    fill_zero_bytes(state(), memory_space::device, n_, res);
   }
   [[nodiscard]] double* value() { return reinterpret_cast<double*>(bytes_.data()); }
   [[nodiscard]] const double* value() const
@@ -138,9 +134,9 @@ class dense_vector_copy {
 
 /// Scatters a device sparse vector into a dense copy of its size (with `bad`, checking its entries:
 /// see scatter_vector_kernel).
-template <class ValueT, class IndexT>
-void scatter_vector(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v,
-                    dense_vector_copy& d, unsigned long long* bad = nullptr)
+template <class ValueT, class IndexT, class Dense>
+void scatter_vector(const cuda_resources& res, sparse_vector_view<ValueT, IndexT> v, Dense&& d,
+                    unsigned long long* bad = nullptr)
 {
   if (v.nnz > 0) {
     scatter_vector_kernel<<<graphblas_grid(v.nnz, res.device), graphblas_rows_policy::block_threads,
@@ -204,26 +200,27 @@ void check_vector_cuda(const cuda_resources& res, sparse_vector_view<ValueT, Ind
 /// and the pull's (mxv_pull_kernels.cuh).
 constexpr std::int64_t vector_min_tile = 4;
 
-/// w⟨m⟩ = accum(w, t) over dense copies of t and the mask (`m_dense`: nullptr for none), into a
-/// new sparse vector of t's size; w (of that size) is scattered here. `next` (nullptr: made here)
-/// receives the new vector; with `report`, w's scatter checks its entries into next's status words
-/// (see ordered_vector::finish).
+/// w⟨m⟩ = accum(w, t) over dense copies of t and the mask (their states and t's values; a null
+/// mask_state: no mask), into a new sparse vector of t's size; w (of that size) is scattered here,
+/// into a dense copy `next` gives (take_dense: one asked for when w is given). `next` (nullptr:
+/// made here) receives the new vector; with `report`, w's scatter checks its entries into next's
+/// status words (see ordered_vector::finish).
 template <class Accum, class ValueT, class IndexT>
 sparse_vector<ValueT, IndexT> vector_write_back(
     const cuda_resources& res,
     const std::type_identity_t<std::optional<sparse_vector_view<ValueT, IndexT>>>& w,
-    const dense_vector_copy* m_dense, const Accum& accum, const descriptor& o,
-    const dense_vector_copy& t, std::int64_t size, ordered_vector<ValueT, IndexT>* next = nullptr,
-    const operand_report* report = nullptr)
+    const unsigned char* mask_state, const Accum& accum, const descriptor& o,
+    const unsigned char* t_state, const double* t_value, std::int64_t size,
+    ordered_vector<ValueT, IndexT>* next = nullptr, const operand_report* report = nullptr)
 {
-  std::optional<dense_vector_copy> w_dense;
   std::optional<ordered_vector<ValueT, IndexT>> own;
   if (next == nullptr) {
-    next = &own.emplace(res, size, vector_min_tile);
+    next = &own.emplace(res, size, vector_min_tile, w ? 1 : 0);
   }
+  dense_vector_ref w_dense;
   if (w) {
-    w_dense.emplace(res, size);
-    scatter_vector(res, *w, *w_dense, report != nullptr ? next->status() : nullptr);
+    w_dense = next->take_dense();
+    scatter_vector(res, *w, w_dense, report != nullptr ? next->status() : nullptr);
   }
   constexpr std::int64_t tile =
       std::int64_t(graphblas_rows_policy::block_threads) * vector_update_items;
@@ -231,8 +228,7 @@ sparse_vector<ValueT, IndexT> vector_write_back(
   const std::int64_t tiles = (size + tile - 1) / tile;
   if (tiles > 0) {
     vector_update_kernel<<<unsigned(tiles), graphblas_rows_policy::block_threads, 0, res.stream>>>(
-        size, t.state(), t.value(), w_dense ? w_dense->state() : nullptr,
-        w_dense ? w_dense->value() : nullptr, m_dense ? m_dense->state() : nullptr, accum, o,
+        size, t_state, t_value, w_dense.state(), w_dense.value(), mask_state, accum, o,
         next->ref(tiles));
     SPIRA_CHECK_LAUNCH();
   }
