@@ -26,6 +26,8 @@ def main(path):
         if r.get("kind") == "error" or r.get("error"):
             print(f"error: {r}")
             continue
+        if "machine" in r and "case" not in r:  # a line describing the run, not a case
+            continue
         table.setdefault(case_key(r), {})[r["build"]] = r
     print(f"{'suite':9s} {'case':70s} {'base med':>9s} {'cur med':>9s} {'ratio':>6s}"
           f" {'base min':>9s} {'cur min':>9s} {'ratio':>6s}")
