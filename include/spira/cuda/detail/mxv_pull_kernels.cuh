@@ -98,7 +98,9 @@ struct pull_to_dense {
 /// finds which rows have an entry (pull_row_has_entry) and places them (place_rows: their
 /// positions in the vector, known once the tiles before have counted theirs); put then writes
 /// each entry at its place. A tile's count is published before its folds, so no block waits for
-/// another's folds.
+/// another's folds. The tile storage is only named as the kernel's own __shared__ variable: kept
+/// as a pointer in a struct beside the vector's pointers, it led nvcc to address the values
+/// pointer as shared memory (cvta.to.shared of the kernel parameter).
 template <class ValueT, class IndexT>
 struct pull_to_vector {
   ordered_vector_ref<ValueT, IndexT> out;
