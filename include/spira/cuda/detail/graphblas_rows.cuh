@@ -114,17 +114,10 @@ __global__ void rows_fill_kernel(RowOp op, std::int64_t rows, const offset_t* pt
 
 /// Row pointers from per-row counts: `ptr` holds rows + 1 entries, the counts in [0, rows); on
 /// return ptr[i] is the offset of row i and ptr[rows] the total, which is returned (one read that
-/// synchronises the stream). With `extra` device words (`ptr` then holds rows + 1 + n_extra
-/// entries), those are read back by the same read, into extra_host; they may already be in place
-/// (extra = ptr + rows + 1).
+/// synchronises the stream).
 inline offset_t counts_to_offsets(const cuda_resources& res, buffer<offset_t>& ptr,
-                                  std::int64_t rows, const unsigned long long* extra = nullptr,
-                                  unsigned long long* extra_host = nullptr, int n_extra = 0)
+                                  std::int64_t rows)
 {
-  static_assert(sizeof(offset_t) == sizeof(unsigned long long));
-  constexpr int max_extra = 3;
-  expects(n_extra >= 0 && n_extra <= max_extra, "counts_to_offsets: at most ", max_extra,
-          " extra words");
   SPIRA_CUDA_TRY(cudaMemsetAsync(ptr.data() + rows, 0, sizeof(offset_t), res.stream));
   std::size_t bytes = 0;
   SPIRA_CUDA_TRY(
@@ -132,18 +125,9 @@ inline offset_t counts_to_offsets(const cuda_resources& res, buffer<offset_t>& p
   buffer<unsigned char> scratch(res, std::max<std::size_t>(bytes, 1), "scan workspace");
   SPIRA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, ptr.data(), ptr.data(),
                                                rows + 1, res.stream));
-  if (n_extra > 0 && extra != reinterpret_cast<const unsigned long long*>(ptr.data() + rows + 1)) {
-    SPIRA_CUDA_TRY(cudaMemcpyAsync(ptr.data() + rows + 1, extra,
-                                   std::size_t(n_extra) * sizeof(offset_t),
-                                   cudaMemcpyDeviceToDevice, res.stream));
-  }
-  offset_t words[1 + max_extra] = {};
-  copy(words, memory_space::host, ptr.data() + rows, memory_space::device, std::size_t(1 + n_extra),
-       res);
-  for (int e = 0; e < n_extra; ++e) {
-    extra_host[e] = (unsigned long long)words[1 + e];
-  }
-  return words[0];
+  offset_t total = 0;
+  copy(&total, memory_space::host, ptr.data() + rows, memory_space::device, 1, res);
+  return total;
 }
 
 /// A canonical rows x cols CSR matrix in device memory from a row operation (see above).

@@ -15,6 +15,7 @@
 // zero for the operation's own use: one allocation and two memsets a call in all.
 #pragma once
 
+#include <spira/cuda/detail/graphblas_rows.cuh>  // csr_report_words
 #include <spira/cuda/error.cuh>
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
@@ -41,8 +42,8 @@ struct ordered_words {
   static constexpr int status = 0;   // two
   static constexpr int counter = 2;  // the next tile
   static constexpr int count = 3;    // the entry count, written by the last tile
-  static constexpr int report = 4;   // four: a report of check_csr_async
-  static constexpr int tiles = 8;    // a state a tile
+  static constexpr int report = 4;   // a report of check_csr_async
+  static constexpr int tiles = report + csr_report_words;  // a state a tile
 };
 
 /// A dense copy of a vector (a state and a value an index: state 0 no entry, 1 a stored 0, 2
@@ -210,7 +211,7 @@ class ordered_vector {
   [[nodiscard]] std::int64_t size() const { return out_.size(); }
   /// The status words (two) of the kernels that check the operands.
   [[nodiscard]] unsigned long long* status() { return words() + ordered_words::status; }
-  /// Four words, all ones, for a report of check_csr_async.
+  /// csr_report_words words, all ones, for a report of check_csr_async.
   [[nodiscard]] unsigned long long* csr_report() { return words() + ordered_words::report; }
   /// The next of the dense copies asked for: every state 0 and every value 0.
   [[nodiscard]] dense_vector_ref take_dense()
