@@ -36,7 +36,7 @@ def main(path):
         suite = d.pop("suite", "?")
         label = " ".join(f"{k}={val}" for k, val in d.items()
                          if k in ("dataset", "case", "metric", "query_tile", "rows", "length", "k",
-                                  "algo", "round")
+                                  "algo", "wait_policy", "round")
                          and not (k == "rows" and suite != "select_k"))[:70]
         b, c = v.get("base"), v.get("current")
         cells = []

@@ -129,8 +129,12 @@ template <class Accum, class ValueT, class IndexT>
     }
   };
   using entries = std::vector<std::pair<std::int64_t, ValueT>>;
+  std::int64_t work = std::int64_t(targets.size());  // the entries the selected rows hold
+  for (std::int64_t i = 0; i < n_rows; ++i) {
+    work += a.row_ptr[source_row(i) + 1] - a.row_ptr[source_row(i)];
+  }
   const auto t = detail::csr_by_rows<ValueT, IndexT>(
-      res, n_rows, n_cols, [] { return entries{}; },
+      res, n_rows, n_cols, work, [] { return entries{}; },
       [&](entries& e, std::int64_t i, bool, auto&& out) {
         row_entries(i, e);
         for (const auto& [j, v] : e) {

@@ -71,7 +71,7 @@ csr_matrix<ValueT, IndexT> ewise_result(const host_resources& res, ewise_kind ki
     }
   };
   return csr_by_rows<ValueT, IndexT>(
-      res, a.rows, a.cols, [] { return no_row_state{}; },
+      res, a.rows, a.cols, a.nnz + b.nnz, [] { return no_row_state{}; },
       [&](no_row_state, std::int64_t i, bool values, auto&& out) { row(i, values, out); });
 }
 

@@ -155,7 +155,7 @@ sparse_vector<ValueT, IndexT> vector_pull(const host_resources& res,
     value[std::size_t(u.indices[p])] = T(u.values[p]);
   }
   const auto t = csr_by_rows<ValueT, IndexT>(
-      res, a.rows, 1, [] { return no_row_state{}; },
+      res, a.rows, 1, a.nnz, [] { return no_row_state{}; },
       [&](no_row_state&, std::int64_t i, bool values, auto&& out) {
         pull_fold<typename S::add_monoid, T> fold;
         const offset_t begin = a.row_ptr[i];
@@ -292,7 +292,7 @@ template <class M, class Accum, class ValueT, class IndexT>
       res, w, mask, a.rows, op,
       detail::concat(options.transpose_a ? "Aᵀ" : "A", " has ", a.rows, " rows"));
   const auto t = detail::csr_by_rows<ValueT, IndexT>(
-      res, a.rows, 1, [] { return detail::no_row_state{}; },
+      res, a.rows, 1, a.nnz, [] { return detail::no_row_state{}; },
       [&](detail::no_row_state, std::int64_t i, bool values, auto&& out) {
         if (a.row_ptr[i] == a.row_ptr[i + 1]) {
           return;

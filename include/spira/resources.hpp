@@ -1,6 +1,7 @@
 // spira: resources handles. The first argument of every operation; its type chooses the backend.
 //
-//   spira::host_resources  -> the host (CPU) backend, `threads` worker threads (0 = all cores)
+//   spira::host_resources  -> the host (CPU) backend, up to `threads` worker threads (0 = all
+//                             cores; an operation with little work runs on fewer)
 //   spira::cuda_resources  -> the CUDA backend on `device`, ordered on `stream`, allocating from
 //                             `memory_pool` (stream-ordered; nullptr = the device's default pool)
 //

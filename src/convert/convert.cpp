@@ -1,5 +1,6 @@
 // Host backend: validation and format conversions (OpenMP over rows where it pays).
 #include <spira/convert.hpp>
+#include <spira/detail/host_threads.hpp>
 #include <spira/detail/type_lists.hpp>
 #include "view_checks.hpp"
 
@@ -78,7 +79,7 @@ void sort_merge_rows(const host_resources& res, csr_matrix<ValueT, IndexT>& m, b
   offset_t out = 0;
   for (std::int64_t r0 = 0; r0 < rows; r0 += sort_merge_block_rows) {
     const std::int64_t r1 = std::min(rows, r0 + sort_merge_block_rows);
-#pragma omp parallel num_threads(res.num_threads())
+#pragma omp parallel num_threads(detail::threads_for(res, (r1 - r0) + (rp[r1] - rp[r0])))
     {
       std::vector<std::int64_t> perm;
       std::vector<IndexT> ctmp;
@@ -124,7 +125,8 @@ void validate(const host_resources& res, csr_view<ValueT, IndexT> a, csr_check l
   }
   // First offending row per thread; report the smallest so the message is deterministic.
   std::int64_t bad_row = a.rows;
-#pragma omp parallel for num_threads(res.num_threads()) reduction(min : bad_row) schedule(static)
+#pragma omp parallel for num_threads(detail::threads_for(res, a.rows + a.nnz)) \
+    reduction(min : bad_row) schedule(static)
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       const std::int64_t c = a.col_idx[k];
@@ -193,7 +195,8 @@ coo_matrix<ValueT, IndexT> csr_to_coo(const host_resources& res, csr_view<ValueT
 {
   validate(res, a, csr_check::valid, "csr_to_coo: input");
   coo_matrix<ValueT, IndexT> m(res, a.rows, a.cols, a.nnz);
-#pragma omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1024)
+#pragma omp parallel for num_threads(detail::threads_for(res, a.rows + a.nnz)) \
+    schedule(dynamic, 1024)
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       m.row_idx()[k] = IndexT(i);

@@ -146,13 +146,19 @@ TEST(mxm, masked_dot_product_gives_the_same_bytes)
   EXPECT_EQ(entries_of(gustavson.view()), entries_of(dot.view()));
 }
 
-/// The same bytes for any number of threads.
+/// The same bytes for any number of threads (a product large enough for three of them: a small one
+/// runs on the calling thread, detail::threads_for).
 TEST(mxm, result_does_not_depend_on_the_thread_count)
 {
-  const auto a = random_csr<float, std::int32_t>({.rows = 300, .cols = 200, .seed = 31});
-  const auto b = random_csr<float, std::int32_t>({.rows = 200, .cols = 250, .seed = 32});
+  const auto a =
+      random_csr<float, std::int32_t>({.rows = 2000, .cols = 1500, .mean_degree = 40, .seed = 31});
+  const auto b =
+      random_csr<float, std::int32_t>({.rows = 1500, .cols = 1000, .mean_degree = 40, .seed = 32});
+  const host_resources three_threads{.threads = 3};
+  const auto costs = detail::mxm_costs_of(a.view(), b.view(), false, nullptr);
+  ASSERT_EQ(detail::threads_for(three_threads, std::int64_t(costs.gustavson)), 3);
   const auto one = mxm(host_resources{.threads = 1}, a.view(), b.view(), semirings::plus_times{});
-  const auto three = mxm(host_resources{.threads = 3}, a.view(), b.view(), semirings::plus_times{});
+  const auto three = mxm(three_threads, a.view(), b.view(), semirings::plus_times{});
   EXPECT_EQ(entries_of(one.view()), entries_of(three.view()));
 }
 

@@ -8,6 +8,7 @@
 #include <spira/convert.hpp>
 #include <spira/descriptor.hpp>
 #include <spira/detail/host_pairwise_common.hpp>
+#include <spira/detail/host_threads.hpp>
 #include <spira/error.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
@@ -103,16 +104,18 @@ void masked_merge_row(std::int64_t i, const TCol* t_cols, const TVal* t_vals, st
 /// on res's threads: emit(state, i, values, out) calls out(column, value) for each entry of row i
 /// in increasing column order, first to count them (`values` false: the value is not used), then
 /// to write them at their offsets. make_state() gives each thread the scratch state emit uses.
+/// `work`: what one pass reads and forms over all rows (entries, products), which sets how many
+/// threads run it (threads_for).
 template <class ValueT, class IndexT, class MakeState, class Emit>
 csr_matrix<ValueT, IndexT> csr_by_rows(const host_resources& res, std::int64_t rows,
-                                       std::int64_t cols, const MakeState& make_state,
-                                       const Emit& emit)
+                                       std::int64_t cols, std::int64_t work,
+                                       const MakeState& make_state, const Emit& emit)
 {
   using T = host_compute_t;
   std::vector<offset_t> ptr(std::size_t(rows) + 1, 0);
   // No more threads than rows: each thread makes its own state (e.g. a dense accumulator as wide as
   // the result), which a thread without rows would make for nothing.
-  const int threads = int(std::clamp<std::int64_t>(rows, 1, res.num_threads()));
+  const int threads = int(std::clamp<std::int64_t>(rows, 1, threads_for(res, rows + work)));
 #pragma omp parallel num_threads(threads)
   {
     auto state = make_state();
@@ -156,8 +159,9 @@ csr_matrix<ValueT, IndexT> masked_update(const host_resources& res,
                                          const Accum& accum, csr_view<ValueT, IndexT> t,
                                          const descriptor& o)
 {
+  const std::int64_t work = t.nnz + (c ? c->nnz : 0) + (mask ? mask->nnz : 0);
   return csr_by_rows<ValueT, IndexT>(
-      res, t.rows, t.cols, [] { return no_row_state{}; },
+      res, t.rows, t.cols, work, [] { return no_row_state{}; },
       [&](no_row_state, std::int64_t i, bool values, auto&& out) {
         const offset_t b = t.row_ptr[i];
         masked_merge_row(i, t.col_idx + b, t.values + b, std::size_t(t.row_ptr[i + 1] - b), c, mask,
@@ -202,7 +206,7 @@ csr_matrix<ValueT, IndexT> filter_map(const host_resources& res, csr_view<ValueT
 {
   using T = host_compute_t;
   return csr_by_rows<ValueT, IndexT>(
-      res, a.rows, a.cols, [] { return no_row_state{}; },
+      res, a.rows, a.cols, a.nnz, [] { return no_row_state{}; },
       [&](no_row_state, std::int64_t i, bool values, auto&& out) {
         for (offset_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
           const T x = T(a.values[p]);

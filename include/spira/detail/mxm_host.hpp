@@ -234,18 +234,27 @@ class mxm_dot_row_builder {
 /// How mxm_host computes the product: chosen by its cost (automatic), or forced (tests).
 enum class mxm_method { automatic, gustavson, masked_dot };
 
-/// Whether the masked dot product costs less than Gustavson's product for C⟨M⟩ = op(A) ⊕.⊗
-/// op(B), `a` being op(A) and `b` B as given: reads Σ over the mask's entries (i, j) of
-/// |A[i,:]| + |op(B)[:,j]| against Gustavson's Σ over A's entries (i, k) of |op(B)[k,:]|, each
-/// plus the transposed copy of B it needs (Gustavson reads op(B) by rows, the dot product by
-/// columns, and B is stored by rows).
+/// What the two ways to C⟨M⟩ = op(A) ⊕.⊗ op(B) read, `a` being op(A) and `b` B as given:
+/// Gustavson's product Σ over A's entries (i, k) of |op(B)[k,:]|, the masked dot product Σ over the
+/// mask's entries (i, j) of |A[i,:]| + |op(B)[:,j]| (infinite without a mask), each plus the
+/// transposed copy of B it needs (Gustavson reads op(B) by rows, the dot product by columns, and B
+/// is stored by rows). mxm_host takes the cheaper one, and sizes its thread team by its cost.
+struct mxm_costs {
+  double gustavson = 0.0;
+  double dot = 0.0;
+};
+
 template <class ValueT, class IndexT>
-bool masked_dot_is_cheaper(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, bool transpose_b,
-                           csr_view<ValueT, IndexT> mask)
+mxm_costs mxm_costs_of(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b, bool transpose_b,
+                       const std::type_identity_t<csr_view<ValueT, IndexT>>* mask)
 {
-  std::vector<offset_t> col_len(std::size_t(b.cols), 0);
-  for (offset_t p = 0; p < b.nnz; ++p) {
-    ++col_len[std::size_t(b.col_idx[p])];
+  // B's column lengths, where a cost reads them (not for Gustavson's product on B itself).
+  std::vector<offset_t> col_len;
+  if (transpose_b || mask != nullptr) {
+    col_len.assign(std::size_t(b.cols), 0);
+    for (offset_t p = 0; p < b.nnz; ++p) {
+      ++col_len[std::size_t(b.col_idx[p])];
+    }
   }
   const auto row_len = [&](std::int64_t k) { return b.row_ptr[k + 1] - b.row_ptr[k]; };
   // Row k of op(B) and column j of op(B), by their lengths in B.
@@ -255,18 +264,21 @@ bool masked_dot_is_cheaper(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> 
   const auto op_col = [&](std::int64_t j) {
     return transpose_b ? row_len(j) : col_len[std::size_t(j)];
   };
-  double gustavson = transpose_b ? double(b.nnz) : 0.0;
+  mxm_costs costs{transpose_b ? double(b.nnz) : 0.0, transpose_b ? 0.0 : double(b.nnz)};
   for (offset_t p = 0; p < a.nnz; ++p) {
-    gustavson += double(op_row(std::int64_t(a.col_idx[p])));
+    costs.gustavson += double(op_row(std::int64_t(a.col_idx[p])));
   }
-  double dot = transpose_b ? 0.0 : double(b.nnz);
-  for (std::int64_t i = 0; i < mask.rows; ++i) {
+  if (mask == nullptr) {
+    costs.dot = std::numeric_limits<double>::infinity();
+    return costs;
+  }
+  for (std::int64_t i = 0; i < mask->rows; ++i) {
     const double a_len = double(a.row_ptr[i + 1] - a.row_ptr[i]);
-    for (offset_t p = mask.row_ptr[i]; p < mask.row_ptr[i + 1]; ++p) {
-      dot += a_len + double(op_col(std::int64_t(mask.col_idx[p])));
+    for (offset_t p = mask->row_ptr[i]; p < mask->row_ptr[i + 1]; ++p) {
+      costs.dot += a_len + double(op_col(std::int64_t(mask->col_idx[p])));
     }
   }
-  return dot < gustavson;
+  return costs;
 }
 
 template <class S, class Accum, class ValueT, class IndexT>
@@ -299,21 +311,23 @@ csr_matrix<ValueT, IndexT> mxm_host(
                               " (inner dimensions differ)");
   const std::string shape = ta + " " + tb;
   check_output_operands(res, c, mask, a.rows, b_cols, op, shape.c_str());
-  const auto product = [&](const auto& make_row) {
-    return csr_by_rows<ValueT, IndexT>(
-        res, a.rows, b_cols, make_row, [&](auto& row, std::int64_t i, bool values, auto&& out) {
-          row.build(i, values);
-          masked_merge_row(i, row.cols().data(), row.values().data(), row.cols().size(), c, mask,
-                           accum, o, values, out);
-        });
-  };
   // With a mask that is not complemented only the entries it allows are computed, by dot
   // products of rows of op(A) and columns of op(B), when that reads less than the whole product.
   const bool maskable = mask.has_value() && !o.complement_mask;
-  const bool dot =
-      maskable &&
-      (method == mxm_method::masked_dot ||
-       (method == mxm_method::automatic && masked_dot_is_cheaper(a, b, o.transpose_b, *mask)));
+  const mxm_costs costs = mxm_costs_of(a, b, o.transpose_b, maskable ? &*mask : nullptr);
+  const bool dot = maskable && (method == mxm_method::masked_dot ||
+                                (method == mxm_method::automatic && costs.dot < costs.gustavson));
+  const std::int64_t work = std::int64_t(std::min(dot ? costs.dot : costs.gustavson, 0x1p62)) +
+                            (c ? c->nnz : 0) + (mask ? mask->nnz : 0);
+  const auto product = [&](const auto& make_row) {
+    return csr_by_rows<ValueT, IndexT>(res, a.rows, b_cols, work, make_row,
+                                       [&](auto& row, std::int64_t i, bool values, auto&& out) {
+                                         row.build(i, values);
+                                         masked_merge_row(i, row.cols().data(), row.values().data(),
+                                                          row.cols().size(), c, mask, accum, o,
+                                                          values, out);
+                                       });
+  };
   if (dot) {
     // op(B)ᵀ by rows: B itself when op transposes it.
     const csr_view<ValueT, IndexT> b_by_cols = maybe_transposed(res, b, !o.transpose_b, bt);

@@ -212,7 +212,7 @@ __global__ void column_lengths_kernel(const IndexT* col_idx, std::int64_t nnz, o
 
 /// Whether the masked dot product reads less than Gustavson's product for C⟨M⟩ = op(A) ⊕.⊗ op(B)
 /// (`a` is op(A), `b` B as given), each counted with the transposed copy of B it needs: the host's
-/// rule (masked_dot_is_cheaper in spira/detail/mxm_host.hpp), on the device.
+/// rule (mxm_costs_of in spira/detail/mxm_host.hpp), on the device.
 template <class ValueT, class IndexT>
 bool masked_dot_is_cheaper_cuda(const cuda_resources& res, csr_view<ValueT, IndexT> a,
                                 csr_view<ValueT, IndexT> b, bool transpose_b,

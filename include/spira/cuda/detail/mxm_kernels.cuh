@@ -409,7 +409,7 @@ __global__ void __launch_bounds__(cuda_mxm_policy::threads)
   }
 }
 
-/// The costs of the two ways to a masked product (masked_dot_is_cheaper on the host): costs[0]
+/// The costs of the two ways to a masked product (mxm_costs_of on the host): costs[0]
 /// Gustavson's Σ over A's entries (i, k) of |op(B)[k,:]|, costs[1] the dot products' Σ over the
 /// mask's entries (i, j) of |A[i,:]| + |op(B)[:,j]|; `col_len` B's column lengths.
 template <class ValueT, class IndexT>
