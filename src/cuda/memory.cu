@@ -86,9 +86,9 @@ void device_deallocate(void* p, const cuda_resources& res) noexcept
 namespace {
 
 /// A pinned block of this thread's for small copies between host and device (the entry counts and
-/// status words most operations read back): through it, a copy costs about 2 us less than with
-/// the driver staging a pageable buffer (bench/graphblas/call_floor.cu). Null when pinned memory
-/// could not be had (the copy then goes direct).
+/// status words most operations read back): through it, a copy costs less than with the driver
+/// staging a pageable buffer (bench_call_floor times both: bench/graphblas/call_floor.cu). Null
+/// when pinned memory could not be had (the copy then goes direct).
 class pinned_staging {
  public:
   static constexpr std::size_t bytes = 4096;
