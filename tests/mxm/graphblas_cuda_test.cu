@@ -107,7 +107,7 @@ void mxm_sweep(const S& s, const Accum& acc, bool logical, const char* what, boo
 {
   for (const auto path :
        {detail::mxm_path::automatic, detail::mxm_path::sorted, detail::mxm_path::dense,
-        detail::mxm_path::expanded, detail::mxm_path::masked_dot}) {
+        detail::mxm_path::dense_global, detail::mxm_path::expanded, detail::mxm_path::masked_dot}) {
     sweep<V, I>(
         37, 29, 41, true, 4, logical,
         [&](const sweep_case& k, const auto& a, const auto& b, const auto& c, const auto& m) {
@@ -148,15 +148,16 @@ TYPED_TEST(graphblas_cuda, mxm_rounding_sums_give_the_host_bytes)
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
   const cuda_resources res{};
-  // Rows of 150 entries on average against columns shared by ~60 rows: ~9,000 products per row.
-  const auto a = random_csr<V, I>({.rows = 300, .cols = 700, .mean_degree = 150, .seed = 5});
+  // Rows of 150 entries on average against columns shared by ~260 rows: ~39,000 products per row,
+  // and more dense-path rows than the device's blocks (each block takes several in turn).
+  const auto a = random_csr<V, I>({.rows = 1200, .cols = 700, .mean_degree = 150, .seed = 5});
   const auto a_dev = to_device(res, a.view());
   const descriptor o{.transpose_b = true};
   const auto want =
       entries_of(mxm(host_resources{}, a.view(), a.view(), semirings::plus_times{}, o).view());
   ASSERT_GT(want.size(), 10000u);
-  for (const auto path :
-       {detail::mxm_path::automatic, detail::mxm_path::dense, detail::mxm_path::expanded}) {
+  for (const auto path : {detail::mxm_path::automatic, detail::mxm_path::dense,
+                          detail::mxm_path::dense_global, detail::mxm_path::expanded}) {
     const auto got = detail::mxm_cuda(res, std::nullopt, std::nullopt, no_accumulator{},
                                       semirings::plus_times{}, a_dev.view(), a_dev.view(), o, path);
     ASSERT_EQ(host_entries(got), want) << "path " << int(path);
@@ -220,6 +221,50 @@ TEST(graphblas_cuda_mxm, wide_b_takes_the_expanded_path)
             entries_of(mxm(host_resources{}, std::nullopt, std::optional(mask.view()),
                            no_accumulator{}, semirings::plus_times{}, a.view(), b.view(), o)
                            .view()));
+}
+
+/// Long rows of a narrow B take the dense path with the row's array in shared memory; more rows
+/// than the device runs blocks at once (a few thousand products a row over 1,000 columns: each
+/// block takes several rows in turn, its flags cleared between them), with and without a mask.
+TEST(graphblas_cuda_mxm, dense_rows_share_blocks)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = float;
+  using I = std::int32_t;
+  const cuda_resources res{};
+  const auto a = random_csr<V, I>({.rows = 1000, .cols = 20, .mean_degree = 10, .seed = 21});
+  const auto mask = random_csr<V, I>({.rows = 1000, .cols = 1000, .mean_degree = 300, .seed = 22});
+  const auto ad = to_device(res, a.view()), md = to_device(res, mask.view());
+  for (const bool complement : {false, true}) {
+    const descriptor o{.transpose_b = true, .complement_mask = complement};
+    const auto want =
+        entries_of(mxm(host_resources{}, std::nullopt, std::optional(mask.view()), no_accumulator{},
+                       semirings::plus_times{}, a.view(), a.view(), o)
+                       .view());
+    const auto got =
+        detail::mxm_cuda(res, std::nullopt, std::optional(md.view()), no_accumulator{},
+                         semirings::plus_times{}, ad.view(), ad.view(), o, detail::mxm_path::dense);
+    ASSERT_EQ(host_entries(got), want) << "complement " << complement;
+  }
+  const descriptor o{.transpose_b = true};
+  EXPECT_EQ(
+      host_entries(mxm(res, ad.view(), ad.view(), semirings::plus_times{}, o)),
+      entries_of(mxm(host_resources{}, a.view(), a.view(), semirings::plus_times{}, o).view()));
+}
+
+/// B too wide for a row's dense array in shared memory (40,000 columns of 9 bytes) yet narrow
+/// against the rows' products: the dense path in global memory, automatically.
+TEST(graphblas_cuda_mxm, wide_dense_rows_take_global_memory)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources);
+  using V = double;
+  using I = std::int64_t;
+  const cuda_resources res{};
+  const auto a = random_csr<V, I>({.rows = 300, .cols = 3000, .mean_degree = 100, .seed = 23});
+  const auto b = random_csr<V, I>({.rows = 3000, .cols = 40000, .mean_degree = 150, .seed = 24});
+  EXPECT_EQ(host_entries(mxm(res, to_device(res, a.view()).view(), to_device(res, b.view()).view(),
+                             semirings::plus_times{})),
+            entries_of(mxm(host_resources{}, a.view(), b.view(), semirings::plus_times{}).view()));
 }
 
 template <class V, class I, class Op, class Accum>

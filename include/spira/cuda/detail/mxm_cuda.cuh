@@ -40,11 +40,20 @@ class mxm_product_cuda {
                                   "mxm row lists");
     buffer<unsigned long long> sizes(res, 3, "mxm list sizes");
     fill_zero_bytes(sizes.data(), memory_space::device, 3 * sizeof(unsigned long long), res);
-    const std::int64_t dense_bytes = b.cols * std::int64_t(sizeof(double) + sizeof(int));
-    const double room = double(cuda_free_memory(res)) * cuda_mxm_policy::dense_memory_fraction;
-    dense_slots_ =
-        std::int64_t(std::min<double>(double(sms_) * cuda_mxm_policy::dense_blocks_per_sm,
-                                      room / double(std::max<std::int64_t>(dense_bytes, 1))));
+    // The dense path's arrays: in shared memory when the fill pass's fit there (unless forced
+    // to global memory), else in global memory while room allows.
+    dense_global_ = forced == mxm_path::dense_global ||
+                    dense_shared_bytes<true>(b.cols) > dense_shared_room<true>();
+    if (forced == mxm_path::dense_global) {
+      forced = mxm_path::dense;
+    }
+    dense_slots_ = 1;
+    if (dense_global_) {
+      const double bytes = double(std::max<std::int64_t>(b.cols, 1)) * (sizeof(double) + 1);
+      const double room = double(cuda_free_memory(res)) * cuda_mxm_policy::dense_memory_fraction;
+      dense_slots_ = std::int64_t(
+          std::min<double>(double(sms_) * cuda_mxm_policy::dense_blocks_per_sm, room / bytes));
+    }
     if (rows > 0) {
       const unsigned grid = graphblas_grid(rows, res.device);
       constexpr int block = graphblas_rows_policy::block_threads;
@@ -108,22 +117,78 @@ class mxm_product_cuda {
       SPIRA_CHECK_LAUNCH();
     }
     if (const std::int64_t n = list_size(mxm_path::dense); n > 0) {
-      const std::int64_t slots = std::min(n, dense_slots_);
-      const std::int64_t cols = r_.b.cols;
-      if (stamps_.size() == 0) {
-        stamps_ = buffer<int>(res_, std::size_t(slots * cols), "mxm dense stamps");
-        fill_zero_bytes(stamps_.data(), memory_space::device, stamps_.size() * sizeof(int), res_);
-      }
-      if (Values && dense_values_.size() == 0) {
-        dense_values_ = buffer<double>(res_, std::size_t(slots * cols), "mxm dense accumulators");
-      }
-      mxm_dense_rows_kernel<Values><<<unsigned(slots), threads, 0, res_.stream>>>(
-          r_, list(mxm_path::dense), n, dense_values_.data(), stamps_.data(), Values ? int(n) : 0);
-      SPIRA_CHECK_LAUNCH();
+      dense_global_ ? run_dense_global<Values>(n) : run_dense_shared<Values>(n);
     }
     if (list_size(mxm_path::expanded) > 0) {
       run_expanded<Values>();
     }
+  }
+
+  /// Bytes of shared memory a dense-path block takes for B's `cols` columns (the values in the
+  /// fill pass, a flag each).
+  template <bool Values>
+  static std::size_t dense_shared_bytes(std::int64_t cols)
+  {
+    return std::size_t(cols) * ((Values ? sizeof(double) : 0) + 1);
+  }
+  template <bool Values>
+  static auto dense_shared_kernel()
+  {
+    return mxm_dense_rows_kernel<Values, true, cuda_mxm_policy::dense_shared_threads, S, ValueT,
+                                 IndexT>;
+  }
+  /// The shared memory a dense-path block of the `Values` pass may take beside the kernel's own
+  /// (the device's limit for a block); the kernel is allowed all of it.
+  template <bool Values>
+  std::size_t dense_shared_room() const
+  {
+    static const std::size_t own = [] {
+      cudaFuncAttributes attr{};
+      SPIRA_CUDA_TRY(cudaFuncGetAttributes(&attr, dense_shared_kernel<Values>()));
+      return attr.sharedSizeBytes;
+    }();
+    int limit = 0;
+    SPIRA_CUDA_TRY(
+        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, res_.device));
+    return std::size_t(limit) > own ? std::size_t(limit) - own : 0;
+  }
+
+  /// The dense path's `n` rows with their arrays in shared memory (the fill pass's fit: see the
+  /// constructor): as many blocks as the device runs at once, each taking rows in turn.
+  template <bool Values>
+  void run_dense_shared(std::int64_t n)
+  {
+    constexpr int threads = cuda_mxm_policy::dense_shared_threads;
+    const auto kernel = dense_shared_kernel<Values>();
+    // The largest allowance, the same for every call (concurrent calls set it alike).
+    SPIRA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(dense_shared_room<Values>())));
+    const std::size_t bytes = dense_shared_bytes<Values>(r_.b.cols);
+    int per_sm = 0;
+    SPIRA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+    const std::int64_t grid = std::min(n, std::int64_t(sms_) * std::max(per_sm, 1));
+    kernel<<<unsigned(grid), threads, bytes, res_.stream>>>(r_, list(mxm_path::dense), n, nullptr,
+                                                            nullptr);
+    SPIRA_CHECK_LAUNCH();
+  }
+
+  /// The dense path's `n` rows with their arrays in global memory (a few, reused row to row).
+  template <bool Values>
+  void run_dense_global(std::int64_t n)
+  {
+    constexpr int threads = cuda_mxm_policy::threads;
+    const std::int64_t slots = std::min(n, dense_slots_);
+    const std::int64_t cols = r_.b.cols;
+    if (dense_flags_.size() == 0) {
+      dense_flags_ = buffer<unsigned char>(res_, std::size_t(slots * cols), "mxm dense flags");
+      fill_zero_bytes(dense_flags_.data(), memory_space::device, dense_flags_.size(), res_);
+    }
+    if (Values && dense_values_.size() == 0) {
+      dense_values_ = buffer<double>(res_, std::size_t(slots * cols), "mxm dense accumulators");
+    }
+    mxm_dense_rows_kernel<Values, false, threads><<<unsigned(slots), threads, 0, res_.stream>>>(
+        r_, list(mxm_path::dense), n, dense_values_.data(), dense_flags_.data());
+    SPIRA_CHECK_LAUNCH();
   }
 
   /// The expanded path in batches of rows holding at most expand_batch_products products (a
@@ -195,8 +260,9 @@ class mxm_product_cuda {
   buffer<offset_t> products_;
   buffer<std::int64_t> lists_;
   std::int64_t list_size_[3] = {0, 0, 0};
+  bool dense_global_ = false;
   std::int64_t dense_slots_ = 0;
-  buffer<int> stamps_;
+  buffer<unsigned char> dense_flags_;
   buffer<double> dense_values_;
   csr_matrix<ValueT, IndexT> out_;
 };

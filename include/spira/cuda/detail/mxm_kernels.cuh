@@ -6,9 +6,10 @@
 //              products into shared memory in increasing k, sorts them by (column, position) with
 //              a block radix sort and folds each column's run in order;
 //   dense      longer rows, while B's columns are at most dense_columns_per_product times u_i:
-//              one block per row accumulates into a dense array of cols(B) values and row stamps
-//              in global memory (a few such arrays, reused from row to row), one k at a time, then
-//              reads the array in column order;
+//              one block per row accumulates into a dense array of cols(B) values and flags, one
+//              k at a time, then reads the array in column order; the array is in shared memory
+//              when it fits (a few such arrays in global memory, reused from row to row, when it
+//              does not);
 //   expanded   the rest (long rows of a very wide B): the row's products expanded into global
 //              memory and sorted by a device radix sort, in batches of rows of bounded size.
 // Every path folds the products of a column with ⊕ in increasing k, in double, as the host does
@@ -38,8 +39,13 @@ struct cuda_mxm_policy {
   /// A long row takes the dense path while cols(B) <= this many times its products: the read of
   /// the dense array in column order then costs no more than the products.
   static constexpr std::int64_t dense_columns_per_product = 16;
-  static constexpr int dense_blocks_per_sm = 2;  ///< dense arrays: at most this many per SM...
-  static constexpr double dense_memory_fraction = 0.25;  ///< ...in this share of free memory
+  /// Threads of a dense-path block whose array is in shared memory (while cols(B) fits it: a
+  /// block per multiprocessor at the widest).
+  static constexpr int dense_shared_threads = 512;
+  /// Dense arrays in global memory (B wider than shared memory holds): at most this many per
+  /// SM, in at most this share of free memory.
+  static constexpr int dense_blocks_per_sm = 2;
+  static constexpr double dense_memory_fraction = 0.25;
   /// Products expanded at once in the expanded path (rows longer than this go alone).
   static constexpr std::int64_t expand_batch_products = std::int64_t(1) << 25;
 };
@@ -47,8 +53,16 @@ static_assert(cuda_mxm_policy::sort_capacity <= (1 << cuda_mxm_policy::position_
 
 /// How the CUDA mxm computes a row (tests force one path with `forced`); masked_dot: T only at the
 /// entries a mask that is not complemented allows, each a dot product of a row of op(A) and a
-/// column of op(B) (chosen by its cost, as on the host: spira/detail/mxm_host.hpp).
-enum class mxm_path : int { automatic = 0, sorted = 1, dense = 2, expanded = 3, masked_dot = 4 };
+/// column of op(B) (chosen by its cost, as on the host: spira/detail/mxm_host.hpp); dense_global:
+/// the dense path with its arrays in global memory however narrow B is.
+enum class mxm_path : int {
+  automatic = 0,
+  sorted = 1,
+  dense = 2,
+  expanded = 3,
+  masked_dot = 4,
+  dense_global = 5
+};
 
 #if defined(__CUDACC__)
 
@@ -295,45 +309,57 @@ __global__ void __launch_bounds__(cuda_mxm_policy::threads)
   }
 }
 
-/// The dense path: block b owns the dense array at values + b * cols (stamps likewise); a row's
-/// stamp is `stamp_base + its place in the list + 1`, never seen before in that array.
-template <bool Values, class S, class ValueT, class IndexT>
-__global__ void __launch_bounds__(cuda_mxm_policy::threads)
+/// The dense path: block b accumulates its rows in a dense array of cols(B) values and a flag per
+/// column, in shared memory (Shared: dynamic shared memory, the values - fill pass only - then the
+/// flags, which start at 0) or at values + b * cols and flags + b * cols in global memory (flags
+/// zeroed beforehand). Reading a row's columns out clears its flags for the next row.
+template <bool Values, bool Shared, int Threads, class S, class ValueT, class IndexT>
+__global__ void __launch_bounds__(Threads)
     mxm_dense_rows_kernel(mxm_rows<S, ValueT, IndexT> r, const std::int64_t* list,
-                          std::int64_t n_rows, double* values, int* stamps, int stamp_base)
+                          std::int64_t n_rows, double* values, unsigned char* flags)
 {
   using add = typename S::add_monoid;
-  using scan_t = cub::BlockScan<int, cuda_mxm_policy::threads>;
+  using scan_t = cub::BlockScan<int, Threads>;
   __shared__ typename scan_t::TempStorage scan;
+  extern __shared__ double dense_shared[];
   const std::int64_t cols = r.b.cols;
-  double* value = values + std::int64_t(blockIdx.x) * cols;
-  int* stamp = stamps + std::int64_t(blockIdx.x) * cols;
+  double* value = Shared ? dense_shared : values + std::int64_t(blockIdx.x) * cols;
+  unsigned char* seen = Shared
+                            ? reinterpret_cast<unsigned char*>(dense_shared + (Values ? cols : 0))
+                            : flags + std::int64_t(blockIdx.x) * cols;
+  if constexpr (Shared) {
+    for (std::int64_t j = threadIdx.x; j < cols; j += Threads) {
+      seen[j] = 0;
+    }
+    __syncthreads();
+  }
   for (std::int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const std::int64_t i = list[row];
-    const int gen = stamp_base + int(row) + 1;
-    // One k at a time: within B[k,:] every column is another thread's, and the barrier orders the
-    // k's, so each column folds its products in increasing k.
     for (offset_t p = r.a.row_ptr[i]; p < r.a.row_ptr[i + 1]; ++p) {
       const auto k = std::int64_t(r.a.col_idx[p]);
-      for (offset_t q = r.b.row_ptr[k] + threadIdx.x; q < r.b.row_ptr[k + 1];
-           q += cuda_mxm_policy::threads) {
+      for (offset_t q = r.b.row_ptr[k] + threadIdx.x; q < r.b.row_ptr[k + 1]; q += Threads) {
         const auto j = std::int64_t(r.b.col_idx[q]);
-        if (stamp[j] != gen) {
-          stamp[j] = gen;
-          if constexpr (Values) {
-            value[j] = r.product(p, q);
-          }
-        } else if constexpr (Values) {
-          value[j] = add{}(value[j], r.product(p, q));
+        if constexpr (Values) {
+          value[j] = seen[j] == 0 ? r.product(p, q) : add{}(value[j], r.product(p, q));
         }
+        seen[j] = 1;
       }
-      __syncthreads();
+      // Within B[k,:] every column is another thread's, and the barrier orders the k's, so each
+      // column folds its products in increasing k (the count pass only sets flags: no order).
+      if constexpr (Values) {
+        __syncthreads();
+      }
     }
+    __syncthreads();
     offset_t total = 0;
     const offset_t base = Values ? r.ptr[i] : 0;
-    for (std::int64_t j0 = 0; j0 < cols; j0 += cuda_mxm_policy::threads) {
+    for (std::int64_t j0 = 0; j0 < cols; j0 += Threads) {
       const std::int64_t j = j0 + threadIdx.x;
-      const bool here = j < cols && stamp[j] == gen && r.allows(i, j);
+      bool here = false;
+      if (j < cols && seen[j] != 0) {
+        seen[j] = 0;
+        here = r.allows(i, j);
+      }
       int at = 0;
       int chunk = 0;
       scan_t(scan).ExclusiveSum(here ? 1 : 0, at, chunk);
