@@ -32,11 +32,12 @@ SPIRA_HD constexpr T abs_diff(T a, T b)
 {
   return a == b ? T(0) : abs(a - b);
 }
+/// isfinite(x) without a branch or a call, so that loops over pairs vectorise: x - x is 0 for a
+/// finite x and NaN for an infinite or NaN one.
 template <class T>
-SPIRA_HD inline bool finite(T x)
+SPIRA_HD constexpr bool finite(T x)
 {
-  using std::isfinite;
-  return isfinite(x);
+  return x - x == T(0);
 }
 /// d = 1 - s clamped to [0, 2].
 template <class T>
@@ -59,16 +60,16 @@ SPIRA_HD constexpr double near_zero(accumulator_bounds b)
 template <class T>
 SPIRA_HD constexpr bool similarity_below(T dot, T p, T limit)
 {
-  return dot <= T(0) || dot * dot <= limit * limit * p;
+  return (dot <= T(0)) | (dot * dot <= limit * limit * p);
 }
 
 /// An expansion n_x + n_y - 2 dot (n the norms of the rows) that the guard trusts: finite parts,
 /// norms large enough that no square underflowed, and a result that is not a cancellation.
 template <class T>
-SPIRA_HD inline bool expansion_trusted(T dot, T nx, T ny, accumulator_bounds b)
+SPIRA_HD constexpr bool expansion_trusted(T dot, T nx, T ny, accumulator_bounds b)
 {
   const T s = nx + ny;
-  return finite(s) && finite(dot) && s >= T(b.tiny) && s - T(2) * dot >= T(b.cancel) * s;
+  return finite(s) & finite(dot) & (s >= T(b.tiny)) & (s - T(2) * dot >= T(b.cancel) * s);
 }
 
 /// (scale m, Σ (|a - b| / m)^p) over the union of two rows, p = 2 or any p >= 1: the overflow-safe

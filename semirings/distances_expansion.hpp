@@ -118,15 +118,20 @@ struct cosine {
   SPIRA_HD T finalize(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t) const
   {
     using std::sqrt;
-    if (nx[0] == T(0) || ny[0] == T(0)) {
-      return nx[0] == ny[0] ? T(0) : T(1);
-    }
     const T norms = nx[0] * ny[0];
-    if (dot == T(0) && detail::finite(norms)) {
-      return T(1);  // no shared column (most pairs of sparse data): the same 1, without sqrt and /
+#if defined(__CUDA_ARCH__)
+    // A pair without a shared column (most pairs of sparse data) skips the root and the division.
+    if ((dot == T(0)) & detail::finite(norms) & (nx[0] != T(0)) & (ny[0] != T(0))) {
+      return T(1);
     }
+#endif
+    // Every case computed and one chosen (no branch: the host's loop over pairs vectorises).
     // sqrt(|x|^2 |y|^2) rather than |x| |y|: exact for x == y, so d(x, x) == 0.
-    return detail::one_minus_clamped(dot / sqrt(norms));
+    const T general = detail::one_minus_clamped(dot / sqrt(norms));
+    // No shared column (most pairs of sparse data): 1.
+    const T apart = (dot == T(0)) & detail::finite(norms) ? T(1) : general;
+    const T zero_row = nx[0] == ny[0] ? T(0) : T(1);
+    return (nx[0] == T(0)) | (ny[0] == T(0)) ? zero_row : apart;
   }
   /// Trusted unless a part overflowed, the norms are so small that products underflowed (an
   /// all-zero row included: the direct form decides those pairs), or the distance is so close to
@@ -137,8 +142,8 @@ struct cosine {
                         accumulator_bounds b) const
   {
     const T norms = nx[0] * ny[0];
-    return detail::finite(dot) && detail::finite(norms) && nx[0] >= T(b.tiny) &&
-           ny[0] >= T(b.tiny) && norms >= T(b.tiny) &&
+    return detail::finite(dot) & detail::finite(norms) & (nx[0] >= T(b.tiny)) &
+           (ny[0] >= T(b.tiny)) & (norms >= T(b.tiny)) &
            detail::similarity_below(dot, norms, T(1) - T(detail::near_zero(b)));
   }
   /// Each row scaled by its largest |value| (cosine is scale-invariant; rows with infinite values

@@ -88,6 +88,8 @@ return z;
   SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<acc_t> acc(static_cast<std::size_t>(n));
+    std::vector<T> fast(static_cast<std::size_t>(n));
+    std::vector<T> trust(static_cast<std::size_t>(n));  // 1: the guard trusts the fast form
 SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
 for (std::int64_t i = 0; i < a.rows; ++i) {
   std::fill(acc.begin(), acc.end(), zero);
@@ -119,6 +121,20 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
   constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
   const csr_rows<ValueT, IndexT> rows_a = rows_of(a);
   const csr_rows<ValueT, IndexT> rows_b = rows_of(b);
+  if constexpr (traits::annihilating && accuracy_traits<D, T>::guarded) {
+    // Two passes: every pair's fast form and the guard's verdict, branch-free for the built-in
+    // distances (so the compiler vectorises it), then the direct form where the guard said no.
+    for (std::int64_t j = 0; j < n; ++j) {
+      fast[j] = finalize_total<D, T>(d, acc[j], na[i], nb[j], dim);
+      trust[j] = guard_trusts<D, T>(d, acc[j], acc_t{}, na[i], nb[j], dim, bounds) ? T(1) : T(0);
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      row[j] = ValueT(trust[j] != T(0)
+                          ? fast[j]
+                          : detail::direct_value<D, T>(d, rows_a[i], rows_b[j], na[i], nb[j], dim));
+    }
+    continue;
+  }
   for (std::int64_t j = 0; j < n; ++j) {
     acc_t total = acc[j];
     acc_t magnitude{};
