@@ -30,6 +30,18 @@ struct inner_product {
   {
     return detail::finite(dot);
   }
+  /// Rows without a shared column: a dot product of 0, which the guard trusts.
+  static constexpr double disjoint_distance = 0.0;
+  template <class T, class Norms>
+  SPIRA_HD bool disjoint_query(const Norms&, accumulator_bounds) const
+  {
+    return true;
+  }
+  template <class T, class ValueT, class IndexT, class Norms>
+  SPIRA_HD bool disjoint_index(sparse_row<ValueT, IndexT>, const Norms&, accumulator_bounds) const
+  {
+    return true;
+  }
   template <class T, class ValueT, class IndexT, class Norms>
   SPIRA_HD T exact(sparse_row<ValueT, IndexT> x, sparse_row<ValueT, IndexT> y, const Norms&,
                    const Norms&, std::int64_t) const
@@ -145,6 +157,26 @@ struct cosine {
     return detail::finite(dot) & detail::finite(norms) & (nx[0] >= T(b.tiny)) &
            (ny[0] >= T(b.tiny)) & (norms >= T(b.tiny)) &
            detail::similarity_below(dot, norms, T(1) - T(detail::near_zero(b)));
+  }
+  /// Rows without a shared column are at distance 1 (spira/accuracy.hpp) when |x|^4 is finite
+  /// and at least b.tiny and |y|^4 too, or y stores no nonzero value: then |x|^2 |y|^2 is finite
+  /// and at least b.tiny, so the guard trusts a dot product of 0 and finalize gives 1; an all-zero
+  /// y is left to the direct form, which gives 1 against a nonzero x. (|y| = 0 alone is not
+  /// enough: the squares of tiny double values vanish, and so may their products with x.)
+  static constexpr double disjoint_distance = 1.0;
+  template <class T>
+  SPIRA_HD bool disjoint_query(const terms<T, 1>& n, accumulator_bounds b) const
+  {
+    const T q = n[0] * n[0];
+    return (n[0] > T(0)) & detail::finite(q) & (q >= T(b.tiny));
+  }
+  template <class T, class ValueT, class IndexT>
+  SPIRA_HD bool disjoint_index(sparse_row<ValueT, IndexT> y, const terms<T, 1>& n,
+                               accumulator_bounds b) const
+  {
+    const T q = n[0] * n[0];
+    return (detail::finite(q) & (q >= T(b.tiny))) ||
+           (n[0] == T(0) && spira::detail::max_abs<T>(y) == T(0));
   }
   /// Each row scaled by its largest |value| (cosine is scale-invariant; rows with infinite values
   /// point along their infinite coordinates).

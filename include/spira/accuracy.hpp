@@ -28,7 +28,18 @@
 //     value of a row with itself (or with an equal row) is exactly 0 whenever the row's values are
 //     all finite. The fused k-NN then writes d(i, i) = 0 after a parallel check of the row instead
 //     of one thread's serial pass over it (the metrics of the catalogue declare it;
-//     tests/semiring/zero_self_test.cpp checks each declaration against the direct value).
+//     tests/semiring/zero_self_test.cpp checks each declaration against the direct value);
+//   * an annihilating distance may declare `static constexpr double disjoint_distance = c` with
+//       template <class T> bool disjoint_query(const terms<T, K>& n, accumulator_bounds b) const;
+//       template <class T, class ValueT, class IndexT>
+//       bool disjoint_index(sparse_row<ValueT, IndexT> y, const terms<T, K>& n,
+//                           accumulator_bounds b) const;
+//     promising that every pair (x, y) with disjoint_query(nx) and disjoint_index(y, ny) whose
+//     accumulator is ⊕'s identity (no shared column, or products that cancelled or vanished) has
+//     the value c, the fast form's where the guard trusts it and the direct one where not. The
+//     fused k-NN then evaluates only the first k such pairs of a row (in index order: later ones
+//     tie with them and lose on the index) and skips the rest (cosine and inner_product declare
+//     it; tests/semiring/disjoint_test.cpp checks the declarations).
 //
 // bounds.cancel is 2^33 unit roundoffs of the accumulator (2^-20 for double): a trusted result r
 // of a sum of n terms of total size M has |error| <= n u M <= n 2^-33 r, far below float32's
@@ -116,6 +127,15 @@ struct accuracy_traits {
   static constexpr bool guarded = has_trusted || sum_namm;
   /// D's direct value of a finite row with itself (or an equal row) is exactly 0.
   static constexpr bool zero_self = requires { requires D::zero_self_distance; };
+  /// D's pairs without a shared column between rows its predicates accept have one value.
+  static constexpr bool disjoint =
+      dt::annihilating && requires(const D d, norm_values n, accumulator_bounds b) {
+        { double(D::disjoint_distance) };
+        { d.template disjoint_query<T>(n, b) } -> std::convertible_to<bool>;
+        {
+          d.template disjoint_index<T>(sparse_row<double, std::int64_t>{}, n, b)
+        } -> std::convertible_to<bool>;
+      };
 };
 
 namespace detail {

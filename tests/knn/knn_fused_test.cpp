@@ -227,6 +227,70 @@ void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
   }
 }
 
+/// Sparse rows over many columns: most pairs share no column, so for cosine (distance 1) and
+/// inner_product (0) the fused kernel ranks the first k such pairs of a row and skips the rest
+/// (spira/accuracy.hpp, disjoint_distance). Three accumulator tiles of index rows, k from below to
+/// far above the pairs a row shares, all-zero rows (accepted in the index: the direct form gives 1
+/// against a nonzero row; refused as queries: their rows are computed in full), and an index with
+/// one row of tiny values that cosine refuses (nothing skipped in that call); equal and
+/// near-duplicate rows, whose pairs the accuracy guard queues. Most rows go by their products (few
+/// against the index's rows), the long ones walk the index. Against the tiled
+/// algorithm, which evaluates every pair: the same graph up to the rounding of the atomic sums, and
+/// exactly the same indices where the distance is the disjoint one (ties broken by index).
+TEST(KnnFused, DisjointPairsSkipped)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  test::random_options o;
+  o.rows = 15000;
+  o.cols = 60000;
+  o.mean_degree = 3;
+  o.empty_row_fraction = 0.01;
+  const auto base = test::random_csr<float, std::int32_t>(o);
+  std::vector<std::int64_t> rows(std::size_t(base.rows()));
+  std::iota(rows.begin(), rows.end(), std::int64_t{0});
+  // Equal rows (pairs the accuracy guard queues) and near-duplicates.
+  rows.insert(rows.end(), {10, 10, 10, 20, 20});
+  std::vector<float> scales(rows.size(), 1.0f);
+  scales.back() = 1.0f + 0x1p-20f;
+  const auto index = test::copied_rows(base, rows, scales);
+  scales[5] = 1e-30f;  // |y|^4 underflows: cosine's disjoint_index refuses the row
+  const auto tiny = test::copied_rows(base, rows, scales);
+  o.signed_values = true;
+  const auto signed_index = test::random_csr<float, std::int32_t>(o);
+  struct run {
+    metric m;
+    const csr_matrix<float, std::int32_t>* x;
+    float disjoint;
+    const char* label;
+  };
+  for (const run& c : {run{metric::cosine, &index, 1.0f, "cosine"},
+                       run{metric::cosine, &tiny, 1.0f, "cosine, a tiny row"},
+                       run{metric::inner_product, &signed_index, 0.0f, "inner_product"}}) {
+    for (const std::int64_t k : {5, 15, 200, 1000}) {
+      SCOPED_TRACE(std::string(c.label) + ", k = " + std::to_string(k));
+      knn_params p{.k = k, .metric = c.m, .exclude_self = true};
+      p.strategy = pairwise_strategy::intersection;
+      p.algo = knn_algo::fused;
+      const auto fused = knn_graph(cuda_resources{}, c.x->view(), std::nullopt, p);
+      p.algo = knn_algo::tiled;
+      const auto tiled = knn_graph(cuda_resources{}, c.x->view(), std::nullopt, p);
+      expect_same_graph_up_to_rounding(fused, tiled);
+      std::int64_t at_disjoint = 0;
+      for (std::int64_t r = 0; r < c.x->rows(); ++r) {
+        for (std::int64_t q = 0; q < k; ++q) {
+          if (tiled.distances.view()(r, q) == c.disjoint) {
+            ++at_disjoint;
+            ASSERT_EQ(fused.distances.view()(r, q), c.disjoint) << "row " << r << " pos " << q;
+            ASSERT_EQ(fused.indices.view()(r, q), tiled.indices.view()(r, q))
+                << "row " << r << " pos " << q;
+          }
+        }
+      }
+      EXPECT_GT(at_disjoint, c.x->rows() * k / 5);  // much of the graph: ties with skipped pairs
+    }
+  }
+}
+
 /// A random base of 400 rows (150 columns, about 12 entries each), the list of its rows in order
 /// (to which the tests append copies) and its first `n` rows with at least 4 entries.
 struct rows_to_copy {

@@ -1,11 +1,15 @@
-// The distances that declare zero_self_distance (spira/accuracy.hpp) against their direct value:
-// d(x, x) is exactly 0 for a finite row x, as the fused k-NN assumes when it writes d(i, i) = 0
-// after a parallel check of the row instead of evaluating it. Random rows at every scale
-// (subnormal to near-overflow values, explicit zeros, negative values where the distance allows
-// them, rows of up to a few thousand entries), float and double values, through the host's direct
-// self distances (the direct_value the device evaluates too).
+// The declarations the fused k-NN relies on (spira/accuracy.hpp), against the values the engines
+// compute. zero_self_distance: d(x, x) is exactly 0 for a finite row x, as the fused k-NN assumes
+// when it writes d(i, i) = 0 after a parallel check of the row instead of evaluating it.
+// disjoint_distance: a pair whose accumulator is ⊕'s identity has that value when its rows pass
+// disjoint_query / disjoint_index, as the fused k-NN assumes when it skips such pairs. Random rows
+// at every scale (subnormal to near-overflow values, explicit zeros, negative values where the
+// distance allows them, rows of up to a few thousand entries), float and double values, through
+// the host's direct self distances and guarded finalize (the direct_value and the guard the
+// device evaluates too).
 #include <semirings/distances.hpp>
 #include <spira/convert.hpp>
+#include <spira/cuda/pairwise_strategy.hpp>
 #include <spira/detail/host_pairwise_dispatch.hpp>
 
 #include <gtest/gtest.h>
@@ -110,6 +114,99 @@ TEST(zero_self_distance, only_distances_that_vanish_on_the_diagonal_declare_it)
   static_assert(!accuracy_traits<inner_product, double>::zero_self);
   static_assert(!accuracy_traits<kl_divergence, double>::zero_self);  // epsilon-clipped entries
   static_assert(!accuracy_traits<russellrao, double>::zero_self);
+  SUCCEED();
+}
+
+/// Every pair (x, y) of rows at every scale (and all-zero rows: empty, explicit zeros) whose rows
+/// pass D's disjoint predicates gets D::disjoint_distance from an accumulator at ⊕'s identity,
+/// through the guard with the bounds of the device's accumulator type (the fused k-NN's view),
+/// whether or not the rows share columns (products may cancel or vanish). Returns the pairs
+/// checked and counts the rows each predicate refused.
+template <class D, class V>
+std::int64_t expect_disjoint(const D& d, bool nonnegative, const std::string& name,
+                             std::int64_t& refused)
+{
+  static_assert(accuracy_traits<D, double>::disjoint);
+  using A = std::conditional_t<intersection_sums_in_double<D>::value, double, V>;
+  constexpr int N = distance_traits<D, double>::num_terms;
+  const accumulator_bounds bounds = accumulator_bounds_of<A>();
+  const host_resources res{};
+  std::int64_t checked = 0;
+  for (std::uint32_t seed : {4u, 5u}) {
+    const auto scaled = rows_at_every_scale<V>(nonnegative, seed);
+    // Two all-zero rows after them: one empty, one of explicit zeros.
+    std::vector<offset_t> ptr(scaled.row_ptr(), scaled.row_ptr() + scaled.rows() + 1);
+    std::vector<std::int32_t> col(scaled.col_idx(), scaled.col_idx() + scaled.nnz());
+    std::vector<V> val(scaled.values(), scaled.values() + scaled.nnz());
+    ptr.push_back(ptr.back());
+    col.insert(col.end(), {3, 70});
+    val.insert(val.end(), {V(0), V(-0.0)});
+    ptr.push_back(offset_t(col.size()));
+    const auto m = make_csr<V, std::int32_t>(res, scaled.rows() + 2, scaled.cols(), ptr, col, val);
+    const auto norms =
+        detail::row_norms<typename distance_traits<D, double>::norms, double>(res, m.view());
+    const auto rows = rows_of(m.view());
+    terms<double, N> identity, magnitude;
+    for (int t = 0; t < N; ++t) {
+      identity[t] = D::add_monoid::template identity<double>();
+      magnitude[t] = 0.0;
+    }
+    for (std::int64_t i = 0; i < m.rows(); ++i) {
+      if (!d.template disjoint_query<double>(norms[std::size_t(i)], bounds)) {
+        ++refused;
+        continue;
+      }
+      for (std::int64_t j = 0; j < m.rows(); ++j) {
+        if (!d.template disjoint_index<double>(rows[j], norms[std::size_t(j)], bounds)) {
+          refused += i == 0 ? 1 : 0;
+          continue;
+        }
+        const double v =
+            guarded_finalize<D, double>(d, identity, magnitude, norms[std::size_t(i)],
+                                        norms[std::size_t(j)], m.cols(), rows, i, rows, j, bounds);
+        if (float(v) != float(D::disjoint_distance)) {
+          ADD_FAILURE() << name << " seed " << seed << " pair (" << i << ", " << j << "): " << v
+                        << ", declared " << D::disjoint_distance;
+          return checked;
+        }
+        ++checked;
+      }
+    }
+  }
+  return checked;
+}
+
+template <class V>
+void every_disjoint_declaration()
+{
+  using namespace spira::distances;
+  std::int64_t refused = 0;
+  const std::int64_t cosine_pairs = expect_disjoint<cosine, V>(cosine{}, false, "cosine", refused);
+  EXPECT_GT(cosine_pairs, 2000);
+  EXPECT_GT(refused, 0) << "cosine: rows at every scale include rows it must refuse";
+  refused = 0;
+  const std::int64_t inner_pairs =
+      expect_disjoint<inner_product, V>(inner_product{}, false, "inner_product", refused);
+  EXPECT_EQ(inner_pairs, 2 * 162 * 162);
+  EXPECT_EQ(refused, 0);
+}
+
+TEST(disjoint_distance, pairs_at_the_identity_take_the_declared_value_float)
+{
+  every_disjoint_declaration<float>();
+}
+
+TEST(disjoint_distance, pairs_at_the_identity_take_the_declared_value_double)
+{
+  every_disjoint_declaration<double>();
+}
+
+TEST(disjoint_distance, only_distances_with_one_value_for_disjoint_rows_declare_it)
+{
+  using namespace spira::distances;
+  static_assert(!accuracy_traits<euclidean, double>::disjoint);  // |x|^2 + |y|^2 varies
+  static_assert(!accuracy_traits<correlation, double>::disjoint);
+  static_assert(!accuracy_traits<manhattan, double>::disjoint);  // not annihilating
   SUCCEED();
 }
 

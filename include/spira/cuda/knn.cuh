@@ -21,6 +21,13 @@
 // directly (their own kernel) and merged into their rows' lists the same way (knn_deferred). The
 // best k of the trusted pairs and of the queued ones are the best k of the row.
 //
+// Pairs whose rows share no column: for a distance that gives them all one value (cosine: 1,
+// inner_product: 0; `disjoint_distance` in spira/accuracy.hpp), a row ranks the first k of them and
+// skips the others, which tie with those and come later in the index order. On short rows over
+// many columns (character n-grams) nearly every pair is such a pair: a row with few products goes
+// by its products alone (sorted (index row, product) pairs in shared memory), a longer one walks
+// the index reading the accumulator tile, and its cost follows the pairs that share a column.
+//
 // Entry points: spira::knn_fused on device operands, and spira::knn_graph for a user's semiring
 // struct (host operands and result, like the built-in metrics' knn_graph of spira/knn.hpp), which
 // fuses where it can and tiles otherwise:
@@ -85,6 +92,16 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
     untrusted.emplace(res, std::size_t(queries.rows), "untrusted self distances");
     fill_zero_bytes(untrusted->data(), memory_space::device, std::size_t(queries.rows), res);
     s.self_untrusted = untrusted->data();
+  }
+  std::optional<buffer<unsigned>> blocked;
+  if constexpr (accuracy_traits<D, double>::disjoint) {
+    blocked.emplace(res, 1, "disjoint pairs flag");
+    fill_zero_bytes(blocked->data(), memory_space::device, sizeof(unsigned), res);
+    knn_disjoint_index_kernel<D, ValueT, IndexT>
+        <<<elementwise_grid(index.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
+           res.stream>>>(setup.args, blocked->data());
+    SPIRA_CHECK_LAUNCH();
+    s.disjoint_blocked = blocked->data();
   }
   s.acc_bytes = ((setup.accumulator_bytes() + 15) / 16) * 16;
   s.out_values = out_values.data;

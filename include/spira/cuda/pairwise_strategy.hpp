@@ -37,6 +37,13 @@ struct cuda_pairwise_policy_sm90 {
   /// Entries of a column of B each lane loads before combining them (memory-level parallelism of
   /// the column walk: the loads of one round are independent).
   static constexpr int intersection_unroll = 4;
+  /// Entries of the accumulator tile each thread of the fused k-NN reads per round (a round is
+  /// then one barrier when the pairs it holds may all be skipped, spira/cuda/knn.cuh).
+  static constexpr int knn_round_entries = 4;
+  /// The fused k-NN takes a query row by its products (sorted pairs of index row and product)
+  /// rather than by a walk over the index when the index has at least this many rows per product
+  /// (and the products fit the accumulator tile's memory; spira/cuda/knn.cuh).
+  static constexpr std::int64_t knn_walk_per_product = 8;
   /// Selection NAMMs (chebyshev): pairs whose K best one-sided entries are all shared with the
   /// other row are finished by a second kernel, one warp per pair; the list holds at most
   /// max(nnz(A) + nnz(B), this) pairs (beyond it, the pair's thread scans the row itself).

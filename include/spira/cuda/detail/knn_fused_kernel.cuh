@@ -9,6 +9,8 @@
 #include <spira/knn.hpp>
 #include <spira/selection/keys.hpp>
 
+#include <cub/block/block_scan.cuh>
+
 #include <bit>
 #include <cstdint>
 
@@ -58,6 +60,9 @@ struct knn_fused_select {
   std::int64_t* out_indices;
   knn_deferred deferred;
   launch_progress_state* watch;  ///< rows counted and a stop flag read (nullptr: neither)
+  /// For a D with a disjoint value (accuracy_traits::disjoint): device flag, nonzero when some
+  /// index row fails D::disjoint_index (then no pair is skipped); nullptr: none is skipped.
+  const unsigned* disjoint_blocked;
 };
 
 #if defined(__CUDACC__)
@@ -237,10 +242,176 @@ __device__ int knn_merge_by_rank(ValueT* vals, std::int64_t* idx, const knn_fuse
   return have + count < s.k ? have + count : s.k;
 }
 
+/// Index rows for which D's pairs without a shared column take D::disjoint_distance: sets *blocked
+/// when some row fails D::disjoint_index (spira/accuracy.hpp).
+template <class D, class ValueT, class IndexT>
+__global__ void knn_disjoint_index_kernel(intersection_args<D, ValueT, IndexT> p, unsigned* blocked)
+{
+  using A = intersection_accumulator_t<D, ValueT>;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < p.rows_b;
+       j += stride) {
+    const offset_t b0 = p.b_ptr[j];
+    const sparse_row<ValueT, IndexT> y{p.b_col + b0, p.b_val + b0, p.b_ptr[j + 1] - b0};
+    if (!p.d.template disjoint_index<double>(y, p.norms_b[j], accumulator_bounds_of<A>())) {
+      atomicOr(blocked, 1u);
+    }
+  }
+}
+
+/// Whether a candidate (v, j) beats the list's k-th pair (value, then index), or the list is not
+/// full. For candidates that do not come in increasing index order.
+template <class ValueT>
+__device__ inline bool knn_beats_list(const ValueT* vals, const std::int64_t* idx,
+                                      const knn_fused_select& s, int have, ValueT v, std::int64_t j)
+{
+  using keys = selection::key_traits<ValueT>;
+  if (have < s.k) {
+    return true;
+  }
+  const auto key = keys::to_key(v, s.largest);
+  const auto bar = keys::to_key(vals[s.k - 1], s.largest);
+  return key < bar || (key == bar && j < idx[s.k - 1]);
+}
+
+/// Query row i of a D with a disjoint value (accuracy_traits::disjoint, one accumulator term) by
+/// its products rather than a walk over the index: the `products` pairs (index row, product) of
+/// its columns are written to `scratch` (keys, then values; `n` >= products a power of two) at
+/// the offsets `offsets` of its entries (nnz(i) <= blockDim), sorted by index row and summed per
+/// row, each such pair ranked; then the first index rows outside them (their accumulator is the
+/// identity: D::disjoint_distance, or the direct form where the guard says so), enough for k. The
+/// same values as the walk, except the order in which products are summed. Whole block; leaves the
+/// scratch at ⊕'s identity.
+template <class D, class ValueT, class IndexT>
+__device__ void knn_row_by_products(const intersection_args<D, ValueT, IndexT>& p,
+                                    const knn_fused_select& s, std::int64_t i, int products, int n,
+                                    const int* offsets, unsigned char* scratch, ValueT* vals,
+                                    std::int64_t* idx, int* slots, int& have, int& count)
+{
+  using add = typename D::add_monoid;
+  using A = intersection_accumulator_t<D, ValueT>;
+  constexpr std::uint32_t none = 0xffffffffu;
+  std::uint32_t* key = reinterpret_cast<std::uint32_t*>(scratch);
+  A* val = reinterpret_cast<A*>(scratch + std::size_t(n) * sizeof(std::uint32_t));
+  const int lane = int(threadIdx.x) & 31;
+  const int warps = int(blockDim.x) / 32;
+  const offset_t a0 = p.a_ptr[i];
+  const int nnz = int(p.a_ptr[i + 1] - a0);
+  for (int t = int(threadIdx.x) / 32; t < nnz; t += warps) {
+    const std::int64_t c = p.a_col[a0 + t];
+    const ValueT x = p.a_val[a0 + t];
+    const offset_t lo = p.bt_ptr[c], hi = p.bt_ptr[c + 1];
+    for (offset_t q = lo + lane; q < hi; q += 32) {
+      const int e = offsets[t] + int(q - lo);
+      key[e] = std::uint32_t(p.bt_row[q]);
+      val[e] = intersection_multiply_d<D, ValueT, A>(p.d, x, p.bt_val[q])[0];
+    }
+  }
+  for (int e = products + int(threadIdx.x); e < n; e += int(blockDim.x)) {
+    key[e] = none;
+  }
+  __syncthreads();
+  for (int size = 2; size <= n; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = int(threadIdx.x); t < n / 2; t += int(blockDim.x)) {
+        const int lo = 2 * t - (t & (stride - 1));
+        const int hi = lo + stride;
+        if ((key[lo] > key[hi]) == ((lo & size) == 0)) {
+          const std::uint32_t k = key[lo];
+          key[lo] = key[hi];
+          key[hi] = k;
+          const A v = val[lo];
+          val[lo] = val[hi];
+          val[hi] = v;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  // The index rows sharing a column with row i, in increasing order, each summed in sorted order.
+  for (int base = 0; base < products; base += int(blockDim.x)) {
+    const int e = base + int(threadIdx.x);
+    bool candidate = false;
+    if (e < products && (e == 0 || key[e - 1] != key[e])) {
+      const std::int64_t j = key[e];
+      terms<A, 1> a;
+      a[0] = val[e];
+      for (int f = e + 1; f < products && key[f] == key[e]; ++f) {
+        a[0] = add{}(a[0], val[f]);
+      }
+      const bool self = s.exclude_self && j == i;
+      if (!self || s.self_values != nullptr) {
+        bool trusted;
+        const ValueT v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));
+        if (self) {
+          static_cast<ValueT*>(s.self_values)[i] = v;
+          if (!trusted) {
+            s.self_untrusted[i] = 1;
+          }
+        } else if (!trusted) {
+          knn_defer(s, i, j);
+        }
+        candidate = !self && trusted && knn_beats_list(vals, idx, s, have, v, j);
+        if (candidate) {
+          knn_append(vals, idx, s, slots, v, j);
+        }
+      }
+    }
+    knn_end_round(vals, idx, s, have, count, slots, candidate);
+  }
+  // The first index rows outside them: [0, k + products + 1) holds at least k besides row i.
+  const std::int64_t fill =
+      std::int64_t(s.k) + products + 1 < p.rows_b ? std::int64_t(s.k) + products + 1 : p.rows_b;
+  for (std::int64_t base = 0; base < fill; base += blockDim.x) {
+    const std::int64_t j = base + threadIdx.x;
+    bool candidate = false;
+    if (j < fill && !(s.exclude_self && j == i)) {
+      int lo = 0, hi = products;
+      while (lo < hi) {
+        const int m = (lo + hi) / 2;
+        if (std::int64_t(key[m]) < j) {
+          lo = m + 1;
+        } else {
+          hi = m;
+        }
+      }
+      if (lo == products || std::int64_t(key[lo]) != j) {
+        terms<A, 1> a;
+        a[0] = add::template identity<A>();
+        bool trusted;
+        const ValueT v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));
+        if (!trusted) {
+          knn_defer(s, i, j);
+        }
+        candidate = trusted && knn_beats_list(vals, idx, s, have, v, j);
+        if (candidate) {
+          knn_append(vals, idx, s, slots, v, j);
+        }
+      }
+    }
+    knn_end_round(vals, idx, s, have, count, slots, candidate);
+  }
+  // Back to the identity for the walk of later rows (the keys' bytes too).
+  A* all = reinterpret_cast<A*>(scratch);
+  const std::size_t used =
+      (std::size_t(n) * (sizeof(std::uint32_t) + sizeof(A)) + sizeof(A) - 1) / sizeof(A);
+  for (std::size_t e = threadIdx.x; e < used; e += blockDim.x) {
+    all[e] = add::template identity<A>();
+  }
+}
+
 /// One block per query row (grid-stride): for each tile of tile_cols index rows, the accumulation
 /// of the intersection strategy (spira/cuda/detail/pairwise_intersection.cuh), then every
 /// finalized distance that beats the current k-th best is appended to the candidate buffer; full
 /// buffers and the end of the row are merged by knn_flush.
+///
+/// The tile is read in rounds of knn_round_entries entries a thread, each entry put back to ⊕'s
+/// identity as it is read where it is not (the tile is cleared once per block, not once per tile;
+/// a NaN sum is put back too: it is not the identity). For a D with a
+/// disjoint value (accuracy_traits::disjoint) and a query row and index rows its predicates accept,
+/// once k pairs at the identity (no shared column) were ranked, the others are skipped: they tie
+/// with those k at D::disjoint_distance and come later in the index order, so they cannot enter
+/// the list; a round without another entry costs one barrier.
 template <class D, class ValueT, class IndexT>
 __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
     knn_fused_kernel(intersection_args<D, ValueT, IndexT> p, knn_fused_select s)
@@ -249,6 +420,9 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
   using A = intersection_accumulator_t<D, ValueT>;
   using keys = selection::key_traits<ValueT>;
   constexpr int N = intersection_args<D, ValueT, IndexT>::N;
+  constexpr bool disjoint = accuracy_traits<D, double>::disjoint;
+  // Rounds of several entries a thread where pairs may be skipped, of one otherwise.
+  constexpr int E = disjoint ? cuda_pairwise_policy::knn_round_entries : 1;
   extern __shared__ unsigned char smem_raw[];
   A* acc = reinterpret_cast<A*>(smem_raw);
   ValueT* vals = reinterpret_cast<ValueT*>(smem_raw + s.acc_bytes);
@@ -262,6 +436,24 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
   if (threadIdx.x == 0) {
     slots = 0;
   }
+  for (std::int64_t e = threadIdx.x; e < p.tile_cols * N; e += blockDim.x) {
+    acc[e] = add::template identity<A>();
+  }
+  [[maybe_unused]] bool index_disjoint = false;
+  // Rows by their products (knn_row_by_products): the pairs the tile's memory holds.
+  [[maybe_unused]] int by_products_capacity = 0;
+  if constexpr (disjoint) {
+    index_disjoint = s.disjoint_blocked != nullptr && *s.disjoint_blocked == 0u;
+    if (N == 1 && p.rows_b < std::int64_t(0xffffffffu)) {
+      // The largest power of two of pairs (key, value) the tile's bytes hold.
+      const std::size_t pairs = s.acc_bytes / (sizeof(std::uint32_t) + sizeof(A));
+      by_products_capacity = pairs > 0 ? 1 : 0;
+      while (std::size_t(by_products_capacity) * 2 <= pairs) {
+        by_products_capacity *= 2;
+      }
+    }
+  }
+  __syncthreads();
 
   for (std::int64_t i = s.row_begin + blockIdx.x; i < s.row_end; i += gridDim.x) {
     if (s.only != nullptr && !s.only[i - s.row_begin]) {
@@ -272,47 +464,126 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
     }
     int have = 0;
     int count = 0;
+    // Pairs at the identity ranked so far (at least; uniform), while they may still be skipped.
+    bool may_skip = false;
+    if constexpr (accuracy_traits<D, double>::disjoint) {
+      may_skip = index_disjoint &&
+                 p.d.template disjoint_query<double>(p.norms_a[i], accumulator_bounds_of<A>());
+    }
+    int disjoint_ranked = 0;
+    if constexpr (disjoint && N == 1) {
+      if (may_skip && by_products_capacity > 0 &&
+          p.a_ptr[i + 1] - p.a_ptr[i] <= offset_t(blockDim.x)) {
+        // The products of each entry's column, and their offsets (uniform total).
+        using scan = cub::BlockScan<int, cuda_pairwise_policy::intersection_threads>;
+        __shared__ typename scan::TempStorage scan_storage;
+        __shared__ int offsets[cuda_pairwise_policy::intersection_threads];
+        const offset_t a0 = p.a_ptr[i];
+        const int nnz = int(p.a_ptr[i + 1] - a0);
+        int column = 0;
+        if (int(threadIdx.x) < nnz) {
+          const std::int64_t c = p.a_col[a0 + threadIdx.x];
+          const offset_t len = p.bt_ptr[c + 1] - p.bt_ptr[c];
+          // (capacity + 1: one column past the capacity is enough to say no)
+          column = len <= offset_t(by_products_capacity) ? int(len) : by_products_capacity + 1;
+        }
+        int products = 0;
+        scan(scan_storage).ExclusiveSum(column, offsets[threadIdx.x], products);
+        __syncthreads();
+        // Worth it where the walk would read many more entries than there are products.
+        if (products <= by_products_capacity &&
+            std::int64_t(products) * cuda_pairwise_policy::knn_walk_per_product <= p.rows_b) {
+          int n = 2;  // a power of two for the sort
+          while (n < products) {
+            n *= 2;
+          }
+          knn_row_by_products(p, s, i, products, n, offsets, smem_raw, vals, idx, &slots, have,
+                              count);
+          knn_finish_row(vals, idx, s, i, have, count, &slots);
+          if (threadIdx.x == 0) {
+            launch_progress_row_done(s.watch);
+          }
+          continue;
+        }
+      }
+    }
     for (std::int64_t j0 = 0; j0 < p.rows_b; j0 += p.tile_cols) {
       const std::int64_t width = p.tile_cols < p.rows_b - j0 ? p.tile_cols : p.rows_b - j0;
-      for (std::int64_t e = threadIdx.x; e < width * N; e += blockDim.x) {
-        acc[e] = add::template identity<A>();
-      }
-      __syncthreads();
       intersection_accumulate(p, i, j0, width, acc);
       __syncthreads();
-      for (std::int64_t base = 0; base < width; base += blockDim.x) {
-        // The bar to beat: the k-th best so far (every candidate of this tile has a larger index).
-        const bool full = have == s.k;
-        const auto bar = full ? keys::to_key(vals[s.k - 1], s.largest) : keys::worst;
-        const std::int64_t jj = base + threadIdx.x;
-        const std::int64_t j = j0 + jj;
-        bool candidate = false;
-        // The pair (i, i) of a self query is not a candidate; its value may be wanted.
-        const bool self = s.exclude_self && j == i;
-        if (jj < width && (!self || s.self_values != nullptr)) {
-          terms<A, N> a;
+      for (std::int64_t base = 0; base < width; base += E * std::int64_t(blockDim.x)) {
+        // This thread's entries of the round (base + q blockDim + thread), read and cleared.
+        const bool skip = may_skip && disjoint_ranked >= s.k;
+        terms<A, N> a[E];
+        bool live[E];
+        bool any = false;
+        int at_identity = 0;
 #pragma unroll
-          for (int t = 0; t < N; ++t) {
-            a[t] = acc[jj * N + t];
-          }
-          // Ranked as the float the graph returns (the tie rule holds on what the user sees).
-          bool trusted;
-          const ValueT v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));
-          if (self) {
-            // Untrusted: marked, and evaluated directly after the kernel (knn_self_direct_kernel).
-            static_cast<ValueT*>(s.self_values)[i] = v;
-            if (!trusted) {
-              s.self_untrusted[i] = 1;
+        for (int q = 0; q < E; ++q) {
+          const std::int64_t jj = base + q * std::int64_t(blockDim.x) + threadIdx.x;
+          live[q] = false;
+          if (jj < width) {
+            bool identity = true;
+#pragma unroll
+            for (int t = 0; t < N; ++t) {
+              a[q][t] = acc[jj * N + t];
+              identity = identity && a[q][t] == add::template identity<A>();
             }
-          } else if (!trusted) {
-            knn_defer(s, i, j);
-          }
-          candidate = !self && trusted && (!full || keys::to_key(v, s.largest) < bar);
-          if (candidate) {
-            knn_append(vals, idx, s, &slots, v, j);
+            if (!identity) {
+#pragma unroll
+              for (int t = 0; t < N; ++t) {
+                acc[jj * N + t] = add::template identity<A>();
+              }
+            }
+            const bool self = s.exclude_self && j0 + jj == i;
+            live[q] = !skip || !identity || self;
+            at_identity += identity && !self ? 1 : 0;
+            any = any || live[q];
           }
         }
-        knn_end_round(vals, idx, s, have, count, &slots, candidate);
+        if (skip) {
+          if (__syncthreads_or(any) == 0) {
+            continue;  // uniform: nothing in this round but pairs at the identity
+          }
+        } else if (may_skip) {
+          // A lower bound of the pairs at the identity ranked in this round (threads with one).
+          disjoint_ranked += __syncthreads_count(at_identity > 0);
+        }
+#pragma unroll
+        for (int q = 0; q < E; ++q) {
+          if (base + q * std::int64_t(blockDim.x) >= width) {
+            break;  // uniform
+          }
+          // The bar to beat: the k-th best so far (every candidate of this round has a larger
+          // index).
+          const bool full = have == s.k;
+          const auto bar = full ? keys::to_key(vals[s.k - 1], s.largest) : keys::worst;
+          const std::int64_t jj = base + q * std::int64_t(blockDim.x) + threadIdx.x;
+          const std::int64_t j = j0 + jj;
+          bool candidate = false;
+          // The pair (i, i) of a self query is not a candidate; its value may be wanted.
+          const bool self = s.exclude_self && j == i;
+          if (jj < width && live[q] && (!self || s.self_values != nullptr)) {
+            // Ranked as the float the graph returns (the tie rule holds on what the user sees).
+            bool trusted;
+            const ValueT v = ValueT(float(intersection_fast_value(p, i, j, a[q], trusted)));
+            if (self) {
+              // Untrusted: marked, and evaluated directly after the kernel
+              // (knn_self_direct_kernel).
+              static_cast<ValueT*>(s.self_values)[i] = v;
+              if (!trusted) {
+                s.self_untrusted[i] = 1;
+              }
+            } else if (!trusted) {
+              knn_defer(s, i, j);
+            }
+            candidate = !self && trusted && (!full || keys::to_key(v, s.largest) < bar);
+            if (candidate) {
+              knn_append(vals, idx, s, &slots, v, j);
+            }
+          }
+          knn_end_round(vals, idx, s, have, count, &slots, candidate);
+        }
       }
     }
     knn_finish_row(vals, idx, s, i, have, count, &slots);
