@@ -3,6 +3,7 @@
 #pragma once
 
 #include <semirings/distances.hpp>
+#include <spira/detail/knn_host_disjoint.hpp>
 #include <spira/distance.hpp>
 #include <spira/ops.hpp>
 
@@ -95,12 +96,32 @@ void pairwise_distance_tile(const host_resources& res, csr_view<ValueT, IndexT> 
   });
 }
 
+template <class ValueT, class IndexT>
+bool knn_host_by_rows(const host_resources& res, csr_view<ValueT, IndexT> queries,
+                      csr_view<ValueT, IndexT> index, const knn_params& params, bool largest,
+                      std::int64_t k, bool skip_self, ValueT* self_values, knn_result& out,
+                      std::size_t budget)
+{
+  return visit_metric(params.metric, params.p, [&](const auto& d) {
+    using D = std::decay_t<decltype(d)>;
+    if constexpr (knn_host_disjoint_v<D>) {
+      return knn_host_disjoint(res, queries, index, d, params, largest, k, skip_self, self_values,
+                               out, budget);
+    } else {
+      return false;
+    }
+  });
+}
+
 /// The host entries of ValueT for both index types (pairwise_distance_float.cpp, ..._double.cpp).
-#define SPIRA_PAIRWISE_HOST_INSTANTIATE(ValueT, IndexT)                                   \
-  template std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand( \
-      const host_resources&, csr_view<ValueT, IndexT>, const distance_params&);           \
-  template void pairwise_distance_tile(const host_resources&, csr_view<ValueT, IndexT>,   \
-                                       csr_view<ValueT, IndexT>, dense_view<ValueT>,      \
-                                       const distance_params&, host_prepared_distance_operand*);
+#define SPIRA_PAIRWISE_HOST_INSTANTIATE(ValueT, IndexT)                                           \
+  template std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(         \
+      const host_resources&, csr_view<ValueT, IndexT>, const distance_params&);                   \
+  template void pairwise_distance_tile(const host_resources&, csr_view<ValueT, IndexT>,           \
+                                       csr_view<ValueT, IndexT>, dense_view<ValueT>,              \
+                                       const distance_params&, host_prepared_distance_operand*);  \
+  template bool knn_host_by_rows(const host_resources&, csr_view<ValueT, IndexT>,                 \
+                                 csr_view<ValueT, IndexT>, const knn_params&, bool, std::int64_t, \
+                                 bool, ValueT*, knn_result&, std::size_t);
 
 }  // namespace spira::detail

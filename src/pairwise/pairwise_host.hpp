@@ -5,6 +5,7 @@
 #pragma once
 
 #include <spira/distance.hpp>
+#include <spira/knn.hpp>
 #include <spira/resources.hpp>
 
 #include <cstddef>
@@ -36,5 +37,16 @@ void pairwise_distance_tile(const host_resources& res, csr_view<ValueT, IndexT> 
                             csr_view<ValueT, IndexT> b, dense_view<ValueT> out,
                             const distance_params& params,
                             host_prepared_distance_operand* prepared_b = nullptr);
+
+/// The k-NN graph of queries against index by rows without distance tiles
+/// (spira/detail/knn_host_disjoint.hpp) for a metric with a disjoint value (cosine,
+/// inner_product): true when it ran, false (nothing done) for the other metrics, an index row the
+/// metric's disjoint_index refuses or accumulators beyond `budget` bytes. The arguments are those
+/// of knn_host_ops::fused plus the metric's params.
+template <class ValueT, class IndexT>
+bool knn_host_by_rows(const host_resources& res, csr_view<ValueT, IndexT> queries,
+                      csr_view<ValueT, IndexT> index, const knn_params& params, bool largest,
+                      std::int64_t k, bool skip_self, ValueT* self_values, knn_result& out,
+                      std::size_t budget);
 
 }  // namespace spira::detail

@@ -157,7 +157,8 @@ csr_view<ValueT, IndexT> check_knn_args(csr_view<ValueT, IndexT> index,
 ///   value_type, lists (n x k values and int64 indices), self_values (n values)
 ///   query_rows(), index_rows()
 ///   make_lists(rows, k), make_self_values(n), make_result(rows, k)  (a knn_result)
-///   fused(k, skip_self, self_values*, result&) -> bool   (false: not applicable; tiles then)
+///   fused(k, skip_self, self_values*, result&) -> bool   (false: not applicable; tiles then;
+///                                                      the host's: rows without tiles)
 ///   plan(k) -> knn_tiling
 ///   begin_query_tile(q0, q1), reset(lists&, rows)                    (padding: index -1)
 ///   tile_top_k(q0, q1, i0, i1, kt, self_values*)   distances, diagonal, sorted top-kt per row
@@ -239,7 +240,20 @@ struct knn_lists {
 /// kept (with its row pointers) for the distance tiles of the other query tiles, while the tiles
 /// kept take at most budget / knn_policy::prepared_index_divisor bytes; the tiles past that are
 /// not prepared (each distance tile computes what it needs, as with one query tile).
-template <class ValueT, class IndexT, class TileDistances, class PrepareIndex>
+/// knn_host_ops's host path without tiles for callers that have none.
+struct no_host_rows {
+  template <class... Args>
+  bool operator()(Args&&...) const
+  {
+    return false;
+  }
+};
+
+/// `by_rows(k, skip_self, self_values, result, budget)`, tried first unless params ask for tiles
+/// (algo tiled, a tile size given): fills the whole result row by row without distance tiles
+/// (knn_host_disjoint) and returns true, or returns false having done nothing.
+template <class ValueT, class IndexT, class TileDistances, class PrepareIndex,
+          class ByRows = no_host_rows>
 class knn_host_ops {
  public:
   using value_type = ValueT;
@@ -248,14 +262,15 @@ class knn_host_ops {
 
   knn_host_ops(const host_resources& res, csr_view<ValueT, IndexT> index,
                csr_view<ValueT, IndexT> queries, const knn_params& params, bool largest,
-               TileDistances tile_distances, PrepareIndex prepare_index)
+               TileDistances tile_distances, PrepareIndex prepare_index, ByRows by_rows = {})
       : res_(res),
         index_(index),
         queries_(queries),
         params_(params),
         largest_(largest),
         tile_distances_(std::move(tile_distances)),
-        prepare_index_(std::move(prepare_index))
+        prepare_index_(std::move(prepare_index)),
+        by_rows_(std::move(by_rows))
   {
     expects(params.algo != knn_algo::fused,
             "knn_graph: the fused algorithm runs on the CUDA backend only");
@@ -276,7 +291,13 @@ class knn_host_ops {
   {
     return {dense_matrix<std::int64_t>(res_, rows, k), dense_matrix<float>(res_, rows, k)};
   }
-  bool fused(std::int64_t, bool, ValueT*, knn_result&) const { return false; }
+  bool fused(std::int64_t k, bool skip_self, ValueT* self_values, knn_result& result)
+  {
+    if (params_.algo == knn_algo::tiled || params_.query_tile > 0 || params_.index_tile > 0) {
+      return false;
+    }
+    return by_rows_(k, skip_self, self_values, result, knn_host_budget(params_));
+  }
   knn_tiling plan(std::int64_t k)
   {
     budget_ = knn_host_budget(params_);
@@ -430,6 +451,7 @@ class knn_host_ops {
   bool largest_;
   TileDistances tile_distances_;
   PrepareIndex prepare_index_;
+  ByRows by_rows_;
   std::size_t budget_ = 0;
   knn_tiling tiling_{1, 1};
   std::vector<prepared_ptr> prepared_;         // per index tile, when several query tiles use it
@@ -445,16 +467,19 @@ class knn_host_ops {
 };
 
 /// The k-NN graph on the host (arguments checked, values checked by the caller; see knn_host_ops
-/// for the two callables).
-template <class ValueT, class IndexT, class TileDistances, class PrepareIndex>
+/// for the callables).
+template <class ValueT, class IndexT, class TileDistances, class PrepareIndex,
+          class ByRows = no_host_rows>
 knn_result knn_host(const host_resources& res, csr_view<ValueT, IndexT> index,
                     std::optional<csr_view<ValueT, IndexT>> queries, const knn_params& params,
-                    bool largest, TileDistances&& tile_distances, PrepareIndex&& prepare_index)
+                    bool largest, TileDistances&& tile_distances, PrepareIndex&& prepare_index,
+                    ByRows&& by_rows = {})
 {
   const csr_view<ValueT, IndexT> q = queries.value_or(index);
-  knn_host_ops<ValueT, IndexT, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>> ops(
-      res, index, q, params, largest, std::forward<TileDistances>(tile_distances),
-      std::forward<PrepareIndex>(prepare_index));
+  knn_host_ops<ValueT, IndexT, std::decay_t<TileDistances>, std::decay_t<PrepareIndex>,
+               std::decay_t<ByRows>>
+      ops(res, index, q, params, largest, std::forward<TileDistances>(tile_distances),
+          std::forward<PrepareIndex>(prepare_index), std::forward<ByRows>(by_rows));
   return knn_drive(ops, params, largest, !queries.has_value());
 }
 

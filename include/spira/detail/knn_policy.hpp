@@ -55,6 +55,9 @@ struct knn_policy {
   /// the queue grows to hold the pairs of every row that lost one, within this share of the free
   /// device memory, and those rows run again (rows with many equal distances, such as duplicates).
   static constexpr double deferred_memory_fraction = 0.25;
+  /// Host k-NN by rows (spira/detail/knn_host_disjoint.hpp): taken when the products of the
+  /// queries with the index are at most this multiple of the pairs.
+  static constexpr double host_rows_max_products = 2.0;
 
   /// Rows per step of a call of `rows` rows with a progress callback: about 1 / progress_steps
   /// of them, at least `min_rows` (progress_min_rows on the host, cuda_progress_min_rows on CUDA).
