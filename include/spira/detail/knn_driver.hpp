@@ -207,9 +207,16 @@ knn_result knn_drive(Ops& ops, const knn_params& params, bool largest, bool self
 
 // ---- the host backend ---------------------------------------------------------------------------
 
-/// The k-NN graph returns float distances, and the tie rule holds on what it returns: a tile of
-/// double distances is rounded to float before it is ranked (x -> double(float(x))), so values
-/// that round to the same float rank by index.
+/// The k-NN graph returns float distances, and the tie rule holds on what it returns: a double
+/// distance is rounded to float before it is ranked (x -> double(float(x))), so values that round
+/// to the same float rank by index.
+template <class ValueT>
+ValueT as_returned(ValueT x)
+{
+  return ValueT(static_cast<float>(x));
+}
+
+/// as_returned over a distance tile.
 template <class ValueT>
 void round_to_returned(dense_view<ValueT> d)
 {
@@ -217,7 +224,7 @@ void round_to_returned(dense_view<ValueT> d)
     for (std::int64_t i = 0; i < d.rows; ++i) {
       ValueT* row = d.row(i);
       for (std::int64_t j = 0; j < d.cols; ++j) {
-        row[j] = ValueT(static_cast<float>(row[j]));
+        row[j] = as_returned(row[j]);
       }
     }
   }

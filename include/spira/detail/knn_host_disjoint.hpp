@@ -77,8 +77,9 @@ bool knn_host_disjoint(const host_resources& res, csr_view<ValueT, IndexT> queri
     }
   }
   const auto nb = row_norms<typename traits::norms, T>(res, index);
+  const csr_rows<ValueT, IndexT> index_rows = rows_of(index);
   for (std::int64_t j = 0; j < n; ++j) {
-    if (!d.template disjoint_index<T>(rows_of(index)[j], nb[std::size_t(j)], bounds)) {
+    if (!d.template disjoint_index<T>(index_rows[j], nb[std::size_t(j)], bounds)) {
       return false;
     }
   }
@@ -119,13 +120,9 @@ bool knn_host_disjoint(const host_resources& res, csr_view<ValueT, IndexT> queri
         }
         // The engine's value of pair (i, j), rounded as the graph returns it.
         const auto value = [&](std::int64_t j) {
-          const acc_t& a = acc[std::size_t(j)];
-          const T v =
-              guard_trusts<D, T>(d, a, acc_t{}, na[std::size_t(i)], nb[std::size_t(j)], dim, bounds)
-                  ? finalize_total<D, T>(d, a, na[std::size_t(i)], nb[std::size_t(j)], dim)
-                  : detail::direct_value<D, T>(d, rows_a[i], rows_b[j], na[std::size_t(i)],
-                                               nb[std::size_t(j)], dim);
-          return ValueT(static_cast<float>(ValueT(v)));
+          return as_returned(ValueT(guarded_finalize<D, T>(d, acc[std::size_t(j)], acc_t{},
+                                                           na[std::size_t(i)], nb[std::size_t(j)],
+                                                           dim, rows_a, i, rows_b, j, bounds)));
         };
         cand.clear();
         const auto offer = [&](std::int64_t j) {

@@ -464,9 +464,9 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
     }
     int have = 0;
     int count = 0;
-    // Pairs at the identity ranked so far (at least; uniform), while they may still be skipped.
+    // Whether this row may skip pairs at the identity, and how many it ranked (at least; uniform).
     bool may_skip = false;
-    if constexpr (accuracy_traits<D, double>::disjoint) {
+    if constexpr (disjoint) {
       may_skip = index_disjoint &&
                  p.d.template disjoint_query<double>(p.norms_a[i], accumulator_bounds_of<A>());
     }
