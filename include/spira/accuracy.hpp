@@ -37,9 +37,10 @@
 //     promising that every pair (x, y) with disjoint_query(nx) and disjoint_index(y, ny) whose
 //     accumulator is ⊕'s identity (no shared column, or products that cancelled or vanished) has
 //     the value c, the fast form's where the guard trusts it and the direct one where not. The
-//     fused k-NN then evaluates only the first k such pairs of a row (in index order: later ones
-//     tie with them and lose on the index) and skips the rest (cosine and inner_product declare
-//     it; tests/semiring/disjoint_test.cpp checks the declarations).
+//     k-NN graph (the fused CUDA kernel, the host by rows) then evaluates only the first k such
+//     pairs of a row (in index order: later ones tie with them and lose on the index) and skips
+//     the rest (cosine and inner_product declare it; tests/semiring/zero_self_test.cpp checks the
+//     declarations).
 //
 // bounds.cancel is 2^33 unit roundoffs of the accumulator (2^-20 for double): a trusted result r
 // of a sum of n terms of total size M has |error| <= n u M <= n 2^-33 r, far below float32's

@@ -39,11 +39,10 @@ knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
       [&](csr_view<ValueT, IndexT> iv) {
         return detail::prepare_host_distance_operand(res, iv, dp);
       },
-      [&](std::int64_t k, bool skip_self, ValueT* self_values, knn_result& out,
+      [&](std::int64_t k, bool largest, bool skip_self, ValueT* self_values, knn_result& out,
           std::size_t budget) {
-        return detail::knn_host_by_rows(res, queries.value_or(index), index, params,
-                                        is_similarity(params.metric), k, skip_self, self_values,
-                                        out, budget);
+        return detail::knn_host_by_rows(res, queries.value_or(index), index, params, largest, k,
+                                        skip_self, self_values, out, budget);
       });
 }
 

@@ -256,8 +256,8 @@ struct no_host_rows {
   }
 };
 
-/// `by_rows(k, skip_self, self_values, result, budget)`, tried first unless params ask for tiles
-/// (algo tiled, a tile size given): fills the whole result row by row without distance tiles
+/// `by_rows(k, largest, skip_self, self_values, result, budget)`, tried first unless params ask for
+/// tiles (algo tiled, a tile size given): fills the whole result row by row without distance tiles
 /// (knn_host_disjoint) and returns true, or returns false having done nothing.
 template <class ValueT, class IndexT, class TileDistances, class PrepareIndex,
           class ByRows = no_host_rows>
@@ -303,7 +303,7 @@ class knn_host_ops {
     if (params_.algo == knn_algo::tiled || params_.query_tile > 0 || params_.index_tile > 0) {
       return false;
     }
-    return by_rows_(k, skip_self, self_values, result, knn_host_budget(params_));
+    return by_rows_(k, largest_, skip_self, self_values, result, knn_host_budget(params_));
   }
   knn_tiling plan(std::int64_t k)
   {
