@@ -27,6 +27,8 @@
 // many columns (character n-grams) nearly every pair is such a pair: a row with few products goes
 // by its products alone (sorted (index row, product) pairs in shared memory), a longer one walks
 // the index reading the accumulator tile, and its cost follows the pairs that share a column.
+// Where most pairs share a column (products beside the index's rows, knn_fused_gates) the walk
+// does not look for such pairs: it ranks every pair.
 //
 // Entry points: spira::knn_fused on device operands, and spira::knn_graph for a user's semiring
 // struct (host operands and result, like the built-in metrics' knn_graph of spira/knn.hpp), which
@@ -67,12 +69,15 @@ namespace detail {
 /// knn_fused on checked arguments (canonical device operands, contiguous outputs, 1 <= k <=
 /// knn_fused_max_k). With exclude_self and `self_values` (device, rows(queries) values), the
 /// pair (i, i) is still evaluated and its value, rounded to float, stored in self_values[i].
+/// `gates`: the ways rows are taken (knn_fused_gates: the policy's unless a test or a profile says
+/// otherwise) and their counters.
 template <class D, class ValueT, class IndexT>
 void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
                    csr_view<ValueT, IndexT> index, const D& d, std::int64_t k, bool largest,
                    bool exclude_self, ValueT* self_values, dense_view<ValueT> out_values,
                    dense_view<std::int64_t> out_indices,
-                   const std::function<void(std::int64_t, std::int64_t)>& progress)
+                   const std::function<void(std::int64_t, std::int64_t)>& progress,
+                   const knn_fused_gates& gates = {})
 {
   detail::device_guard scope(res.device);
   if (queries.rows == 0 || index.rows == 0) {
@@ -86,6 +91,7 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
   s.largest = largest;
   s.exclude_self = exclude_self;
   s.self_values = exclude_self ? self_values : nullptr;
+  s.gates = gates;
   constexpr bool guarded = accuracy_traits<D, double>::guarded;
   std::optional<buffer<unsigned char>> untrusted;
   if (guarded && s.self_values != nullptr) {

@@ -40,10 +40,17 @@ struct cuda_pairwise_policy_sm90 {
   /// Entries of the accumulator tile each thread of the fused k-NN reads per round (a round is
   /// then one barrier when the pairs it holds may all be skipped, spira/cuda/knn.cuh).
   static constexpr int knn_round_entries = 4;
-  /// The fused k-NN takes a query row by its products (sorted pairs of index row and product)
-  /// rather than by a walk over the index when the index has at least this many rows per product
-  /// (and the products fit the accumulator tile's memory; spira/cuda/knn.cuh).
+  /// The fused k-NN takes a query row whose disjoint pairs may be skipped by its products (sorted
+  /// pairs of index row and product) rather than by a walk over the index when the index has at
+  /// least this many rows per product (and the products fit the accumulator tile's memory;
+  /// spira/cuda/knn.cuh).
   static constexpr std::int64_t knn_walk_per_product = 8;
+  /// Otherwise its walk skips the disjoint pairs (rounds of knn_round_entries) when the index has
+  /// at least this many rows per product; with fewer, nearly every pair shares a column and the
+  /// walk ranks every pair in rounds of one entry a thread. Measured on the H200
+  /// (bench/results/knn-gates-2026-11-27: 1, 2, 4, 8 and always; 1 was fastest or within the
+  /// spread of runs on every set).
+  static constexpr std::int64_t knn_skip_per_product = 1;
   /// Selection NAMMs (chebyshev): pairs whose K best one-sided entries are all shared with the
   /// other row are finished by a second kernel, one warp per pair; the list holds at most
   /// max(nnz(A) + nnz(B), this) pairs (beyond it, the pair's thread scans the row itself).

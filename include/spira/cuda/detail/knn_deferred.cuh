@@ -3,7 +3,7 @@
 // and the direct evaluation of untrusted self distances d(i, i).
 #pragma once
 
-#include <spira/cuda/detail/knn_fused_kernel.cuh>
+#include <spira/cuda/detail/knn_fused_select.cuh>
 
 #include <cub/device/device_scan.cuh>
 
