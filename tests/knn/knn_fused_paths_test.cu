@@ -41,12 +41,10 @@ graph run(const csr_matrix<float, std::int32_t>& x, const D& d, bool largest, st
   dense_matrix<float> values(res, x.rows(), k);
   dense_matrix<std::int64_t> indices(res, x.rows(), k);
   buffer<detail::knn_fused_paths> paths(res, 1, "path counters");
-  detail::fill_zero_bytes(paths.data(), memory_space::device, sizeof(detail::knn_fused_paths),
-                          res);
+  detail::fill_zero_bytes(paths.data(), memory_space::device, sizeof(detail::knn_fused_paths), res);
   gates.paths = paths.data();
-  detail::knn_fused_run(res, dev.view(), dev.view(), d, k, largest, true, static_cast<float*>(nullptr),
-                        values.view(),
-                        indices.view(), {}, gates);
+  detail::knn_fused_run(res, dev.view(), dev.view(), d, k, largest, true,
+                        static_cast<float*>(nullptr), values.view(), indices.view(), {}, gates);
   graph g{dense_matrix<float>(host_resources{}, x.rows(), k),
           dense_matrix<std::int64_t>(host_resources{}, x.rows(), k)};
   const auto n = std::size_t(x.rows() * k);
