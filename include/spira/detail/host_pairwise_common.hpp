@@ -198,6 +198,22 @@ inline T finalize_pair(const D& d, const Acc& acc, const Norm& na, const Norm& n
   }
 }
 
+/// The first pass of guarded_finalize for an annihilating, guarded D over n pairs (query row i
+/// against index rows whose totals are acc[t] and norms nb[t]): every pair's fast form into
+/// fast[t] and the guard's verdict into trust[t] (1 trusted, 0 not), branch-free for the built-in
+/// distances so that the compiler vectorises it. The caller evaluates the untrusted pairs directly
+/// (detail::direct_value): together, guarded_finalize's values.
+template <class D, class T, class Acc, class Norm>
+inline void finalize_and_trust(const D& d, const Acc* acc, const Norm& na, const Norm* nb,
+                               std::int64_t dim, std::int64_t n, T* fast, T* trust)
+{
+  constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
+  for (std::int64_t t = 0; t < n; ++t) {
+    fast[t] = finalize_total<D, T>(d, acc[t], na, nb[t], dim);
+    trust[t] = guard_trusts<D, T>(d, acc[t], Acc{}, na, nb[t], dim, bounds) ? T(1) : T(0);
+  }
+}
+
 /// run(pa, pb) on the rows as ⊗ sees them: copies prepared by D (D::prepare) where D has a
 /// prepare step, else a and b themselves (norms are taken from the raw rows by the caller).
 template <class T, class D, class ValueT, class IndexT, class Run>

@@ -125,10 +125,7 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
     // guarded_finalize (spira/accuracy.hpp) in two passes: every pair's fast form and the guard's
     // verdict, branch-free for the built-in distances (so the compiler vectorises it), then the
     // direct form where the guard said no.
-    for (std::int64_t j = 0; j < n; ++j) {
-      fast[j] = finalize_total<D, T>(d, acc[j], na[i], nb[j], dim);
-      trust[j] = guard_trusts<D, T>(d, acc[j], acc_t{}, na[i], nb[j], dim, bounds) ? T(1) : T(0);
-    }
+    finalize_and_trust<D, T>(d, acc.data(), na[i], nb.data(), dim, n, fast.data(), trust.data());
     for (std::int64_t j = 0; j < n; ++j) {
       row[j] = ValueT(trust[j] != T(0)
                           ? fast[j]

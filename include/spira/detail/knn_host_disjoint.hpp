@@ -30,6 +30,20 @@ inline constexpr bool knn_host_disjoint_v = accuracy_traits<D, host_compute_t>::
                                             distance_traits<D, host_compute_t>::num_terms == 1 &&
                                             !distance_traits<D, host_compute_t>::has_prepare;
 
+/// A candidate of a query row: its ranking key (selection::key_traits) and index, the order of
+/// knn_better as a pair, and its value.
+template <class ValueT>
+struct knn_host_candidate {
+  typename selection::key_traits<ValueT>::key_type key;
+  std::int64_t index;
+  ValueT value;
+
+  friend bool operator<(const knn_host_candidate& a, const knn_host_candidate& b)
+  {
+    return a.key != b.key ? a.key < b.key : a.index < b.index;
+  }
+};
+
 /// The k-NN graph of `queries` against `index` for such a D (best k by knn_better; `skip_self`:
 /// index row i is not a candidate of query row i, whose value goes to self_out[i] when self_out is
 /// not null) into `out` (rows(queries) x k). Returns false, having done nothing, when an index row
@@ -45,6 +59,7 @@ bool knn_host_disjoint(const host_resources& res, csr_view<ValueT, IndexT> queri
   using traits = distance_traits<D, T>;
   using acc_t = typename traits::accumulator;
   using add = typename traits::add_monoid;
+  using norm_t = typename traits::norms::template values<T>;
   static_assert(knn_host_disjoint_v<D>);
   constexpr accumulator_bounds bounds = accumulator_bounds_of<T>();
   const std::int64_t n = index.rows;
@@ -99,12 +114,20 @@ bool knn_host_disjoint(const host_resources& res, csr_view<ValueT, IndexT> queri
     {
       std::vector<acc_t> acc(std::size_t(n), zero);
       std::vector<unsigned char> touched(std::size_t(n), 0);
-      std::vector<std::int64_t> rows;
-      std::vector<std::pair<ValueT, std::int64_t>> cand;
+      // The touched index rows, then the untouched ones offered (at most n in all; one more slot
+      // for the unconditional write below).
+      std::vector<std::int64_t> rows(std::size_t(n) + 1);
+      // The touched rows' totals and norms gathered, their fast values and the guard's verdicts.
+      std::vector<acc_t> totals;
+      std::vector<norm_t> norms;
+      std::vector<T> fast, trust;
+      std::vector<knn_host_candidate<ValueT>> cand;
       SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
       for (std::int64_t i = r0; i < r1; ++i) {
-        // The engine's sums: the row's columns in order, each column's index rows in order.
-        rows.clear();
+        // The engine's sums: the row's columns in order, each column's index rows in order; the
+        // touched rows noted without a branch (rows[0, count) - a row is written at the end
+        // whether or not it is new, and kept by advancing the count when it is).
+        std::size_t count = 0;
         for (offset_t e = queries.row_ptr[i]; e < queries.row_ptr[i + 1]; ++e) {
           const T x = T(queries.values[e]);
           const std::int64_t c = queries.col_idx[e];
@@ -112,63 +135,79 @@ bool knn_host_disjoint(const host_resources& res, csr_view<ValueT, IndexT> queri
             const std::int64_t j = bt.col_idx[q];
             add_terms<add>(acc[std::size_t(j)],
                            as_terms(d.template multiply<T>(x, T(bt.values[q]))));
-            if (!touched[std::size_t(j)]) {
-              touched[std::size_t(j)] = 1;
-              rows.push_back(j);
-            }
+            rows[count] = j;
+            count += touched[std::size_t(j)] ^ 1u;
+            touched[std::size_t(j)] = 1;
           }
         }
-        // The engine's value of pair (i, j), rounded as the graph returns it.
-        const auto value = [&](std::int64_t j) {
-          return as_returned(ValueT(guarded_finalize<D, T>(d, acc[std::size_t(j)], acc_t{},
-                                                           na[std::size_t(i)], nb[std::size_t(j)],
-                                                           dim, rows_a, i, rows_b, j, bounds)));
-        };
         cand.clear();
-        const auto offer = [&](std::int64_t j) {
+        // Pair (i, j) with the engine's value v, rounded as the graph returns it.
+        const auto offer = [&](std::int64_t j, T v) {
+          const ValueT r = as_returned(ValueT(v));
           if (skip_self && j == i) {
             if (self_out != nullptr) {
-              self_out[i] = value(j);
+              self_out[i] = r;
             }
             return;
           }
-          cand.emplace_back(value(j), j);
+          cand.push_back({selection::key_traits<ValueT>::to_key(r, largest), j, r});
         };
-        if (d.template disjoint_query<T>(na[std::size_t(i)], bounds)) {
-          for (const std::int64_t j : rows) {
-            offer(j);
+        // The engine's values of the index rows `js` (guarded_finalize in its two passes).
+        const auto offer_rows = [&](const std::int64_t* js, std::size_t m) {
+          totals.resize(m);
+          norms.resize(m);
+          fast.resize(m);
+          trust.resize(m);
+          for (std::size_t t = 0; t < m; ++t) {
+            totals[t] = acc[std::size_t(js[t])];
+            norms[t] = nb[std::size_t(js[t])];
           }
+          finalize_and_trust<D, T>(d, totals.data(), na[std::size_t(i)], norms.data(), dim,
+                                   std::int64_t(m), fast.data(), trust.data());
+          for (std::size_t t = 0; t < m; ++t) {
+            const std::int64_t j = js[t];
+            offer(j, trust[t] != T(0)
+                         ? fast[t]
+                         : direct_value<D, T>(d, rows_a[i], rows_b[j], na[std::size_t(i)],
+                                              nb[std::size_t(j)], dim));
+          }
+        };
+        std::size_t offered = count;  // rows[count, offered): untouched rows offered
+        if (d.template disjoint_query<T>(na[std::size_t(i)], bounds)) {
           // The first untouched rows: k of them besides row i (the self pair is offered for its
           // value when it is untouched too).
           std::int64_t others = 0;
           for (std::int64_t j = 0; j < n && others < k; ++j) {
             if (!touched[std::size_t(j)]) {
               others += skip_self && j == i ? 0 : 1;
-              offer(j);
+              rows[offered++] = j;
             }
           }
-          if (skip_self && self_out != nullptr && i < n && !touched[std::size_t(i)]) {
-            self_out[i] = value(i);
+          if (skip_self && self_out != nullptr && i < n && !touched[std::size_t(i)] &&
+              std::find(rows.begin() + std::ptrdiff_t(count),
+                        rows.begin() + std::ptrdiff_t(offered),
+                        i) == rows.begin() + std::ptrdiff_t(offered)) {
+            rows[offered++] = i;  // its value only
           }
         } else {
-          for (std::int64_t j = 0; j < n; ++j) {
-            offer(j);
+          for (std::int64_t j = 0; j < n; ++j) {  // every index row
+            if (!touched[std::size_t(j)]) {
+              rows[offered++] = j;
+            }
           }
         }
-        for (const std::int64_t j : rows) {
-          acc[std::size_t(j)] = zero;
-          touched[std::size_t(j)] = 0;
+        offer_rows(rows.data(), offered);
+        for (std::size_t t = 0; t < count; ++t) {
+          acc[std::size_t(rows[t])] = zero;
+          touched[std::size_t(rows[t])] = 0;
         }
-        const auto better = [&](const auto& x, const auto& y) {
-          return knn_better(x.first, x.second, y.first, y.second, largest);
-        };
         const std::int64_t m = std::min<std::int64_t>(k, std::int64_t(cand.size()));
-        std::partial_sort(cand.begin(), cand.begin() + m, cand.end(), better);
+        std::partial_sort(cand.begin(), cand.begin() + m, cand.end());
         std::int64_t* oi = out.indices.view().row(i);
         float* ov = out.distances.view().row(i);
         for (std::int64_t c = 0; c < k; ++c) {
-          oi[c] = c < m ? cand[std::size_t(c)].second : std::int64_t{-1};
-          ov[c] = c < m ? static_cast<float>(cand[std::size_t(c)].first)
+          oi[c] = c < m ? cand[std::size_t(c)].index : std::int64_t{-1};
+          ov[c] = c < m ? static_cast<float>(cand[std::size_t(c)].value)
                         : selection::key_traits<float>::padding(largest);
         }
       }
