@@ -5,6 +5,7 @@
 // the order in which products are summed), and the counters say which way each row went - also
 // with the policy's gates, on a shape that takes each way.
 #include "support/backend.hpp"
+#include "support/knn_check.hpp"
 
 #include <semirings/distances_expansion.hpp>
 #include <spira/cuda/knn.cuh>
@@ -26,8 +27,7 @@ namespace {
 #define SPIRA_SKIP_WITHOUT_GPU() SPIRA_SKIP_UNLESS_AVAILABLE(cuda_resources)
 
 struct graph {
-  dense_matrix<float> values;
-  dense_matrix<std::int64_t> indices;
+  knn_result g;
   detail::knn_fused_paths paths{};
 };
 
@@ -45,36 +45,15 @@ graph run(const csr_matrix<float, std::int32_t>& x, const D& d, bool largest, st
   gates.paths = paths.data();
   detail::knn_fused_run(res, dev.view(), dev.view(), d, k, largest, true,
                         static_cast<float*>(nullptr), values.view(), indices.view(), {}, gates);
-  graph g{dense_matrix<float>(host_resources{}, x.rows(), k),
-          dense_matrix<std::int64_t>(host_resources{}, x.rows(), k)};
+  graph out{{dense_matrix<std::int64_t>(host_resources{}, x.rows(), k),
+             dense_matrix<float>(host_resources{}, x.rows(), k)}};
   const auto n = std::size_t(x.rows() * k);
-  copy(g.values.view().data, memory_space::host, values.view().data, memory_space::device, n, res);
-  copy(g.indices.view().data, memory_space::host, indices.view().data, memory_space::device, n,
+  copy(out.g.distances.view().data, memory_space::host, values.view().data, memory_space::device, n,
        res);
-  copy(&g.paths, memory_space::host, paths.data(), memory_space::device, 1, res);
-  return g;
-}
-
-/// Same neighbours and values up to the rounding of a sum in another order (equal values: same
-/// index; near-equal ones may swap).
-void expect_same_graph(const graph& a, const graph& b)
-{
-  const std::int64_t k = a.indices.cols();
-  for (std::int64_t r = 0; r < a.indices.rows(); ++r) {
-    for (std::int64_t c = 0; c < k; ++c) {
-      const float d = a.values.view()(r, c);
-      const float tol = 1e-6f * (1.0f + std::abs(d));
-      ASSERT_NEAR(d, b.values.view()(r, c), tol) << "row " << r << " position " << c;
-      if (a.indices.view()(r, c) != b.indices.view()(r, c)) {
-        const auto near = [&](std::int64_t c2) {
-          return c2 >= 0 && c2 < k && std::abs(a.values.view()(r, c2) - d) <= tol;
-        };
-        ASSERT_TRUE(d != b.values.view()(r, c) || c + 1 == k || near(c - 1) || near(c + 1))
-            << "row " << r << " position " << c << ": " << a.indices.view()(r, c) << " vs "
-            << b.indices.view()(r, c);
-      }
-    }
-  }
+  copy(out.g.indices.view().data, memory_space::host, indices.view().data, memory_space::device, n,
+       res);
+  copy(&out.paths, memory_space::host, paths.data(), memory_space::device, 1, res);
+  return out;
 }
 
 constexpr std::int64_t never = -1;  // a closed gate
@@ -114,17 +93,17 @@ void check_every_way(const csr_matrix<float, std::int32_t>& x, const D& d, bool 
     EXPECT_GE(skipping.paths.walk_skipping, rows - refused);
     EXPECT_GE(skipping.paths.walk, refused);
     EXPECT_EQ(skipping.paths.by_products, 0u);
-    expect_same_graph(skipping, walk);
+    expect_same_graph_up_to_rounding(skipping.g, walk.g);
     const graph by_products = run(x, d, largest, k, {always, always});
     // (every row that may fits the tile)
     EXPECT_GE(by_products.paths.by_products, rows - refused - kinds.long_rows);
     EXPECT_GE(by_products.paths.walk_skipping, kinds.long_rows);
     EXPECT_GE(by_products.paths.walk, refused);
-    expect_same_graph(by_products, walk);
+    expect_same_graph_up_to_rounding(by_products.g, walk.g);
     const graph policy = run(x, d, largest, k, {});
     EXPECT_GT(policy.paths.by_products, rows / 2) << "the policy's gates should take these rows "
                                                      "by their products";
-    expect_same_graph(policy, walk);
+    expect_same_graph_up_to_rounding(policy.g, walk.g);
   }
 }
 
@@ -203,7 +182,8 @@ TEST(KnnFusedPaths, PolicyGatesFollowTheProducts)
   const graph policy = run(x, distances::cosine{}, false, 15, {});
   EXPECT_EQ(policy.paths.walk, walking);
   EXPECT_EQ(policy.paths.walk_skipping + policy.paths.by_products, x.rows() - walking);
-  expect_same_graph(policy, run(x, distances::cosine{}, false, 15, {never, never}));
+  expect_same_graph_up_to_rounding(policy.g,
+                                   run(x, distances::cosine{}, false, 15, {never, never}).g);
 }
 
 }  // namespace

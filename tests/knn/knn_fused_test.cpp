@@ -202,31 +202,6 @@ TEST(KnnFused, ExcludeSelfKeepsDuplicates)
   }
 }
 
-/// Two runs of the same k-NN problem on CUDA: distances equal up to the last bits of the atomically
-/// summed terms (the order of the shared-memory atomics varies between launches, docs/knn.md),
-/// indices equal except where two neighbours lie within that rounding of each other.
-void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
-{
-  ASSERT_EQ(a.indices.rows(), b.indices.rows());
-  ASSERT_EQ(a.indices.cols(), b.indices.cols());
-  const std::int64_t k = a.indices.cols();
-  for (std::int64_t r = 0; r < a.indices.rows(); ++r) {
-    for (std::int64_t c = 0; c < k; ++c) {
-      const float d = a.distances.view()(r, c);
-      const float tol = 1e-6f * (1.0f + std::abs(d));
-      ASSERT_NEAR(d, b.distances.view()(r, c), tol) << "row " << r << " position " << c;
-      if (a.indices.view()(r, c) != b.indices.view()(r, c)) {
-        const auto near = [&](std::int64_t c2) {
-          return c2 >= 0 && c2 < k && std::abs(a.distances.view()(r, c2) - d) <= tol;
-        };
-        ASSERT_TRUE(c + 1 == k || near(c - 1) || near(c + 1))
-            << "row " << r << " position " << c << ": " << a.indices.view()(r, c) << " vs "
-            << b.indices.view()(r, c) << " without a near tie";
-      }
-    }
-  }
-}
-
 /// Sparse rows over many columns: most pairs share no column, so for cosine (distance 1) and
 /// inner_product (0) the fused kernel ranks the first k such pairs of a row and skips the rest
 /// (spira/accuracy.hpp, disjoint_distance). Three accumulator tiles of index rows, k from below to
@@ -274,7 +249,7 @@ TEST(KnnFused, DisjointPairsSkipped)
       const auto fused = knn_graph(cuda_resources{}, c.x->view(), std::nullopt, p);
       p.algo = knn_algo::tiled;
       const auto tiled = knn_graph(cuda_resources{}, c.x->view(), std::nullopt, p);
-      expect_same_graph_up_to_rounding(fused, tiled);
+      test::expect_same_graph_up_to_rounding(fused, tiled);
       std::int64_t at_disjoint = 0;
       for (std::int64_t r = 0; r < c.x->rows(); ++r) {
         for (std::int64_t q = 0; q < k; ++q) {
@@ -347,8 +322,8 @@ TEST(KnnFused, NearDuplicatesQueuedByTheAccuracyGuard)
       test::expect_knn_matches(g, test::oracle::pairwise(m, dense, dense), false, false, 2e-5,
                                "near-duplicates");
       p.algo = knn_algo::tiled;
-      expect_same_graph_up_to_rounding(g,
-                                       knn_graph(cuda_resources{}, index.view(), std::nullopt, p));
+      test::expect_same_graph_up_to_rounding(
+          g, knn_graph(cuda_resources{}, index.view(), std::nullopt, p));
     }
   }
 }
@@ -430,7 +405,7 @@ TEST(KnnFused, ProgressGivesTheSameGraph)
   EXPECT_EQ(std::adjacent_find(done.begin(), done.end(), std::greater_equal<>{}), done.end())
       << "progress must increase strictly";
   EXPECT_EQ(done.back(), o.rows);
-  expect_same_graph_up_to_rounding(whole, chunked);
+  test::expect_same_graph_up_to_rounding(whole, chunked);
 
   // A few query rows.
   test::random_options qo = o;
@@ -452,7 +427,7 @@ TEST(KnnFused, ProgressGivesTheSameGraph)
   EXPECT_EQ(done.back(), qo.rows);
   p.progress = nullptr;
   const auto few_whole = knn_graph(cuda_resources{}, index.view(), queries.view(), p);
-  expect_same_graph_up_to_rounding(few, few_whole);
+  test::expect_same_graph_up_to_rounding(few, few_whole);
 }
 
 /// A progress callback that throws ends the call with its exception (the launch is stopped or has
@@ -482,7 +457,7 @@ TEST(KnnFused, ProgressThatThrowsEndsTheCall)
   const auto whole = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
   synchronize(cuda_resources{});
   const auto again = knn_graph(cuda_resources{}, index.view(), std::nullopt, p);
-  expect_same_graph_up_to_rounding(whole, again);
+  test::expect_same_graph_up_to_rounding(whole, again);
 }
 
 TEST(KnnFused, ArgumentErrors)
