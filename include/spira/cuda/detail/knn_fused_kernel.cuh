@@ -166,21 +166,23 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
           p.d.template disjoint_query<double>(p.norms_a[i], accumulator_bounds_of<A>())) {
         __shared__ int offsets[cuda_pairwise_policy::intersection_threads];
         const std::int64_t products = knn_row_products(p, i, offsets);  // uniform
-        if (N == 1 && products <= by_products_capacity &&
-            p.a_ptr[i + 1] - p.a_ptr[i] <= offset_t(blockDim.x) &&
-            knn_fused_gates::passes(s.gates.by_products, products, p.rows_b)) {
-          int n = 2;  // a power of two for the sort
-          while (n < products) {
-            n *= 2;
+        if constexpr (N == 1) {  // (by_products_capacity is 0 otherwise)
+          if (products <= by_products_capacity &&
+              p.a_ptr[i + 1] - p.a_ptr[i] <= offset_t(blockDim.x) &&
+              knn_fused_gates::passes(s.gates.by_products, products, p.rows_b)) {
+            int n = 2;  // a power of two for the sort
+            while (n < products) {
+              n *= 2;
+            }
+            knn_row_by_products(p, s, i, int(products), n, offsets, smem_raw, vals, idx, &slots,
+                                have, count);
+            knn_count_path(s, &knn_fused_paths::by_products);
+            knn_finish_row(vals, idx, s, i, have, count, &slots);
+            if (threadIdx.x == 0) {
+              launch_progress_row_done(s.watch);
+            }
+            continue;
           }
-          knn_row_by_products(p, s, i, int(products), n, offsets, smem_raw, vals, idx, &slots, have,
-                              count);
-          knn_count_path(s, &knn_fused_paths::by_products);
-          knn_finish_row(vals, idx, s, i, have, count, &slots);
-          if (threadIdx.x == 0) {
-            launch_progress_row_done(s.watch);
-          }
-          continue;
         }
         skipping = knn_fused_gates::passes(s.gates.walk_skipping, products, p.rows_b);
       }
