@@ -24,6 +24,14 @@ namespace spira::detail {
 
 // ---- the order and the merge (one definition, host and device) ---------------------------------
 
+/// knn_better on ranking keys already taken (selection::key_traits::to_key): the smaller key, then
+/// the smaller index.
+template <class Key>
+SPIRA_HD bool knn_key_better(Key ka, std::int64_t ia, Key kb, std::int64_t ib)
+{
+  return ka != kb ? ka < kb : ia < ib;
+}
+
 /// Is (va, ia) better than (vb, ib)? The ranking key of select_k (selection::key_traits: smaller,
 /// or larger, value first; -0 equals +0; NaN worse than any number in both directions), then the
 /// smaller index. The one order of the k-NN graph and of merge_knn.
@@ -31,9 +39,7 @@ template <class ValueT>
 SPIRA_HD bool knn_better(ValueT va, std::int64_t ia, ValueT vb, std::int64_t ib, bool largest)
 {
   using traits = selection::key_traits<ValueT>;
-  const auto ka = traits::to_key(va, largest);
-  const auto kb = traits::to_key(vb, largest);
-  return ka != kb ? ka < kb : ia < ib;
+  return knn_key_better(traits::to_key(va, largest), ia, traits::to_key(vb, largest), ib);
 }
 
 /// One row's candidate list, sorted best first by knn_better: entry j is (values[j],
@@ -237,6 +243,15 @@ struct knn_lists {
   dense_matrix<std::int64_t> indices;
 };
 
+/// knn_host_ops's host path without tiles, for callers that have none.
+struct no_host_rows {
+  template <class... Args>
+  bool operator()(Args&&...) const
+  {
+    return false;
+  }
+};
+
 /// knn_drive's pieces on the host. `prepare_index(index_tile)` returns a std::unique_ptr to what
 /// the host engine computes of an index tile alone (its norms, prepared values, CSC: e.g.
 /// host_pairwise_prepared), which has host_bytes(); `tile_distances(queries_tile, index_tile, out,
@@ -247,15 +262,7 @@ struct knn_lists {
 /// kept (with its row pointers) for the distance tiles of the other query tiles, while the tiles
 /// kept take at most budget / knn_policy::prepared_index_divisor bytes; the tiles past that are
 /// not prepared (each distance tile computes what it needs, as with one query tile).
-/// knn_host_ops's host path without tiles for callers that have none.
-struct no_host_rows {
-  template <class... Args>
-  bool operator()(Args&&...) const
-  {
-    return false;
-  }
-};
-
+///
 /// `by_rows(k, largest, skip_self, self_values, result, budget)`, tried first unless params ask for
 /// tiles (algo tiled, a tile size given): fills the whole result row by row without distance tiles
 /// (knn_host_disjoint) and returns true, or returns false having done nothing.

@@ -30,8 +30,8 @@ inline constexpr bool knn_host_disjoint_v = accuracy_traits<D, host_compute_t>::
                                             distance_traits<D, host_compute_t>::num_terms == 1 &&
                                             !distance_traits<D, host_compute_t>::has_prepare;
 
-/// A candidate of a query row: its ranking key (selection::key_traits) and index, the order of
-/// knn_better as a pair, and its value.
+/// A candidate of a query row: its ranking key (selection::key_traits), index and value, ordered
+/// by knn_key_better.
 template <class ValueT>
 struct knn_host_candidate {
   typename selection::key_traits<ValueT>::key_type key;
@@ -40,7 +40,7 @@ struct knn_host_candidate {
 
   friend bool operator<(const knn_host_candidate& a, const knn_host_candidate& b)
   {
-    return a.key != b.key ? a.key < b.key : a.index < b.index;
+    return knn_key_better(a.key, a.index, b.key, b.index);
   }
 };
 
