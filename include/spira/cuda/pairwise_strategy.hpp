@@ -37,6 +37,13 @@ struct cuda_pairwise_policy_sm90 {
   /// Entries of a column of B each lane loads before combining them (memory-level parallelism of
   /// the column walk: the loads of one round are independent).
   static constexpr int intersection_unroll = 4;
+  /// A row of A with at least this many nonzeros, against a B whose rows fit one tile, takes its
+  /// nonzeros in batches of 32 a warp (their column bounds loaded side by side, short columns'
+  /// products spread over the lanes) instead of one a warp. Measured on the H100
+  /// (bench/results/knn-batches-2026-11-27): long rows over short columns (movielens, 165
+  /// nonzeros a row over columns of about 10) gain; short rows, and indexes of several tiles
+  /// (where each column must be cut at both ends of the tile), do not.
+  static constexpr std::int64_t intersection_batch_entries = 64;
   /// Entries of the accumulator tile each thread of the fused k-NN reads per round (a round is
   /// then one barrier when the pairs it holds may all be skipped, spira/cuda/knn.cuh).
   static constexpr int knn_round_entries = 4;

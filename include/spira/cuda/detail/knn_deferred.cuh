@@ -63,9 +63,16 @@ __global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, s
       const offset_t a0 = p.a_ptr[i], n = p.a_ptr[i + 1] - a0;
       const offset_t b0 = p.b_ptr[i];
       bool zero = p.b_ptr[i + 1] - b0 == n;
-      for (offset_t e = lane; zero && e < n; e += 32) {
-        const ValueT x = p.a_val[a0 + e];
-        zero = p.a_col[a0 + e] == p.b_col[b0 + e] && x == p.b_val[b0 + e] && isfinite(x);
+      // Four entries a lane a round, their loads independent of each other's comparisons.
+      for (offset_t e0 = lane; zero && e0 < n; e0 += 32 * 4) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const offset_t e = e0 + 32 * u;
+          if (e < n) {
+            const ValueT x = p.a_val[a0 + e];
+            zero &= (p.a_col[a0 + e] == p.b_col[b0 + e]) & (x == p.b_val[b0 + e]) & isfinite(x);
+          }
+        }
       }
       zero = __all_sync(full_warp, zero);
       if (lane == 0) {

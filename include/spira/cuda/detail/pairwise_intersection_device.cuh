@@ -99,28 +99,183 @@ __device__ inline terms<A, distance_traits<D, ValueT>::num_terms> intersection_m
   return r;
 }
 
-/// Accumulates ⊕ over the shared columns of row i of A and rows [j0, j0 + width) of B into the
-/// block's shared accumulator acc (width x N terms), which the caller has set to e⊕: each warp
-/// takes nonzeros (c, a) of row i and its lanes walk the part of column c of B that falls in the
-/// tile (its start found by binary search when j0 > 0; the walk stops at the tile's end), loading
-/// intersection_unroll entries per lane before combining ⊗ into acc with the monoid's
-/// shared-memory atomic. For a NAMM with a sum ⊕ the combined term is ⊗(a, b) - ⊗(a, 0) - ⊗(0, b)
-/// (the one-sided terms in double: ⊗(a, 0) once per nonzero of A, ⊗(0, b) from bt_side). The
-/// whole block calls it; the caller synchronises before reading acc.
-template <class D, class ValueT, class IndexT>
-__device__ void intersection_accumulate(const intersection_args<D, ValueT, IndexT>& p,
-                                        std::int64_t i, std::int64_t j0, std::int64_t width,
-                                        intersection_accumulator_t<D, ValueT>* acc)
+/// The first position in [lo, hi) of a column of B's CSC whose row is at least j (rows are sorted
+/// within a column), hi if none.
+template <class IndexT>
+__device__ inline offset_t first_row_at_least(const IndexT* rows, offset_t lo, offset_t hi,
+                                              std::int64_t j)
 {
-  using add = typename D::add_monoid;
+  while (lo < hi) {
+    const offset_t m = lo + (hi - lo) / 2;
+    if (std::int64_t(rows[m]) < j) {
+      lo = m + 1;
+    } else {
+      hi = m;
+    }
+  }
+  return lo;
+}
+
+/// Combines ⊗(x, y) of an entry x of A and an entry y of B into the tile's accumulator j; for a
+/// NAMM with a sum ⊕ the term ⊗(x, y) - ⊗(x, 0) - ⊗(0, y), the one-sided terms given in double.
+template <class D, class ValueT, class IndexT>
+__device__ inline void intersection_combine(
+    const intersection_args<D, ValueT, IndexT>& p, intersection_accumulator_t<D, ValueT>* acc,
+    std::int64_t j, ValueT x, ValueT y,
+    [[maybe_unused]] const terms<double, intersection_args<D, ValueT, IndexT>::N>& side_a,
+    [[maybe_unused]] const terms<double, intersection_args<D, ValueT, IndexT>::N>& side_b)
+{
   using A = intersection_accumulator_t<D, ValueT>;
+  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
+  auto prod = intersection_multiply_d<D, ValueT, A>(p.d, x, y);
+  if constexpr (sum_namm_v<D, ValueT>) {
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+      prod[t] = A((double(prod[t]) - side_a[t]) - side_b[t]);
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < N; ++t) {
+    atomic_combine<typename D::add_monoid>(&acc[j * N + t], prod[t]);
+  }
+}
+
+/// intersection_accumulate for a row of A of many nonzeros against a B whose rows all fit the
+/// tile (no column of B needs cutting): warp w takes nonzeros w, w + warps, ... of the row (as the
+/// walk entry by entry does) in batches of up to 32, a lane loading one's column bounds (the loads
+/// of a batch side by side), and a warp scan gives the batch's products. Where those are few for
+/// its entries (columns of fewer than 64 entries, on average) the products are spread evenly over
+/// the lanes, each lane finding its entry among the batch's by a search over the scan (shuffles),
+/// so that short columns do not leave most lanes idle; otherwise entry by entry, the warp's lanes
+/// walking the column. Whole block; the caller synchronises before reading acc.
+template <class D, class ValueT, class IndexT>
+__device__ void intersection_accumulate_batches(const intersection_args<D, ValueT, IndexT>& p,
+                                                std::int64_t i,
+                                                intersection_accumulator_t<D, ValueT>* acc)
+{
   constexpr int N = intersection_args<D, ValueT, IndexT>::N;
   constexpr int U = cuda_pairwise_policy::intersection_unroll;
   constexpr bool sum_namm = sum_namm_v<D, ValueT>;
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x / 32;
   const int warps = blockDim.x / 32;
+  const offset_t a_end = p.a_ptr[i + 1];
+  const terms<double, N> none{};
+  // Lane l of round r holds nonzero first + (32 r + l) warps.
+  const offset_t first = p.a_ptr[i] + warp;
+  for (offset_t k0 = first; k0 < a_end; k0 += offset_t(warps) * 32) {
+    const offset_t k = k0 + offset_t(lane) * warps;
+    ValueT x = ValueT(0);
+    offset_t lo = 0, hi = 0;
+    if (k < a_end) {
+      const std::int64_t c = p.a_col[k];
+      x = p.a_val[k];
+      lo = p.bt_ptr[c];
+      hi = p.bt_ptr[c + 1];
+    }
+    const int entries = __popc(__ballot_sync(full_warp, k < a_end));
+    // Inclusive scan of the column lengths, each capped at 2^20 so that the sums fit an int (the
+    // spread products are taken only when no length reaches the cap).
+    const int length = hi - lo < offset_t(1) << 20 ? int(hi - lo) : 1 << 20;
+    int end = length;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int before = __shfl_up_sync(full_warp, end, d);
+      end += lane >= d ? before : 0;
+    }
+    const int total = __shfl_sync(full_warp, end, 31);
+    if (total < entries * 64) {
+      // The batch's products f = 0 .. total - 1, S rounds of 32 lanes a step: product f belongs
+      // to entry e, the first lane whose inclusive end exceeds f, at lo_e + f - (end_e - len_e).
+      // (S = 2 rather than U keeps the fused k-NN kernel within 48 registers a thread: five
+      // blocks an SM.)
+      constexpr int S = 2;
+      for (int f0 = 0; f0 < total; f0 += 32 * S) {
+        int es[S];
+        offset_t qs[S];
+        IndexT row[S];
+        ValueT val[S];
+#pragma unroll
+        for (int u = 0; u < S; ++u) {
+          const int f = f0 + u * 32 + lane;
+          int e = 0;
+#pragma unroll
+          for (int step = 16; step > 0; step /= 2) {
+            e += __shfl_sync(full_warp, end, e + step - 1) <= f ? step : 0;
+          }
+          const int start = __shfl_sync(full_warp, end, e) - __shfl_sync(full_warp, length, e);
+          es[u] = e;
+          qs[u] = __shfl_sync(full_warp, lo, e) + (f - start);
+          row[u] = f < total ? p.bt_row[qs[u]] : IndexT(0);
+          val[u] = f < total ? p.bt_val[qs[u]] : ValueT(0);
+        }
+#pragma unroll
+        for (int u = 0; u < S; ++u) {
+          const ValueT x_e = __shfl_sync(full_warp, x, es[u]);
+          if (f0 + u * 32 + lane < total) {
+            intersection_combine(p, acc, row[u], x_e, val[u],
+                                 sum_namm ? one_sided_d<D, true>(p.d, x_e) : none,
+                                 sum_namm ? p.bt_side[qs[u]] : none);
+          }
+        }
+      }
+      continue;
+    }
+    for (int e = 0; e < entries; ++e) {
+      const offset_t lo_e = __shfl_sync(full_warp, lo, e);
+      const offset_t hi_e = __shfl_sync(full_warp, hi, e);
+      const ValueT x_e = __shfl_sync(full_warp, x, e);
+      const terms<double, N> side_a = sum_namm ? one_sided_d<D, true>(p.d, x_e) : none;
+      for (offset_t q0 = lo_e; q0 < hi_e; q0 += offset_t(32) * U) {
+        IndexT row[U];
+        ValueT val[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const offset_t q = q0 + u * 32 + lane;
+          row[u] = q < hi_e ? p.bt_row[q] : IndexT(0);
+          val[u] = q < hi_e ? p.bt_val[q] : ValueT(0);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const offset_t q = q0 + u * 32 + lane;
+          if (q < hi_e) {
+            intersection_combine(p, acc, row[u], x_e, val[u], side_a,
+                                 sum_namm ? p.bt_side[q] : none);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Accumulates ⊕ over the shared columns of row i of A and rows [j0, j0 + width) of B into the
+/// block's shared accumulator acc (width x N terms), which the caller has set to e⊕: each warp
+/// takes nonzeros (c, a) of row i and its lanes walk the part of column c of B that falls in the
+/// tile (its start found by binary search when j0 > 0; the walk stops at the tile's end), loading
+/// intersection_unroll entries per lane before combining ⊗ into acc with the monoid's
+/// shared-memory atomic (intersection_combine). For a NAMM with a sum ⊕ the one-sided terms are
+/// in double: ⊗(a, 0) once per nonzero of A, ⊗(0, b) from bt_side. A row of at least
+/// intersection_batch_entries nonzeros against a B that fits the tile goes by batches of its
+/// nonzeros instead (intersection_accumulate_batches). The whole block calls it; the caller
+/// synchronises before reading acc.
+template <class D, class ValueT, class IndexT>
+__device__ void intersection_accumulate(const intersection_args<D, ValueT, IndexT>& p,
+                                        std::int64_t i, std::int64_t j0, std::int64_t width,
+                                        intersection_accumulator_t<D, ValueT>* acc)
+{
+  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
+  constexpr int U = cuda_pairwise_policy::intersection_unroll;
+  constexpr bool sum_namm = sum_namm_v<D, ValueT>;
   const offset_t a_begin = p.a_ptr[i], a_end = p.a_ptr[i + 1];
+  if (j0 == 0 && width >= p.rows_b &&
+      a_end - a_begin >= cuda_pairwise_policy::intersection_batch_entries) {
+    intersection_accumulate_batches(p, i, acc);
+    return;
+  }
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  const terms<double, N> none{};
   for (offset_t k = a_begin + warp; k < a_end; k += warps) {
     const std::int64_t c = p.a_col[k];
     const ValueT x = p.a_val[k];
@@ -130,36 +285,20 @@ __device__ void intersection_accumulate(const intersection_args<D, ValueT, Index
       continue;
     }
     if (j0 > 0) {
-      // The first entry of column c with a row >= j0 (rows are sorted within a column).
-      offset_t h = hi;
-      while (lo < h) {
-        const offset_t m = lo + (h - lo) / 2;
-        if (std::int64_t(p.bt_row[m]) < j0) {
-          lo = m + 1;
-        } else {
-          h = m;
-        }
-      }
+      lo = first_row_at_least(p.bt_row, lo, hi, j0);
     }
-    [[maybe_unused]] terms<double, N> side_a;
-    if constexpr (sum_namm) {
-      side_a = one_sided_d<D, true>(p.d, x);
-    }
+    const terms<double, N> side_a = sum_namm ? one_sided_d<D, true>(p.d, x) : none;
     for (offset_t q0 = lo; q0 < hi; q0 += offset_t(32) * U) {
       IndexT row[U];
       ValueT val[U];
-      [[maybe_unused]] terms<double, N> side_b[U];
+      terms<double, N> side_b[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const offset_t q = q0 + u * 32 + lane;
         const bool in = q < hi;
         row[u] = in ? p.bt_row[q] : IndexT(0);
         val[u] = in ? p.bt_val[q] : ValueT(0);
-        if constexpr (sum_namm) {
-          if (in) {
-            side_b[u] = p.bt_side[q];
-          }
-        }
+        side_b[u] = sum_namm && in ? p.bt_side[q] : none;
       }
       bool past = false;  // this lane reached the end of the column or of the tile
 #pragma unroll
@@ -170,17 +309,7 @@ __device__ void intersection_accumulate(const intersection_args<D, ValueT, Index
           past = true;
           continue;
         }
-        auto prod = intersection_multiply_d<D, ValueT, A>(p.d, x, val[u]);
-        if constexpr (sum_namm) {
-#pragma unroll
-          for (int t = 0; t < N; ++t) {
-            prod[t] = A((double(prod[t]) - side_a[t]) - side_b[u][t]);
-          }
-        }
-#pragma unroll
-        for (int t = 0; t < N; ++t) {
-          atomic_combine<add>(&acc[j * N + t], prod[t]);
-        }
+        intersection_combine(p, acc, j, x, val[u], side_a, side_b[u]);
       }
       // Entries are sorted by row: once a lane is past the tile, every later round is too.
       if (__any_sync(full_warp, past)) {

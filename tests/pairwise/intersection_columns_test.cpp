@@ -1,0 +1,138 @@
+// The intersection strategy's walk of a row of A through the columns of B
+// (spira/cuda/detail/pairwise_intersection_device.cuh): the row is taken in batches of its
+// entries, a batch's products either spread evenly over a warp's lanes (short columns of B) or
+// walked column by column (long ones), in each tile of B's rows. Rows of A of every length around
+// the batch sizes (1 to 300 entries) and of columns all short, all long or mixed, against a B
+// whose columns hold from one entry to most of its rows, with more rows than one accumulator tile
+// (so columns are cut at both ends of a tile); against the float64 oracle on both backends (CUDA:
+// the intersection strategy forced, and its automatic choice). The CUDA half skips without a GPU.
+#include "support/backend.hpp"
+#include "support/oracle.hpp"
+#include "support/pairwise_check.hpp"
+
+#include <spira/distance.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace spira::test {
+namespace {
+
+template <class T>
+class intersection_columns : public ::testing::Test {};
+
+using column_types = ::testing::Types<std::tuple<host_resources, float, std::int32_t>,
+                                      std::tuple<cuda_resources, float, std::int32_t>,
+                                      std::tuple<cuda_resources, double, std::int64_t>>;
+
+struct column_names {
+  template <class T>
+  static std::string GetName(int)
+  {
+    using R = std::tuple_element_t<0, T>;
+    using V = std::tuple_element_t<1, T>;
+    return std::string(std::is_same_v<R, cuda_resources> ? "cuda_" : "host_") +
+           (std::is_same_v<V, float> ? "float" : "double");
+  }
+};
+
+TYPED_TEST_SUITE(intersection_columns, column_types, column_names);
+
+constexpr std::int64_t columns = 400;
+constexpr std::int64_t long_columns = 8;  // columns 0-7: most rows of B store them
+
+/// B: 8,000 rows (more than one tile of float or double accumulators); column c stored by a row
+/// with probability 0.6 (c < 8), 0.02 (c < 40) or 0.002: columns of about 4,800, 160 and 16
+/// entries, in every tile.
+template <class V, class I>
+csr_matrix<V, I> index_rows()
+{
+  std::mt19937_64 rng(91);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<offset_t> ptr{0};
+  std::vector<I> col;
+  std::vector<V> val;
+  for (std::int64_t j = 0; j < 8000; ++j) {
+    for (std::int64_t c = 0; c < columns; ++c) {
+      const double p = c < long_columns ? 0.6 : c < 40 ? 0.02 : 0.002;
+      if (unit(rng) < p) {
+        col.push_back(I(c));
+        val.push_back(V(2.0 * (1.0 - unit(rng))));
+      }
+    }
+    ptr.push_back(offset_t(col.size()));
+  }
+  return make_csr<V, I>(host_resources{}, 8000, columns, ptr, col, val, csr_check::canonical);
+}
+
+/// A: rows of 1 to 300 entries spread over all columns (the first batch holding long columns,
+/// later ones short), rows of short columns only, a row of the long columns only, an empty row.
+template <class V, class I>
+csr_matrix<V, I> query_rows()
+{
+  std::mt19937_64 rng(92);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<std::vector<std::int64_t>> rows;
+  for (const std::int64_t d : {1, 2, 3, 7, 8, 9, 31, 32, 33, 64, 100, 257, 300}) {
+    std::vector<std::int64_t> r;
+    for (std::int64_t t = 0; t < d; ++t) {
+      r.push_back(t * columns / d);  // includes column 0, a long one
+    }
+    rows.push_back(r);
+  }
+  for (const std::int64_t d : {5, 33, 200}) {
+    std::vector<std::int64_t> r;
+    for (std::int64_t t = 0; t < d; ++t) {
+      r.push_back(long_columns + t * (columns - long_columns) / d);
+    }
+    rows.push_back(r);
+  }
+  rows.push_back({0, 1, 2, 3, 4, 5, 6, 7});
+  rows.push_back({});
+  std::vector<offset_t> ptr{0};
+  std::vector<I> col;
+  std::vector<V> val;
+  for (const auto& r : rows) {
+    for (const std::int64_t c : r) {
+      col.push_back(I(c));
+      val.push_back(V(2.0 * (1.0 - unit(rng))));
+    }
+    ptr.push_back(offset_t(col.size()));
+  }
+  return make_csr<V, I>(host_resources{}, std::int64_t(rows.size()), columns, ptr, col, val,
+                        csr_check::canonical);
+}
+
+TYPED_TEST(intersection_columns, rows_and_columns_of_every_length)
+{
+  using R = std::tuple_element_t<0, TypeParam>;
+  using V = std::tuple_element_t<1, TypeParam>;
+  using I = std::tuple_element_t<2, TypeParam>;
+  SPIRA_SKIP_UNLESS_AVAILABLE(R);
+  const R res{};
+  const auto a = query_rows<V, I>();
+  const auto b = index_rows<V, I>();
+  const auto da = densify(a), db = densify(b);
+  // cosine (annihilating), manhattan (sum NAMM: one-sided terms per product), chebyshev (max NAMM),
+  // inner_product (no finalize: the sums themselves).
+  for (const metric m : {metric::cosine, metric::manhattan, metric::chebyshev,
+                         metric::inner_product}) {
+    const matrix want = oracle::pairwise(m, da, db);
+    std::vector<pairwise_strategy> strategies{pairwise_strategy::automatic};
+    if constexpr (std::is_same_v<R, cuda_resources>) {
+      strategies.push_back(pairwise_strategy::intersection);
+    }
+    for (const pairwise_strategy s : strategies) {
+      expect_near<V>(run_on(res, m, a, b, 2.0, s), want,
+                     std::string(to_string(m)) + " " + to_string(s), m);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace spira::test
