@@ -31,6 +31,7 @@
 #include "support/backend.hpp"
 #include "support/knn_check.hpp"
 #include "support/oracle.hpp"
+#include "support/pairwise_check.hpp"
 #include "support/wide_columns.hpp"
 
 #include <spira/detail/knn_policy.hpp>
@@ -58,24 +59,6 @@ namespace {
 template <class Resources>
 class knn : public ::testing::Test {};
 TYPED_TEST_SUITE(knn, backends, backend_names);
-
-/// The quantity the engines accumulate before a final root (see the file comment).
-double accumulated(metric m, double p, double d)
-{
-  if (!std::isfinite(d)) {
-    return d;
-  }
-  switch (m) {
-    case metric::euclidean:
-    case metric::hellinger:
-    case metric::jensenshannon:
-      return d * d;
-    case metric::minkowski:
-      return std::pow(std::abs(d), p);
-    default:
-      return d;
-  }
-}
 
 /// Rounding bound on the accumulated scale: float arithmetic (GPU, or float tiles), or double
 /// arithmetic whose result is reported as float.
@@ -148,7 +131,8 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
     return rank_index(ia) < rank_index(ib);
   };
   auto near = [&](double got_d, double want_d) {
-    const double g = accumulated(m, params.p, got_d), w = accumulated(m, params.p, want_d);
+    const double g = accumulated_scale(m, params.p, got_d),
+                 w = accumulated_scale(m, params.p, want_d);
     if (std::isinf(w) || std::isnan(w)) {
       return g == w || (std::isnan(g) && std::isnan(w));
     }
@@ -222,10 +206,10 @@ void check_knn_once(const R& res, const csr_matrix<V, I>& index,
       }
     }
     // 4. every clearly-better-than-k-th index is reported
-    const double kth = accumulated(m, params.p, d[order[k - 1]]);
+    const double kth = accumulated_scale(m, params.p, d[order[k - 1]]);
     const double margin = 2 * tolerance<V>(kth);
     for (std::int64_t j = 0; j < k; ++j) {
-      const double v = accumulated(m, params.p, d[order[j]]);
+      const double v = accumulated_scale(m, params.p, d[order[j]]);
       const bool clearly =
           std::isinf(kth) ? std::isfinite(v) : (largest ? v > kth + margin : v < kth - margin);
       if (!clearly) {
@@ -496,7 +480,7 @@ TYPED_TEST(knn, exclude_self_with_duplicate_rows)
         for (std::size_t j = 0; j < shown; ++j) {
           // 0 up to the rounding of the accumulated sum (|x|^2 < 200 here)
           const double d = g.distances.view()(i, std::int64_t(j));
-          EXPECT_LE(accumulated(m, 2.0, d), 1e-3) << to_string(m) << ", row " << i;
+          EXPECT_LE(accumulated_scale(m, 2.0, d), 1e-3) << to_string(m) << ", row " << i;
         }
       }
     }

@@ -6,6 +6,8 @@
 // whose columns hold from one entry to most of its rows, with more rows than one accumulator tile
 // (so columns are cut at both ends of a tile); against the float64 oracle on both backends (CUDA:
 // the intersection strategy forced, and its automatic choice). The CUDA half skips without a GPU.
+// Then the host engine's symmetric product (a matrix against itself forms half the pairs and
+// copies the others): the same bytes as against a copy of the matrix, which takes the full walk.
 #include "support/backend.hpp"
 #include "support/oracle.hpp"
 #include "support/pairwise_check.hpp"
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <tuple>
@@ -108,6 +111,17 @@ csr_matrix<V, I> query_rows()
                         csr_check::canonical);
 }
 
+/// 0, 1, ..., rows(m) - 1.
+template <class V, class I>
+std::vector<std::int64_t> rows_of_all(const csr_matrix<V, I>& m)
+{
+  std::vector<std::int64_t> r(static_cast<std::size_t>(m.rows()));
+  for (std::int64_t i = 0; i < m.rows(); ++i) {
+    r[std::size_t(i)] = i;
+  }
+  return r;
+}
+
 TYPED_TEST(intersection_columns, rows_and_columns_of_every_length)
 {
   using R = std::tuple_element_t<0, TypeParam>;
@@ -120,8 +134,8 @@ TYPED_TEST(intersection_columns, rows_and_columns_of_every_length)
   const auto da = densify(a), db = densify(b);
   // cosine (annihilating), manhattan (sum NAMM: one-sided terms per product), chebyshev (max NAMM),
   // inner_product (no finalize: the sums themselves).
-  for (const metric m : {metric::cosine, metric::manhattan, metric::chebyshev,
-                         metric::inner_product}) {
+  for (const metric m :
+       {metric::cosine, metric::manhattan, metric::chebyshev, metric::inner_product}) {
     const matrix want = oracle::pairwise(m, da, db);
     std::vector<pairwise_strategy> strategies{pairwise_strategy::automatic};
     if constexpr (std::is_same_v<R, cuda_resources>) {
@@ -132,6 +146,56 @@ TYPED_TEST(intersection_columns, rows_and_columns_of_every_length)
                      std::string(to_string(m)) + " " + to_string(s), m);
     }
   }
+}
+
+// A against itself (the symmetric product: the pairs (i, j >= i) formed, the others copied) and A
+// against a copy of A (other arrays: every pair formed) give the same bytes, for the distances of
+// the symmetric product and for the others (which take the full walk either way). Rows: random
+// ones, exact copies and near-copies (whose pairs the accuracy guard evaluates directly), an empty
+// row; float and double.
+template <class V, class I>
+void expect_symmetric_product_is_exact()
+{
+  const host_resources res{};
+  const auto base = random_csr<V, I>({.rows = 300, .cols = 120, .mean_degree = 14, .seed = 95});
+  std::vector<std::int64_t> rows;
+  std::vector<V> scales;
+  for (std::int64_t r = 0; r < 300; ++r) {
+    rows.push_back(r);
+    scales.push_back(V(1));
+  }
+  for (const std::int64_t r : {3, 3, 17, 40, 41}) {  // copies
+    rows.push_back(r);
+    scales.push_back(V(1));
+  }
+  for (const std::int64_t r : {5, 17, 60}) {  // near-copies: the first value off by 1e-6
+    rows.push_back(r);
+    scales.push_back(V(1) + V(1e-6));
+  }
+  const auto a = copied_rows(base, rows, scales);
+  const auto copy = copied_rows(a, rows_of_all(a));
+  ASSERT_NE(a.col_idx(), copy.col_idx());
+  for (const metric m : {metric::cosine, metric::euclidean, metric::sqeuclidean,
+                         metric::inner_product, metric::correlation, metric::manhattan}) {
+    const std::size_t count = std::size_t(a.rows() * a.rows());
+    std::vector<V> self(count), other(count);
+    pairwise_distance(res, a.view(), a.view(),
+                      dense_view<V>{a.rows(), a.rows(), a.rows(), self.data()}, {.metric = m});
+    pairwise_distance(res, a.view(), copy.view(),
+                      dense_view<V>{a.rows(), a.rows(), a.rows(), other.data()}, {.metric = m});
+    std::size_t differ = 0;
+    for (std::size_t e = 0; e < count; ++e) {
+      differ += std::memcmp(&self[e], &other[e], sizeof(V)) != 0 ? 1 : 0;
+    }
+    EXPECT_EQ(differ, 0u) << to_string(m) << ": " << differ << " of " << count
+                          << " distances differ in their bytes";
+  }
+}
+
+TEST(intersection_symmetric, a_matrix_against_itself_is_the_same_bytes_as_against_a_copy)
+{
+  expect_symmetric_product_is_exact<float, std::int32_t>();
+  expect_symmetric_product_is_exact<double, std::int64_t>();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <spira/accuracy.hpp>
 #include <spira/convert.hpp>
+#include <spira/cuda/pairwise_strategy.hpp>  // dot_product_form (host code)
 #include <spira/detail/host_pairwise_common.hpp>
 #include <spira/matrix.hpp>
 #include <spira/resources.hpp>
@@ -19,6 +20,24 @@
 
 namespace spira::detail {
 
+/// Whether the intersection engine may evaluate A against itself as a symmetric product
+/// (intersection_is_symmetric) for D: annihilating, one term, ⊗(a, b) = a * b (dot_product_form
+/// with the identity map, so ⊗ commutes bit for bit) and a finalize of the two rows' norms that
+/// commutes too (the built-in dot-product distances).
+template <class D, class T>
+inline constexpr bool symmetric_capable_v =
+    distance_traits<D, T>::annihilating && distance_traits<D, T>::num_terms == 1 &&
+    dot_product_form<D>::value && std::is_base_of_v<identity_form, dot_product_form<D>>;
+
+/// Whether a and b are the same rows (the same column and value arrays, equal row pointers): a
+/// matrix against itself, or a k-NN tile on the diagonal of a self query.
+template <class ValueT, class IndexT>
+bool intersection_is_symmetric(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b)
+{
+  return a.rows == b.rows && a.nnz == b.nnz && a.col_idx == b.col_idx && a.values == b.values &&
+         std::equal(a.row_ptr, a.row_ptr + a.rows + 1, b.row_ptr);
+}
+
 /// Intersection engine (annihilating semirings and NAMMs with a sum-kind ⊕): for every row i of A,
 /// scatter its products with the matching columns of B (the rows of bt = Bᵀ) into a dense
 /// accumulator row of length n, then finalize the row of the output (through the accuracy guard
@@ -26,6 +45,10 @@ namespace spira::detail {
 /// (compressed_columns, from pairwise_dispatch); `dim` is the declared column count, which
 /// finalize reads. `prepared`: B prepared once (host_pairwise_prepared) or null; `declared`: the
 /// columns are B's declared ones (not renumbered), so that its CSC and ⊗(0, b) may be kept there.
+/// A against itself for a D of symmetric_capable_v: row i computes the pairs (i, j >= i) only (the
+/// walk of each column starts at row i) and the others are copied from (j, i), which holds the
+/// same bits - the same products, in the same increasing order of the shared columns, and a
+/// finalize that commutes - so half the products are formed.
 template <class D, class T, class ValueT, class IndexT, class Norms>
 void pairwise_intersection(const host_resources& res, csr_view<ValueT, IndexT> a,
                            csr_view<ValueT, IndexT> b, dense_view<ValueT> out, const D& d,
@@ -85,6 +108,10 @@ return z;
 
   const std::int64_t n = b.rows;
   const acc_t zero = identity_terms<add, T, nt>();
+  bool symmetric = false;
+  if constexpr (symmetric_capable_v<D, T>) {
+    symmetric = intersection_is_symmetric(a, b);
+  }
   SPIRA_OMP(omp parallel num_threads(res.num_threads()))
   {
     std::vector<acc_t> acc(static_cast<std::size_t>(n));
@@ -92,7 +119,9 @@ return z;
     std::vector<T> trust(static_cast<std::size_t>(n));  // 1: the guard trusts the fast form
 SPIRA_OMP(omp for schedule(dynamic, host_pairwise_policy::rows_per_chunk))
 for (std::int64_t i = 0; i < a.rows; ++i) {
-  std::fill(acc.begin(), acc.end(), zero);
+  // The pairs (i, j) this row computes: j >= j0 (j0 = i for a symmetric product).
+  const std::int64_t j0 = symmetric ? i : 0;
+  std::fill(acc.begin() + j0, acc.end(), zero);
   acc_t* const accp = acc.data();
   const IndexT* const bt_cols = bt.col_idx;
   const ValueT* const bt_vals = bt.values;
@@ -101,7 +130,13 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
     const std::int64_t c = a.col_idx[k];
     const offset_t q_end = bt.row_ptr[c + 1];
     if constexpr (traits::annihilating) {
-      for (offset_t q = bt.row_ptr[c]; q < q_end; ++q) {
+      // (symmetric: column c holds row i itself, found by a binary search over its sorted rows)
+      const offset_t q_begin =
+          symmetric
+              ? offset_t(std::lower_bound(bt_cols + bt.row_ptr[c], bt_cols + q_end, IndexT(i)) -
+                         bt_cols)
+              : bt.row_ptr[c];
+      for (offset_t q = q_begin; q < q_end; ++q) {
         add_terms<add>(accp[bt_cols[q]], as_terms(d.template multiply<T>(x, T(bt_vals[q]))));
       }
     } else {
@@ -125,15 +160,16 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
     // guarded_finalize (spira/accuracy.hpp) in two passes: every pair's fast form and the guard's
     // verdict, branch-free for the built-in distances (so the compiler vectorises it), then the
     // direct form where the guard said no.
-    finalize_and_trust<D, T>(d, acc.data(), na[i], nb.data(), dim, n, fast.data(), trust.data());
-    for (std::int64_t j = 0; j < n; ++j) {
-      row[j] = ValueT(trust[j] != T(0)
-                          ? fast[j]
+    finalize_and_trust<D, T>(d, acc.data() + j0, na[i], nb.data() + j0, dim, n - j0, fast.data(),
+                             trust.data());
+    for (std::int64_t j = j0; j < n; ++j) {
+      row[j] = ValueT(trust[j - j0] != T(0)
+                          ? fast[j - j0]
                           : detail::direct_value<D, T>(d, rows_a[i], rows_b[j], na[i], nb[j], dim));
     }
     continue;
   }
-  for (std::int64_t j = 0; j < n; ++j) {
+  for (std::int64_t j = j0; j < n; ++j) {
     acc_t total = acc[j];
     acc_t magnitude{};
     if constexpr (!traits::annihilating) {
@@ -147,6 +183,25 @@ for (std::int64_t i = 0; i < a.rows; ++i) {
                                              rows_b, j, bounds));
     } else {
       row[j] = ValueT(finalize_pair<D, T>(d, total, na[i], nb[j], dim));
+    }
+  }
+}
+  }
+  if (symmetric) {
+    // The pairs (i, j < i) from (j, i), in squares of 64 x 64 so that the reads across rows stay
+    // in cache.
+    constexpr std::int64_t side = 64;
+    const std::int64_t squares = (a.rows + side - 1) / side;
+SPIRA_OMP(omp parallel for num_threads(res.num_threads()) schedule(dynamic, 1))
+for (std::int64_t si = 0; si < squares; ++si) {
+  const std::int64_t i_end = std::min(a.rows, (si + 1) * side);
+  for (std::int64_t j0 = 0; j0 <= si * side; j0 += side) {
+    for (std::int64_t i = std::max(si * side, j0 + 1); i < i_end; ++i) {
+      ValueT* row = out.row(i);
+      const std::int64_t j_end = std::min(i, j0 + side);
+      for (std::int64_t j = j0; j < j_end; ++j) {
+        row[j] = out.row(j)[i];
+      }
     }
   }
 }
