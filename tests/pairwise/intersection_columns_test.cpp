@@ -1,11 +1,13 @@
 // The intersection strategy's walk of a row of A through the columns of B
-// (spira/cuda/detail/pairwise_intersection_device.cuh): the row is taken in batches of its
-// entries, a batch's products either spread evenly over a warp's lanes (short columns of B) or
-// walked column by column (long ones), in each tile of B's rows. Rows of A of every length around
-// the batch sizes (1 to 300 entries) and of columns all short, all long or mixed, against a B
-// whose columns hold from one entry to most of its rows, with more rows than one accumulator tile
-// (so columns are cut at both ends of a tile); against the float64 oracle on both backends (CUDA:
-// the intersection strategy forced, and its automatic choice). The CUDA half skips without a GPU.
+// (spira/cuda/detail/pairwise_intersection_device.cuh). Against a B of more rows than one
+// accumulator tile, a warp takes each nonzero of the row and walks the part of its column inside
+// the tile (columns cut at both ends of a tile); against a B that fits one tile, a row of at least
+// intersection_batch_entries nonzeros goes by batches of them, a batch's products spread evenly
+// over a warp's lanes (short columns) or walked column by column (long ones). Rows of A of every
+// length around those sizes (1 to 300 entries) and of columns all short, all long or mixed,
+// against both kinds of B, whose columns hold from a few entries to most of its rows; against the
+// float64 oracle on both backends (CUDA: the intersection strategy forced, and its automatic
+// choice). The CUDA half skips without a GPU.
 // Then the host engine's symmetric product (a matrix against itself forms half the pairs and
 // copies the others): the same bytes as against a copy of the matrix, which takes the full walk.
 #include "support/backend.hpp"
@@ -49,18 +51,18 @@ TYPED_TEST_SUITE(intersection_columns, column_types, column_names);
 constexpr std::int64_t columns = 400;
 constexpr std::int64_t long_columns = 8;  // columns 0-7: most rows of B store them
 
-/// B: 8,000 rows (more than one tile of float or double accumulators); column c stored by a row
-/// with probability 0.6 (c < 8), 0.02 (c < 40) or 0.002: columns of about 4,800, 160 and 16
-/// entries, in every tile.
+/// B of `rows` rows: column c stored by a row with probability 0.6 (c < 8), 0.02 (c < 40) or
+/// 0.002 - columns of 0.6, 0.02 and 0.002 x rows entries. 8,000 rows are more than one tile of
+/// float or double accumulators (each column then cut in every tile); 3,000 fit one tile of either.
 template <class V, class I>
-csr_matrix<V, I> index_rows()
+csr_matrix<V, I> index_rows(std::int64_t rows)
 {
   std::mt19937_64 rng(91);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::vector<offset_t> ptr{0};
   std::vector<I> col;
   std::vector<V> val;
-  for (std::int64_t j = 0; j < 8000; ++j) {
+  for (std::int64_t j = 0; j < rows; ++j) {
     for (std::int64_t c = 0; c < columns; ++c) {
       const double p = c < long_columns ? 0.6 : c < 40 ? 0.02 : 0.002;
       if (unit(rng) < p) {
@@ -70,7 +72,7 @@ csr_matrix<V, I> index_rows()
     }
     ptr.push_back(offset_t(col.size()));
   }
-  return make_csr<V, I>(host_resources{}, 8000, columns, ptr, col, val, csr_check::canonical);
+  return make_csr<V, I>(host_resources{}, rows, columns, ptr, col, val, csr_check::canonical);
 }
 
 /// A: rows of 1 to 300 entries spread over all columns (the first batch holding long columns,
@@ -130,20 +132,24 @@ TYPED_TEST(intersection_columns, rows_and_columns_of_every_length)
   SPIRA_SKIP_UNLESS_AVAILABLE(R);
   const R res{};
   const auto a = query_rows<V, I>();
-  const auto b = index_rows<V, I>();
-  const auto da = densify(a), db = densify(b);
-  // cosine (annihilating), manhattan (sum NAMM: one-sided terms per product), chebyshev (max NAMM),
-  // inner_product (no finalize: the sums themselves).
-  for (const metric m :
-       {metric::cosine, metric::manhattan, metric::chebyshev, metric::inner_product}) {
-    const matrix want = oracle::pairwise(m, da, db);
-    std::vector<pairwise_strategy> strategies{pairwise_strategy::automatic};
-    if constexpr (std::is_same_v<R, cuda_resources>) {
-      strategies.push_back(pairwise_strategy::intersection);
-    }
-    for (const pairwise_strategy s : strategies) {
-      expect_near<V>(run_on(res, m, a, b, 2.0, s), want,
-                     std::string(to_string(m)) + " " + to_string(s), m);
+  const auto da = densify(a);
+  for (const std::int64_t rows : {8000, 3000}) {  // several tiles; one tile (batches)
+    const auto b = index_rows<V, I>(rows);
+    const auto db = densify(b);
+    // cosine (annihilating), manhattan (sum NAMM: one-sided terms per product), chebyshev (max
+    // NAMM), inner_product (no finalize: the sums themselves).
+    for (const metric m :
+         {metric::cosine, metric::manhattan, metric::chebyshev, metric::inner_product}) {
+      const matrix want = oracle::pairwise(m, da, db);
+      std::vector<pairwise_strategy> strategies{pairwise_strategy::automatic};
+      if constexpr (std::is_same_v<R, cuda_resources>) {
+        strategies.push_back(pairwise_strategy::intersection);
+      }
+      for (const pairwise_strategy s : strategies) {
+        expect_near<V>(
+            run_on(res, m, a, b, 2.0, s), want,
+            "rows(B) = " + std::to_string(rows) + " " + to_string(m) + " " + to_string(s), m);
+      }
     }
   }
 }

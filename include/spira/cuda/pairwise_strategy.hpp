@@ -44,6 +44,9 @@ struct cuda_pairwise_policy_sm90 {
   /// nonzeros a row over columns of about 10) gain; short rows, and indexes of several tiles
   /// (where each column must be cut at both ends of the tile), do not.
   static constexpr std::int64_t intersection_batch_entries = 64;
+  /// ... and a batch's products are spread over the warp's lanes when its columns average fewer
+  /// than this many entries (else its nonzeros are walked one at a time by the whole warp).
+  static constexpr int intersection_spread_column_entries = 64;
   /// Entries of the accumulator tile each thread of the fused k-NN reads per round (a round is
   /// then one barrier when the pairs it holds may all be skipped, spira/cuda/knn.cuh).
   static constexpr int knn_round_entries = 4;

@@ -144,10 +144,11 @@ __device__ inline void intersection_combine(
 /// tile (no column of B needs cutting): warp w takes nonzeros w, w + warps, ... of the row (as the
 /// walk entry by entry does) in batches of up to 32, a lane loading one's column bounds (the loads
 /// of a batch side by side), and a warp scan gives the batch's products. Where those are few for
-/// its entries (columns of fewer than 64 entries, on average) the products are spread evenly over
-/// the lanes, each lane finding its entry among the batch's by a search over the scan (shuffles),
-/// so that short columns do not leave most lanes idle; otherwise entry by entry, the warp's lanes
-/// walking the column. Whole block; the caller synchronises before reading acc.
+/// its entries (columns of fewer than intersection_spread_column_entries entries, on average) the
+/// products are spread evenly over the lanes, each lane finding its entry among the batch's by a
+/// search over the scan (shuffles), so that short columns do not leave most lanes idle; otherwise
+/// entry by entry, the warp's lanes walking the column. Whole block; the caller synchronises
+/// before reading acc.
 template <class D, class ValueT, class IndexT>
 __device__ void intersection_accumulate_batches(const intersection_args<D, ValueT, IndexT>& p,
                                                 std::int64_t i,
@@ -184,7 +185,7 @@ __device__ void intersection_accumulate_batches(const intersection_args<D, Value
       end += lane >= d ? before : 0;
     }
     const int total = __shfl_sync(full_warp, end, 31);
-    if (total < entries * 64) {
+    if (total < entries * cuda_pairwise_policy::intersection_spread_column_entries) {
       // The batch's products f = 0 .. total - 1, S rounds of 32 lanes a step: product f belongs
       // to entry e, the first lane whose inclusive end exceeds f, at lo_e + f - (end_e - len_e).
       // (S = 2 rather than U keeps the fused k-NN kernel within 48 registers a thread: five
