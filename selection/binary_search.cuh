@@ -31,6 +31,13 @@
 //     slot of the last of them, found by ballot ranks.
 // On random and real data one pass leaves a handful of keys, so a row costs about four passes over
 // its registers (load, histogram, a few bisection steps, write) instead of one per step.
+//  0. Rows of at least 1,024 slots (binary_search_policy::lane_bound_min_items) and k <= 32 first
+//     take the k-th smallest of the 32 lanes' best keys as an upper bound: k lanes hold a key at
+//     most that large, so the k-th key is within it. Where at most 32 keys are (random data: a
+//     few more than k), they are gathered in shared memory with their slots and ranked by
+//     (key, slot) directly, which gives the threshold without a histogram pass; otherwise the
+//     passes above start from the bound.
+// A row of at most k elements is written whole, straight from the registers, without a search.
 // Per-element steps are selects, not branches (an out-of-range histogram word instead of a
 // predicated atomic), and the row's loads are all issued before the first is used.
 //
@@ -85,6 +92,15 @@ struct binary_search_policy {
   /// many keys, then bisects: a pass costs about three bisection steps and cuts the keys in the
   /// range by about the bin count, a bisection step halves them.
   static constexpr int bisect_from = 16;
+  /// Keys per lane from which the exact search of a row with k <= 32 first bounds the k-th key by
+  /// the k-th smallest of the lanes' best keys (binary_search_detail::kth_lane_best): on random
+  /// data a few more than k keys are within the bound, and when at most 32 are, they are ranked
+  /// directly instead of narrowed by histogram passes, whose shared-memory atomics dominate the
+  /// search of long rows. On an H100 (16,384 N(0,1) rows, k = 1 to 32) rows of 1,024 took 0.42 to
+  /// 0.73 of the time without it and rows of 2,048 0.65 to 0.77, but rows of 512 and 768 (16 and
+  /// 24 keys a lane) 1.00 to 1.15: there a histogram pass is cheaper than the bound's ranking
+  /// (bench/results/select-lane-bound-2026-11-27).
+  static constexpr int lane_bound_min_items = 32;
 };
 
 namespace binary_search_detail {
@@ -238,6 +254,115 @@ __device__ __forceinline__ int nth_slot(const Key (&key)[Items], int off, Key a,
   return found;
 }
 
+/// A key (16, 32 or 64 bits) from lane `src`.
+template <class Key>
+__device__ __forceinline__ Key shfl_key(Key x, int src)
+{
+  if constexpr (sizeof(Key) == 8) {
+    return __shfl_sync(warp::full_mask, static_cast<unsigned long long>(x), src);
+  } else {
+    return static_cast<Key>(__shfl_sync(warp::full_mask, static_cast<unsigned>(x), src));
+  }
+}
+
+/// For 1 <= k <= 32: the k-th smallest of the lanes' best (smallest) keys, ties by lane. Each of
+/// the k lanes ranked before it holds a key <= the result, so at least k keys of the row are.
+template <class Key>
+__device__ __forceinline__ Key kth_lane_best(Key best, int k)
+{
+  const int lane = warp::lane_id();
+  int rank = 0;
+#pragma unroll
+  for (int j = 0; j < warp::size; ++j) {
+    const Key other = shfl_key(best, j);
+    rank += (other < best) | ((other == best) & (j < lane)) ? 1 : 0;
+  }
+  const int owner = __ffs(__ballot_sync(warp::full_mask, rank == k - 1)) - 1;
+  return shfl_key(best, owner);
+}
+
+/// The need-th (1-based) smallest key of the row by (key, slot) among the keys <= bound, when at
+/// most 32 keys are <= bound (`mine` of them in this lane, `total` in the warp): its key and its
+/// slot, on every lane. The candidates go through the warp's shared memory (`cand_key`,
+/// `cand_slot`: 32 entries each) and lane t ranks candidate t against all of them. Padding slots
+/// hold the worst key, which is never <= bound.
+template <int Items, class Key>
+__device__ __forceinline__ void nth_candidate(const Key (&key)[Items], Key bound, unsigned mine,
+                                              unsigned total, int need, Key* cand_key,
+                                              int* cand_slot, Key& kth, int& kth_slot)
+{
+  const int lane = warp::lane_id();
+  int at = static_cast<int>(warp::inclusive_sum(mine) - mine);
+#pragma unroll
+  for (int j = 0; j < Items; ++j) {
+    if (key[j] <= bound) {
+      cand_key[at] = key[j];
+      cand_slot[at] = (j / vec) * span + vec * lane + j % vec;
+      ++at;
+    }
+  }
+  __syncwarp();
+  const bool holds = static_cast<unsigned>(lane) < total;
+  const Key x = holds ? cand_key[lane] : Key(0);
+  const int q = holds ? cand_slot[lane] : 0;
+  int rank = 0;
+  for (unsigned u = 0; u < total; ++u) {  // uniform bound; broadcast reads
+    const Key other = cand_key[u];
+    rank += (other < x) | ((other == x) & (cand_slot[u] < q)) ? 1 : 0;
+  }
+  const int owner = __ffs(__ballot_sync(warp::full_mask, holds && rank == need - 1)) - 1;
+  kth = shfl_key(x, owner);
+  kth_slot = __shfl_sync(warp::full_mask, q, owner);
+  __syncwarp();  // every read is done before the buffer is used again
+}
+
+/// Copies a whole row (n <= k) to the output in position order: slot q's value to out_v[q - off]
+/// and its index (its column for CSR rows, where col is the row's columns from slot 0, else
+/// q - off) to out_i[q - off]; 16-byte loads and stores where the slots and the outputs line up.
+/// It reads the row itself, so that no register of the search is live across it.
+template <int Items, class T, class IndexT>
+__device__ __forceinline__ void copy_whole_row(const row_slots<T>& r, const IndexT* col, T* out_v,
+                                               IndexT* out_i, int lane)
+{
+  constexpr int per_quad = 16 / static_cast<int>(sizeof(IndexT));  // indices in 16 bytes
+  struct alignas(16) index_quad {
+    IndexT i[per_quad];
+  };
+  const bool aligned = r.off == 0 && col == nullptr && r.vectors &&
+                       reinterpret_cast<std::uintptr_t>(out_v) % alignof(vec_of<T>) == 0 &&
+                       reinterpret_cast<std::uintptr_t>(out_i) % 16 == 0;
+#pragma unroll
+  for (int g = 0; g < Items / vec; ++g) {
+    const int q0 = g * span + vec * lane;
+    if (q0 >= r.end) {
+      break;
+    }
+    const vec_of<T> v = load_slots(r.lane_in + g * span, q0, r.off, r.end, r.vectors);
+    if (aligned && q0 + vec <= r.end) {
+      *reinterpret_cast<vec_of<T>*>(out_v + q0) = v;
+#pragma unroll
+      for (int w = 0; w < vec / per_quad; ++w) {
+        index_quad quad;
+#pragma unroll
+        for (int e = 0; e < per_quad; ++e) {
+          quad.i[e] = static_cast<IndexT>(q0 + w * per_quad + e);
+        }
+        reinterpret_cast<index_quad*>(out_i + q0)[w] = quad;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        const int q = q0 + e;
+        if (q >= r.off && q < r.end) {
+          out_v[q - r.off] = v.v[e];
+          out_i[q - r.off] =
+              col != nullptr ? col[q] : static_cast<IndexT>(static_cast<unsigned>(q - r.off));
+        }
+      }
+    }
+  }
+}
+
 /// Narrows [lo, hi], the key range holding the k-th key (keys < lo: `below` of them, below < k),
 /// with histogram passes over the row's registers, for the exact search. `hist` is the warp's
 /// zeroed histogram of Bins + 1 words (left zeroed; the extra word counts keys outside the range).
@@ -327,8 +452,10 @@ __device__ __forceinline__ int narrow_by_histogram(const Key (&key)[Items], Key 
 
 /// max_iter <= 0: exact search (histogram pass, then bisection on the narrowed range);
 /// max_iter > 0: at most that many bisection steps over the whole row (approximate, RTop-K's
-/// Algorithm 2).
-template <class T, class IndexT, int Items>
+/// Algorithm 2). LaneBound: the exact search starts from the lanes' best keys (stage 0 above; the
+/// launcher sets it for k <= 32 and rows of at least binary_search_policy::lane_bound_min_items
+/// keys a lane, and the kernels without it hold none of its code).
+template <class T, class IndexT, int Items, bool LaneBound>
 __global__ void __launch_bounds__(
     binary_search_policy::warps_per_block* warp::size,
     binary_search_policy::min_blocks_for(Items* int(sizeof(typename key_traits<T>::key_type)) / 4))
@@ -358,6 +485,17 @@ __global__ void __launch_bounds__(
     return;
   }  // uniform over the warp
   const auto at = binary_search_detail::locate_row<Items>(src, row, lane);
+  if (at.n <= k) {  // uniform over the warp: every element, then the padding
+    binary_search_detail::copy_whole_row<Items>(
+        at, src.col_idx != nullptr ? src.col_idx + (at.first - at.off) : nullptr,
+        dst.values + row * dst.ld_values, dst.indices + row * dst.ld_indices, lane);
+    const T pad = traits::padding(largest);
+    for (std::int64_t pos = at.n + lane; pos < k; pos += warp::size) {
+      dst.values[row * dst.ld_values + pos] = pad;
+      dst.indices[row * dst.ld_indices + pos] = IndexT{-1};
+    }
+    return;
+  }
   T raw[Items];  // every load is issued before the first is used: the whole row in flight
   binary_search_detail::load_row(at, lane, raw);
   const std::int64_t first = at.first;
@@ -393,11 +531,12 @@ __global__ void __launch_bounds__(
   }
 
   // ---- the threshold: take keys < t_lo, and keys in [t_lo, t_hi] at slots <= t_q -------------
-  key_type t_lo = traits::worst;  // n <= k: every element
-  key_type t_hi = traits::worst;
-  int t_q = end - 1;
-  if (n > k) {
+  key_type t_lo;
+  key_type t_hi;
+  int t_q;
+  {
     const int kk = static_cast<int>(k);
+    key_type best = lo;  // the lane's
     lo = warp::reduce_min(lo);
     hi = warp::reduce_max(hi);
     // The keys are number_key's, which leaves NaNs outside the numbers' key range: the extremes
@@ -411,27 +550,50 @@ __global__ void __launch_bounds__(
         key[j] = numbers.contains(key[j]) ? key[j] : traits::worst;
         lo = key[j] < lo ? key[j] : lo;
       }
+      best = lo;
       lo = warp::reduce_min(lo);
     }
     int below = 0;  // keys < lo
     bool found = false;
+    int ranked_slot = -1;  // >= 0: the k-th key is lo = hi, at this slot
     if (max_iter <= 0) {
-      // Exact: histogram passes while the range holds more than bisect_from keys, then bisection.
-      unsigned* hist = smem[w];
-#pragma unroll
-      for (int q = 0; q < bins / warp::size / 4; ++q) {
-        reinterpret_cast<uint4*>(hist)[lane * (bins / warp::size / 4) + q] =
-            make_uint4(0u, 0u, 0u, 0u);
-      }
-      if (lane == 0) {
-        hist[bins] = 0;
-      }
-      __syncwarp();
       int left = n;  // keys in [lo, hi]
-      while (left > binary_search_policy::bisect_from && lo < hi) {
-        left = binary_search_detail::narrow_by_histogram<Items, bins>(
-            key, traits::worst, Items * warp::size - n, kk, lo, hi, below, hist);
-        found = left < 0;
+      if constexpr (LaneBound) {
+        if (kk <= warp::size) {
+          const key_type bound = binary_search_detail::kth_lane_best(best, kk);
+          if (bound < hi) {  // uniform; a bound of the worst key (padding, NaNs) is no bound
+            const unsigned mine = binary_search_detail::count_at_most(key, bound);
+            const unsigned total = __reduce_add_sync(warp::full_mask, mine);
+            hi = bound;  // at least k keys are <= bound
+            left = static_cast<int>(total);
+            if (total <= unsigned(warp::size)) {
+              auto* cand_key = reinterpret_cast<key_type*>(smem[w]);
+              auto* cand_slot = reinterpret_cast<int*>(cand_key + warp::size);
+              binary_search_detail::nth_candidate(key, bound, mine, total, kk, cand_key, cand_slot,
+                                                  lo, ranked_slot);
+              hi = lo;
+              found = true;
+            }
+          }
+        }
+      }
+      // Exact: histogram passes while the range holds more than bisect_from keys, then bisection.
+      if (!found) {  // uniform over the warp
+        unsigned* hist = smem[w];
+#pragma unroll
+        for (int q = 0; q < bins / warp::size / 4; ++q) {
+          reinterpret_cast<uint4*>(hist)[lane * (bins / warp::size / 4) + q] =
+              make_uint4(0u, 0u, 0u, 0u);
+        }
+        if (lane == 0) {
+          hist[bins] = 0;
+        }
+        __syncwarp();
+        while (left > binary_search_policy::bisect_from && lo < hi) {
+          left = binary_search_detail::narrow_by_histogram<Items, bins>(
+              key, traits::worst, Items * warp::size - n, kk, lo, hi, below, hist);
+          found = left < 0;
+        }
       }
     }
     const int steps = max_iter > 0 ? max_iter : std::numeric_limits<int>::max();
@@ -444,8 +606,9 @@ __global__ void __launch_bounds__(
     }
     t_lo = lo;
     t_hi = hi;
-    t_q = -1;
-    if (lo <= hi) {  // fill up from [lo, hi] by position (an exact split leaves lo > hi)
+    t_q = ranked_slot;
+    if (ranked_slot < 0 && lo <= hi) {  // fill up from [lo, hi] by position (an exact split
+                                        // leaves lo > hi)
       t_q = binary_search_detail::nth_slot(key, off, lo, hi, kk - below);
     }
   }

@@ -7,6 +7,10 @@ import os
 import subprocess
 
 CUB_TIMEOUT = 120  # seconds one cub_topk_peer process may run
+# How spira is timed for the ratio to CUB: as the harness times CUB (the benchmarks' case flags),
+# so that the ratio compares like with like; torch.topk is compared with the rotated int64 run.
+LIKE_CUB = ("spira timed as the harness times CUB: one resident input that is not rotated, int32 "
+            "indices (case flags `resident int32`)")
 CUB_TIMING = ("one process per case; median of as many timed calls as spira's (CUDA events) after "
               "3 warm-up calls, on one resident input that is not rotated (an input that fits in L2 "
               "stays there); N(0,1) float32 keys from the harness's own hash")

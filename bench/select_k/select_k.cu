@@ -2,8 +2,10 @@
 // prints one JSON object per line. bench/select_k/select_k.py drives it, runs torch.topk on the
 // same shapes in the same session, and writes the results file.
 //
-// stdin, one case per line:   <rows> <length> <k> <algo: auto|binary_search|radix> [dist]
+// stdin, one case per line:   <rows> <length> <k> <algo: auto|binary_search|radix> [dist] [flags]
 //   dist: uniform (default), normal, narrow (RadiK's adversarial: all keys share their top digits)
+//   flags: "resident" (one input that is not rotated, so that an input that fits in L2 stays
+//          there, as the CUB harness times it) and "int32" (int32 indices instead of int64)
 // special lines:              copy            -> device-to-device copy bandwidth
 //                             hitrate <rows> <length> <k> <max_iter>
 //                                             -> time and hit rate of the approximate max_iter mode
@@ -100,19 +102,26 @@ const char* resolved_name(spira::select_algo algo, std::int64_t rows, std::int64
   return algo == spira::select_algo::binary_search ? "binary_search" : "radix";
 }
 
+/// How a case is timed beside its shape (the flags of a case line).
+struct case_flags {
+  bool resident = false;  // one input, not rotated
+  bool int32 = false;     // int32 indices
+};
+
+template <class IndexT>
 void run_case(std::int64_t rows, std::int64_t len, std::int64_t k, const std::string& algo_name,
-              const std::string& dist_name, int max_iter)
+              const std::string& dist_name, int max_iter, case_flags flags)
 {
   spira::cuda_resources res{};
   const std::int64_t n = rows * len;
-  const std::int64_t copies = copies_for(n * std::int64_t(sizeof(float)));
+  const std::int64_t copies = flags.resident ? 1 : copies_for(n * std::int64_t(sizeof(float)));
   spira::buffer<float> in(res, n * copies, "bench input");
   const std::int64_t blocks = (n * copies + 255) / 256;
   fill_kernel<<<static_cast<unsigned>(blocks), 256>>>(in.data(), n * copies, 12345 + len,
                                                       parse_dist(dist_name));
   SPIRA_CHECK_LAUNCH();
   spira::buffer<float> vals(res, rows * k, "bench values");
-  spira::buffer<std::int64_t> idx(res, rows * k, "bench indices");
+  spira::buffer<IndexT> idx(res, rows * k, "bench indices");
   spira::select_params params;
   params.algo = parse_algo(algo_name);
   if (max_iter > 0) {
@@ -121,37 +130,39 @@ void run_case(std::int64_t rows, std::int64_t len, std::int64_t k, const std::st
   const auto dev = spira::memory_space::device;
   auto call = [&](int rep) {
     const float* src = in.data() + (rep % copies) * n;
-    spira::select_k<float, std::int64_t>(
-        res, spira::dense_view<const float>{rows, len, len, src, dev}, k,
-        spira::select_order::largest, spira::dense_view<float>{rows, k, k, vals.data(), dev},
-        spira::dense_view<std::int64_t>{rows, k, k, idx.data(), dev}, params);
+    spira::select_k<float, IndexT>(res, spira::dense_view<const float>{rows, len, len, src, dev}, k,
+                                   spira::select_order::largest,
+                                   spira::dense_view<float>{rows, k, k, vals.data(), dev},
+                                   spira::dense_view<IndexT>{rows, k, k, idx.data(), dev}, params);
   };
   const int reps = n >= (1ll << 26) ? 10 : 50;
   const double ms = median_ms(call, reps);
   double hit = -1;
   if (max_iter > 0) {  // fraction of the approximate selection that is in the exact top-k
     call(0);
-    std::vector<std::int64_t> approx = spira::to_host_vector(idx);
+    std::vector<IndexT> approx = spira::to_host_vector(idx);
     params.max_iter.reset();
     call(0);
-    std::vector<std::int64_t> exact = spira::to_host_vector(idx);
+    std::vector<IndexT> exact = spira::to_host_vector(idx);
     std::int64_t hits = 0;
     for (std::int64_t r = 0; r < rows; ++r) {  // both lists are sorted by index
       auto a = approx.begin() + r * k;
       auto e = exact.begin() + r * k;
-      std::vector<std::int64_t> common;
+      std::vector<IndexT> common;
       std::set_intersection(a, a + k, e, e + k, std::back_inserter(common));
       hits += std::int64_t(common.size());
     }
     hit = double(hits) / double(rows * k);
   }
-  const double bytes = double(n) * 4 + double(rows * k) * (4 + 8);
+  const double bytes = double(n) * 4 + double(rows * k) * double(4 + sizeof(IndexT));
   std::printf(
       "{\"kind\": \"select_k\", \"rows\": %lld, \"length\": %lld, \"k\": %lld, "
       "\"algo\": \"%s\", \"dist\": \"%s\", \"max_iter\": %d, \"ms\": %.6f, "
-      "\"bytes\": %.0f, \"hit_rate\": %.6f, \"resolved_algo\": \"%s\"}\n",
+      "\"bytes\": %.0f, \"hit_rate\": %.6f, \"resolved_algo\": \"%s\", \"resident\": %s, "
+      "\"index\": \"%s\"}\n",
       (long long)rows, (long long)len, (long long)k, algo_name.c_str(), dist_name.c_str(), max_iter,
-      ms, bytes, hit, resolved_name(params.algo, rows, len, k, max_iter));
+      ms, bytes, hit, resolved_name(params.algo, rows, len, k, max_iter),
+      flags.resident ? "true" : "false", sizeof(IndexT) == 4 ? "int32" : "int64");
   std::fflush(stdout);
 }
 
@@ -324,12 +335,26 @@ int main(int argc, char** argv)
         long long rows, len, k;
         int it;
         is >> rows >> len >> k >> it;
-        run_case(rows, len, k, "binary_search", "uniform", it);
+        run_case<std::int64_t>(rows, len, k, "binary_search", "uniform", it, case_flags{});
       } else {
         long long len, k;
         std::string algo = "auto", dist = "uniform";
         is >> len >> k >> algo >> dist;
-        run_case(std::stoll(first), len, k, algo, dist, 0);
+        case_flags flags;
+        for (std::string flag; is >> flag;) {
+          if (flag == "resident") {
+            flags.resident = true;
+          } else if (flag == "int32") {
+            flags.int32 = true;
+          } else {
+            throw std::runtime_error("unknown flag '" + flag + "' (resident, int32)");
+          }
+        }
+        if (flags.int32) {
+          run_case<std::int32_t>(std::stoll(first), len, k, algo, dist, 0, flags);
+        } else {
+          run_case<std::int64_t>(std::stoll(first), len, k, algo, dist, 0, flags);
+        }
       }
     } catch (const std::exception& e) {
       std::printf("{\"kind\": \"error\", \"case\": \"%s\", \"what\": \"%s\"}\n",

@@ -48,13 +48,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # gpu_info.py
 
 from gpu_info import torch_device_and_version
-from cub_peer import CUB_TIMING, cub_case, cub_peer
+from cub_peer import CUB_TIMING, LIKE_CUB, cub_case, cub_peer
 
 GRAPH_KS = (15, 100)
 CUB_CALL = ("cub::DeviceBatchedTopK::MinPairs through `cub_topk_peer batched ROWS LEN K`: the k "
             "smallest of every row (spira and torch: the largest; N(0,1) keys are symmetric), "
-            "int32 column indices (spira: int64), unsorted output, ties not deterministic; the "
-            "harness checks rows 0, 1/3, 1/2, 2/3 and the last against a sort on the host")
+            "int32 column indices, unsorted output, ties not deterministic; the harness checks "
+            "rows 0, 1/3, 1/2, 2/3 and the last against a sort on the host")
 TORCH_PAD_LIMIT = 8 << 30  # bytes of the padded float32 matrix torch.topk gets
 CHECK_CHUNK_BYTES = 2 << 30  # GPU memory of one row chunk of the check
 
@@ -436,6 +436,9 @@ def main():
         list(crossover(args.quick)) + list(adversarial(args.quick)) + list(peers_grid(args.quick))
     lines = ["copy"]
     lines += ["%d %d %d %s %s" % (r, n, k, algo, dist) for (_, r, n, k, algo, dist) in cases]
+    if peer:
+        lines += ["%d %d %d %s %s resident int32" % (r, n, k, algo, dist)
+                  for (group, r, n, k, algo, dist) in cases if group == "peers"]
     lines += ["hitrate %d %d %d %d" % c for c in hitrate_cases()]
     for g in (manifest or {}).get("graphs", []):
         for k in GRAPH_KS:
@@ -450,7 +453,9 @@ def main():
     records = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith("{")]
     copy = next(r for r in records if r["kind"] == "copy")
     gbps = copy["gbps"]
-    spira_cases = [r for r in records if r["kind"] == "select_k"]
+    like_cub = {(r["rows"], r["length"], r["k"]): r["ms"] for r in records
+                if r["kind"] == "select_k" and r.get("resident")}
+    spira_cases = [r for r in records if r["kind"] == "select_k" and not r.get("resident")]
     errors += [r for r in records if r["kind"] == "error"]
 
     peer_cells = [(r, n, k) for (group, r, n, k, _, _) in cases if group == "peers"]
@@ -482,7 +487,9 @@ def main():
             rec["ratio_to_torch"] = (rec["torch_ms"] / rec["ms"]) if rec["torch_ms"] else None
         if rec["group"] == "peers" and peer:
             rec.update(cub[(rec["rows"], rec["length"], rec["k"])])
-            rec["ratio_to_cub"] = (rec["cub_ms"] / rec["ms"]) if rec["cub_ms"] else None
+            rec["like_cub_ms"] = like_cub.get((rec["rows"], rec["length"], rec["k"]))
+            rec["ratio_to_cub"] = (rec["cub_ms"] / rec["like_cub_ms"]
+                                   if rec["cub_ms"] and rec["like_cub_ms"] else None)
         results.append(rec)
 
     csr_graphs = []
@@ -512,6 +519,7 @@ def main():
         "cub_peer": cub_info,
         "cub_note": cub_note,
         "cub_call": CUB_CALL,
+        "like_cub": LIKE_CUB,
         "cub_timing": CUB_TIMING,
         "cub_runs": cub_runs,
         "csr_graph_definition": manifest["definition"] if manifest else None,

@@ -43,21 +43,26 @@ def table(rows, with_torch=True):
 def peer_summary(cells, peers, what):
     """Counts the cells where spira is faster than every one of `peers` and names each cell where it
     is not, with the reason (a peer as fast or faster, or a time missing). cells: (shape, spira ms,
-    {peer: ms or None}); a peer without a time in any cell (not run) is left out, and said so. Also
-    used by select_vector_table.py."""
+    {peer: ms or None}), where spira ms may be a dict {peer: spira ms timed as that peer is}; a peer
+    without a time in any cell (not run) is left out, and said so. Also used by
+    select_vector_table.py."""
     absent = [p for p in peers if not any(times.get(p) for _, _, times in cells)]
     peers = [p for p in peers if p not in absent]
     note = ["%s: no time in this run." % " and ".join(absent), ""] if absent else []
     if not peers:
         return note
     misses = []
-    for shape, ms, times in cells:
-        why = [] if ms else ["no spira time"]
+    for shape, spira, times in cells:
+        why = []
         for p in peers:
             t = times.get(p)
-            if not t:
+            ms = spira.get(p) if isinstance(spira, dict) else spira
+            if not ms:
+                why.append("no spira time" + (" timed as %s is" % p if isinstance(spira, dict)
+                                              else ""))
+            elif not t:
                 why.append("no %s time" % p)
-            elif ms and t <= ms:
+            elif t <= ms:
                 why.append("%s %s ms against spira %s ms (%s / spira %.3f)"
                            % (p, fmt_ms(t), fmt_ms(ms), p, t / ms))
         if why:
@@ -81,24 +86,31 @@ def peers_section(d):
             info.get("cccl", "-"), info.get("cub_version", "-"), d["cub_call"], d["cub_timing"])
     else:
         peer = "%s." % d.get("cub_note")
+    # Runs since spira is also timed as the harness times CUB (d["like_cub"]) compare CUB with that
+    # time; earlier runs compared it with the rotated int64 time.
+    like = cub and "like_cub" in d
     lines = ["#### Against CUB and torch.topk (the issue's grid)", "",
-             "spira: `auto`, N(0,1) float32 keys, inputs rotated as above. torch: `%s` on the same "
-             "shapes, inputs rotated. %s" % (d["torch_call"], peer), ""]
-    heads = (["rows", "length", "k", "algo", "spira ms"] + ["CUB ms"] * cub + ["torch.topk ms"] +
-             ["CUB / spira"] * cub + ["torch / spira"] + ["CUB check"] * cub)
+             "spira: `auto`, N(0,1) float32 keys, inputs rotated as above, int64 indices; %s"
+             "torch: `%s` on the same shapes, inputs rotated, against spira's rotated time. %s"
+             % ("\"spira ms as CUB\": %s, against CUB's time. " % d["like_cub"] if like else "",
+                d["torch_call"], peer), ""]
+    heads = (["rows", "length", "k", "algo", "spira ms"] + ["spira ms as CUB"] * like +
+             ["CUB ms"] * cub + ["torch.topk ms"] + ["CUB / spira"] * cub + ["torch / spira"] +
+             ["CUB check"] * cub)
     lines += ["| " + " | ".join(heads) + " |",
               "|" + "|".join("---" if h in ("algo", "CUB check") else "---:" for h in heads) + "|"]
     summary, failed = [], []
     for (rows, length, k) in cells:
         r = by.get((rows, length, k), {})
         ms, c, t = r.get("ms"), r.get("cub_ms"), r.get("torch_ms")
+        ms_cub = r.get("like_cub_ms") if like else ms
         check = r.get("cub_check") or ("error" if r.get("cub_error") else "-")
         cols = ([str(rows), str(length), str(k), r.get("resolved_algo", "-"), fmt_ms(ms)] +
-                [fmt_ms(c)] * cub + [fmt_ms(t)] + [ratio(c, ms)] * cub + [ratio(t, ms)] +
-                [check] * cub)
+                [fmt_ms(ms_cub)] * like + [fmt_ms(c)] * cub + [fmt_ms(t)] +
+                [ratio(c, ms_cub)] * cub + [ratio(t, ms)] + [check] * cub)
         lines.append("| " + " | ".join(cols) + " |")
         shape = "%d x %d, k = %d" % (rows, length, k)
-        summary.append((shape, ms, {"CUB": c, "torch.topk": t}))
+        summary.append((shape, {"CUB": ms_cub, "torch.topk": ms}, {"CUB": c, "torch.topk": t}))
         if cub and (r.get("cub_error") or r.get("cub_check") not in (None, "pass")):
             failed.append("%s (%s)" % (shape, r.get("cub_error") or "check " + r["cub_check"]))
     lines.append("")

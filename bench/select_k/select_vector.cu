@@ -5,9 +5,11 @@
 // runs there, in the same session).
 //
 // stdin, one case per line:
-//   select <n> <k> <algo: auto|delegate|radix> <dist> [subrange]
+//   select <n> <k> <algo: auto|delegate|radix> <dist> [subrange] [flags]
 //       dist: uniform | normal | adversarial (Dr. Top-k's "customized" distribution, see fill);
-//       subrange > 0 forces the delegate sub-range length (Rule 4's tuning sweep)
+//       subrange > 0 forces the delegate sub-range length (Rule 4's tuning sweep);
+//       flags: "resident" (one input that is not rotated, so that an input that fits in L2 stays
+//       there, as the CUB harness times it) and "int32" (int32 indices instead of int64)
 //   sort <n> <dist>      full CUB radix sort of (value, position) pairs, descending
 //   copy                 device-to-device copy bandwidth
 #include "common/cuda_timing.cuh"
@@ -22,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -128,13 +131,14 @@ const char* name_of(spira::select_algo a)
   }
 }
 
+template <class IndexT>
 void run_select(std::int64_t n, std::int64_t k, const std::string& algo_name,
-                const std::string& dist_name, std::int64_t subrange)
+                const std::string& dist_name, std::int64_t subrange, bool resident)
 {
   spira::cuda_resources res{};
   g_in.get(res, n, parse_dist(dist_name));
   spira::buffer<float> vals(res, k, "bench values");
-  spira::buffer<std::int64_t> idx(res, k, "bench indices");
+  spira::buffer<IndexT> idx(res, k, "bench indices");
   spira::select_params params;
   params.algo = algo_name == "delegate" ? spira::select_algo::delegate
                 : algo_name == "radix"  ? spira::select_algo::radix
@@ -144,7 +148,7 @@ void run_select(std::int64_t n, std::int64_t k, const std::string& algo_name,
                             : params.algo;
   const auto dev = spira::memory_space::device;
   auto call = [&](int rep) {
-    const float* src = g_in.copy(rep);
+    const float* src = g_in.copy(resident ? 0 : rep);
     if (subrange > 0) {
       spira::selection::problem p;
       p.k = k;
@@ -153,13 +157,13 @@ void run_select(std::int64_t n, std::int64_t k, const std::string& algo_name,
       p.algo = spira::select_algo::delegate;
       p.delegate_subrange = subrange;
       spira::selection::select_vector(
-          res, spira::selection::row_source<float, std::int64_t>{src, 1, n, n, nullptr, nullptr},
-          spira::selection::row_sink<float, std::int64_t>{vals.data(), idx.data(), k, k}, p);
+          res, spira::selection::row_source<float, IndexT>{src, 1, n, n, nullptr, nullptr},
+          spira::selection::row_sink<float, IndexT>{vals.data(), idx.data(), k, k}, p);
     } else {
-      spira::select_k<float, std::int64_t>(
-          res, spira::dense_view<const float>{1, n, n, src, dev}, k, spira::select_order::largest,
-          spira::dense_view<float>{1, k, k, vals.data(), dev},
-          spira::dense_view<std::int64_t>{1, k, k, idx.data(), dev}, params);
+      spira::select_k<float, IndexT>(res, spira::dense_view<const float>{1, n, n, src, dev}, k,
+                                     spira::select_order::largest,
+                                     spira::dense_view<float>{1, k, k, vals.data(), dev},
+                                     spira::dense_view<IndexT>{1, k, k, idx.data(), dev}, params);
     }
   };
   const int reps = n >= (1ll << 28) ? 10 : 30;
@@ -171,9 +175,10 @@ void run_select(std::int64_t n, std::int64_t k, const std::string& algo_name,
   std::printf(
       "{\"kind\": \"select\", \"n\": %lld, \"k\": %lld, \"algo\": \"%s\", "
       "\"resolved_algo\": \"%s\", \"dist\": \"%s\", \"subrange\": %lld, \"ms\": %.6f, "
-      "\"bytes\": %lld}\n",
+      "\"bytes\": %lld, \"resident\": %s, \"index\": \"%s\"}\n",
       (long long)n, (long long)k, algo_name.c_str(), name_of(resolved), dist_name.c_str(),
-      (long long)used, ms, (long long)(n * 4));
+      (long long)used, ms, (long long)(n * 4), resident ? "true" : "false",
+      sizeof(IndexT) == 4 ? "int32" : "int64");
   std::fflush(stdout);
 }
 
@@ -225,8 +230,24 @@ int main()
       } else if (first == "select") {
         long long n = 0, k = 0, subrange = 0;
         std::string algo = "auto", dist = "uniform";
-        is >> n >> k >> algo >> dist >> subrange;
-        run_select(n, k, algo, dist, subrange);
+        is >> n >> k >> algo >> dist;
+        bool resident = false, int32 = false;
+        for (std::string word; is >> word;) {
+          if (word == "resident") {
+            resident = true;
+          } else if (word == "int32") {
+            int32 = true;
+          } else if (!word.empty() && std::isdigit(static_cast<unsigned char>(word[0]))) {
+            subrange = std::stoll(word);
+          } else {
+            throw std::runtime_error("unknown flag '" + word + "' (resident, int32)");
+          }
+        }
+        if (int32) {
+          run_select<std::int32_t>(n, k, algo, dist, subrange, resident);
+        } else {
+          run_select<std::int64_t>(n, k, algo, dist, subrange, resident);
+        }
       } else {
         throw std::runtime_error("unknown case kind '" + first + "'");
       }

@@ -39,9 +39,18 @@ void launch_binary_search(const cuda_resources& res, row_source<T, IndexT> src,
 {
   const std::int64_t blocks = blocks_for(src.rows, binary_search_policy::warps_per_block);
   check_grid(blocks, "binary_search");
-  binary_search_kernel<T, IndexT, Items>
-      <<<static_cast<unsigned>(blocks), binary_search_policy::warps_per_block * warp::size, 0,
-         stream_of(res)>>>(src, dst, p.k, p.largest, p.max_iter);
+  const auto grid = static_cast<unsigned>(blocks);
+  constexpr int threads = binary_search_policy::warps_per_block * warp::size;
+  if constexpr (Items >= binary_search_policy::lane_bound_min_items) {
+    if (p.k <= warp::size && p.max_iter <= 0) {
+      binary_search_kernel<T, IndexT, Items, true>
+          <<<grid, threads, 0, stream_of(res)>>>(src, dst, p.k, p.largest, p.max_iter);
+      SPIRA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  binary_search_kernel<T, IndexT, Items, false>
+      <<<grid, threads, 0, stream_of(res)>>>(src, dst, p.k, p.largest, p.max_iter);
   SPIRA_CHECK_LAUNCH();
 }
 

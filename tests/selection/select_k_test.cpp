@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spira::test {
@@ -336,6 +337,49 @@ TYPED_TEST(select_k_test, special_and_adversarial)
         if (::testing::Test::HasFatalFailure()) {
           return;
         }
+      }
+    }
+  }
+}
+
+TYPED_TEST(select_k_test, small_k_on_long_rows)
+{
+  // k <= 32 on rows of more than 256 elements: on CUDA the binary search first bounds the k-th
+  // key by the k-th best of the lanes' best keys. Random rows leave at most 32 keys within the
+  // bound (ranked directly); ramps and ties leave more (histogram passes from the bound); NaNs,
+  // infinities and rows that end inside a lane's group put the worst key among the lanes' best.
+  // k = n takes the whole row (written without a search), from misaligned row starts for odd n.
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  for (std::int64_t n : {257, 513, 700, 1024, 2048}) {
+    const std::int64_t rows = 9;
+    std::vector<std::pair<std::string, std::vector<float>>> inputs;
+    inputs.emplace_back("uniform", uniform_values<float>(rows * n, -1.0, 1.0, 90 + n));
+    std::vector<float> ramp(rows * n);  // rising and falling rows: one lane holds the best keys
+    for (std::int64_t i = 0; i < rows * n; ++i) {
+      ramp[i] = static_cast<float>(i % n) * (i / n % 2 != 0 ? -1.0f : 1.0f);
+    }
+    inputs.emplace_back("ramp", std::move(ramp));
+    for (const std::string kind :
+         {"two_values", "inf_nan_mix", "mostly_nan", "few_distinct", "zipf", "all_equal"}) {
+      inputs.emplace_back(kind, special_rows<float>(kind, rows, n, 95 + n));
+    }
+    for (const auto& [kind, in] : inputs) {
+      for (std::int64_t k : {std::int64_t{2}, std::int64_t{5}, std::int64_t{16}, std::int64_t{17},
+                             std::int64_t{32}, n}) {
+        check_all<float, std::int32_t>(res, in, rows, n, k, "small k " + kind);
+        if (::testing::Test::HasFatalFailure()) {
+          return;
+        }
+      }
+    }
+    const auto d = uniform_values<double>(rows * n, -1.0, 1.0, 91 + n);
+    const auto h = uniform_values<half>(rows * n, -4.0, 4.0, 92 + n);
+    for (std::int64_t k : {std::int64_t{3}, std::int64_t{16}, std::int64_t{32}}) {
+      check_all<double, std::int64_t>(res, d, rows, n, k, "small k uniform");
+      check_all<half, std::int32_t>(res, h, rows, n, k, "small k uniform");
+      if (::testing::Test::HasFatalFailure()) {
+        return;
       }
     }
   }
