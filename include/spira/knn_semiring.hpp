@@ -13,7 +13,7 @@
 // distance kernel, is in spira/cuda/knn.cuh.
 #pragma once
 
-#include <spira/detail/knn_driver.hpp>
+#include <spira/detail/knn_host_ops.hpp>
 #include <spira/knn.hpp>
 #include <spira/ops.hpp>
 #include <spira/select_k.hpp>

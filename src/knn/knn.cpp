@@ -3,7 +3,7 @@
 // spira/detail/knn_driver.hpp; here the metric picks the distance code (the distance tiles and the
 // index tiles prepared once, compiled in src/pairwise: pairwise_host.hpp).
 #include <spira/convert.hpp>
-#include <spira/detail/knn_driver.hpp>
+#include <spira/detail/knn_host_ops.hpp>
 #include <spira/detail/type_lists.hpp>
 #include <spira/ewise.hpp>
 #include <spira/knn.hpp>
@@ -43,7 +43,8 @@ knn_result knn_graph(const host_resources& res, csr_view<ValueT, IndexT> index,
           std::size_t budget) {
         return detail::knn_host_by_rows(res, queries.value_or(index), index, params, largest, k,
                                         skip_self, self_values, out, budget);
-      });
+      },
+      detail::host_distances_symmetric<ValueT, IndexT>(dp));
 }
 
 csr_matrix<float, std::int64_t> to_csr_graph(const knn_result& g, std::int64_t index_rows,

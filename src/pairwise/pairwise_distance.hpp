@@ -113,6 +113,14 @@ bool knn_host_by_rows(const host_resources& res, csr_view<ValueT, IndexT> querie
   });
 }
 
+template <class ValueT, class IndexT>
+bool host_distances_symmetric(const distance_params& params)
+{
+  return visit_metric(params.metric, params.p, [](const auto& d) {
+    return symmetric_capable_v<std::decay_t<decltype(d)>, host_compute_t>;
+  });
+}
+
 /// The host entries of ValueT for both index types (pairwise_distance_float.cpp, ..._double.cpp).
 #define SPIRA_PAIRWISE_HOST_INSTANTIATE(ValueT, IndexT)                                           \
   template std::unique_ptr<host_prepared_distance_operand> prepare_host_distance_operand(         \
@@ -122,6 +130,7 @@ bool knn_host_by_rows(const host_resources& res, csr_view<ValueT, IndexT> querie
                                        const distance_params&, host_prepared_distance_operand*);  \
   template bool knn_host_by_rows(const host_resources&, csr_view<ValueT, IndexT>,                 \
                                  csr_view<ValueT, IndexT>, const knn_params&, bool, std::int64_t, \
-                                 bool, ValueT*, knn_result&, std::size_t);
+                                 bool, ValueT*, knn_result&, std::size_t);                        \
+  template bool host_distances_symmetric<ValueT, IndexT>(const distance_params&);
 
 }  // namespace spira::detail

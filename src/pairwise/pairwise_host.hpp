@@ -49,4 +49,10 @@ bool knn_host_by_rows(const host_resources& res, csr_view<ValueT, IndexT> querie
                       std::int64_t k, bool skip_self, ValueT* self_values, knn_result& out,
                       std::size_t budget);
 
+/// Whether pairwise_distance_tile's value of (i, j) is its value of (j, i), bit for bit, for the
+/// metric of params (the metrics whose host engine evaluates a matrix against itself as a
+/// symmetric product: symmetric_capable_v): the k-NN graph's square tiles (knn_host_ops).
+template <class ValueT, class IndexT>
+bool host_distances_symmetric(const distance_params& params);
+
 }  // namespace spira::detail

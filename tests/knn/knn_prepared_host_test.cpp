@@ -10,7 +10,7 @@
 #include "support/oracle.hpp"
 
 #include <semirings/distances.hpp>
-#include <spira/detail/knn_driver.hpp>
+#include <spira/detail/knn_host_ops.hpp>
 #include <spira/knn.hpp>
 #include <spira/knn_semiring.hpp>
 #include <spira/ops.hpp>

@@ -31,6 +31,12 @@ struct knn_policy {
   /// computes what it needs, as with one query tile. Kept whole, an index takes about its own
   /// bytes again (the CSC), twice for a distance with a sum NAMM (its one-sided terms too).
   static constexpr std::size_t prepared_index_divisor = 2;
+  /// Square tiles of a host self query (knn_host_ops::square_tiles) hold the running lists of every
+  /// row at once; they are taken while those lists fit 1 / square_lists_divisor of the budget.
+  static constexpr std::size_t square_lists_divisor = 4;
+  /// Columns of a square tile one thread ranks at a time (their lists stay in the L1 cache, and
+  /// each row of the tile is read in runs of this many values).
+  static constexpr std::int64_t square_column_block = 64;
   /// Sorted lists of k entries held per query row of a tile: the running list, the tile's top-k
   /// and the merge's output.
   static constexpr std::size_t lists_per_query = 3;

@@ -1,0 +1,136 @@
+// The host k-NN graph of a self query on square tiles (knn_host_ops::square_tiles), taken for the
+// metrics whose distances are symmetric bit for bit when the pairs need more than one distance
+// tile: the same graph, bit for bit, as tiles of whole index rows (algo tiled), for every metric
+// (the others do not take square tiles and must not change), with and without exclude_self, float
+// and double values, equal rows (ties broken by index across tiles), a block count that does not
+// divide the rows; cosine on an index its rows path refuses; progress reported at the blocks' ends;
+// and against the float64 oracle.
+#include "support/knn_check.hpp"
+#include "support/oracle.hpp"
+
+#include <spira/knn.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spira::test {
+namespace {
+
+using I = std::int32_t;
+
+void expect_same_bytes(const knn_result& a, const knn_result& b, const std::string& label)
+{
+  ASSERT_EQ(a.indices.rows(), b.indices.rows()) << label;
+  ASSERT_EQ(a.indices.cols(), b.indices.cols()) << label;
+  const std::size_t n = std::size_t(a.indices.rows() * a.indices.cols());
+  for (std::size_t e = 0; e < n; ++e) {
+    ASSERT_EQ(a.indices.data()[e], b.indices.data()[e]) << label << " entry " << e;
+    ASSERT_EQ(std::memcmp(&a.distances.data()[e], &b.distances.data()[e], sizeof(float)), 0)
+        << label << " entry " << e << ": " << a.distances.data()[e] << " vs "
+        << b.distances.data()[e];
+  }
+}
+
+/// 1,000 random rows over 300 columns and three copies of rows 10 and 20 (1,003 rows; a block
+/// count of 3 leaves a last block of 333); optionally row 7's values set to `tiny`.
+template <class V>
+csr_matrix<V, I> rows_with_copies(bool signed_values, double tiny = 0)
+{
+  random_options o;
+  o.rows = 1000;
+  o.cols = 300;
+  o.mean_degree = 8;
+  o.empty_row_fraction = 0.01;
+  o.signed_values = signed_values;
+  o.seed = 17;
+  const auto base = random_csr<V, I>(o);
+  std::vector<std::int64_t> rows(std::size_t(base.rows()));
+  std::iota(rows.begin(), rows.end(), std::int64_t{0});
+  rows.insert(rows.end(), {10, 20, 10});
+  std::vector<offset_t> ptr{0};
+  std::vector<I> cols;
+  std::vector<V> vals;
+  for (const std::int64_t r : rows) {
+    for (offset_t e = base.row_ptr()[r]; e < base.row_ptr()[r + 1]; ++e) {
+      cols.push_back(base.col_idx()[e]);
+      vals.push_back(tiny != 0 && r == 7 ? V(tiny) : base.values()[e]);
+    }
+    ptr.push_back(offset_t(cols.size()));
+  }
+  return make_csr<V, I>(host_resources{}, std::int64_t(rows.size()), base.cols(), ptr, cols, vals);
+}
+
+/// A budget whose distance tiles hold 480 x 480 values: three blocks of 335 rows.
+template <class V>
+std::size_t three_blocks()
+{
+  return std::size_t(480) * 480 * sizeof(V);
+}
+
+template <class V>
+void same_as_whole_index_rows(const csr_matrix<V, I>& x, metric m, const std::string& what)
+{
+  const host_resources res{.threads = 2};
+  for (bool exclude : {false, true}) {
+    for (std::int64_t k : {1, 7, 12}) {
+      knn_params p{.k = k, .metric = m, .exclude_self = exclude, .memory_budget = three_blocks<V>()};
+      knn_params tiled = p;
+      tiled.algo = knn_algo::tiled;
+      const std::string label = what + " " + std::string(to_string(m)) + " k=" + std::to_string(k) +
+                                (exclude ? " exclude_self" : "");
+      expect_same_bytes(knn_graph<V, I>(res, x.view(), std::nullopt, p),
+                        knn_graph<V, I>(res, x.view(), std::nullopt, tiled), label);
+      if (::testing::Test::HasFatalFailure()) {
+        return;
+      }
+    }
+  }
+}
+
+TEST(knn_host_square, same_bytes_as_tiles_of_whole_index_rows)
+{
+  const auto f = rows_with_copies<float>(true);
+  const auto d = rows_with_copies<double>(true);
+  const auto nonneg = rows_with_copies<float>(false);
+  for (metric m : all_metrics()) {
+    const bool needs_nonneg = requires_nonnegative(m);
+    same_as_whole_index_rows(needs_nonneg ? nonneg : f, m, "float");
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
+  }
+  for (metric m : {metric::euclidean, metric::sqeuclidean, metric::inner_product}) {
+    same_as_whole_index_rows(d, m, "double");
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
+  }
+  // Cosine's rows path refuses an index row of values whose fourth power underflows: tiles.
+  same_as_whole_index_rows(rows_with_copies<double>(true, 1e-250), metric::cosine, "refused rows");
+}
+
+TEST(knn_host_square, reports_progress_at_each_block_and_matches_the_oracle)
+{
+  const auto x = rows_with_copies<float>(true);
+  const host_resources res{.threads = 2};
+  std::vector<std::int64_t> done;
+  knn_params p{.k = 9, .metric = metric::euclidean, .memory_budget = three_blocks<float>()};
+  p.progress = [&](std::int64_t d, std::int64_t total) {
+    EXPECT_EQ(total, x.rows());
+    done.push_back(d);
+  };
+  const knn_result g = knn_graph<float, I>(res, x.view(), std::nullopt, p);
+  EXPECT_EQ(done, (std::vector<std::int64_t>{251, 502, 753, 1003}));  // blocks of a progress step
+  const auto dense = densify(x);
+  expect_knn_matches(g, oracle::pairwise(metric::euclidean, dense, dense), false, false, 2e-5,
+                     "square tiles");
+}
+
+}  // namespace
+}  // namespace spira::test
