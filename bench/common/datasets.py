@@ -41,3 +41,40 @@ def canonical_csr(m, transpose):
     m.sum_duplicates()
     m.sort_indices()
     return m
+
+
+# Short strings as character 2- to 4-grams, as a new user would build them with scikit-learn: the
+# words and symbols of three shared datasets (the KOS vocabulary, pbmc3k's gene symbols, the words
+# of the SEC EDGAR company names), lower-cased, each once, in that order, at most 30,000.
+CHAR_NGRAM_WORDS = "char-2-4-gram-words"
+CHAR_NGRAM_WORDS_DESCRIPTION = (
+    "the distinct lower-cased words and symbols of uci-bow-kos/vocab.kos.txt, pbmc3k/genes.tsv and "
+    "the company names of sec-edgar-names/names.txt (in that order, at most 30,000) as "
+    "sklearn.feature_extraction.text.TfidfVectorizer(analyzer='char', ngram_range=(2, 4)) rows")
+
+
+def char_ngram_words(data_dir, limit=30000):
+    """CHAR_NGRAM_WORDS from the data folder: a canonical float32 CSR (needs scikit-learn)."""
+    import re
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    words, seen = [], set()
+
+    def add(w):
+        w = w.strip().lower()
+        if w and w not in seen:
+            seen.add(w)
+            words.append(w)
+
+    with open(f"{data_dir}/uci-bow-kos/vocab.kos.txt") as f:
+        for line in f:
+            add(line)
+    with open(f"{data_dir}/pbmc3k/genes.tsv") as f:
+        for line in f:
+            add(line.split("\t")[-1])
+    with open(f"{data_dir}/sec-edgar-names/names.txt") as f:
+        for line in f:
+            for token in re.findall(r"[A-Za-z][A-Za-z'&-]+", line):
+                add(token)
+    vectorizer = TfidfVectorizer(analyzer="char", ngram_range=(2, 4), dtype=np.float32)
+    return canonical_csr(vectorizer.fit_transform(words[:limit]), False)

@@ -3,7 +3,8 @@
 against RAFT 25.10's sparse brute-force k-NN (on the GPU), scikit-learn's brute-force
 NearestNeighbors and, on the GPU, cuSPARSE (CuPy A @ B.T) with torch.topk. Every dataset of
 ../shared/data and synthetic Table 2 shapes (bench/common/synthetic.hpp), k = 15, cosine and
-manhattan by default.
+manhattan by default; with --words also short strings as character 2- to 4-grams built as a new
+user would with scikit-learn (bench/common/datasets.py: char_ngram_words).
 
 Every tool gets the same float32 CSR: bench_knn writes the matrix it benchmarks to an .npz that the
 peers load. Peers are capped in time: each first runs on the first --probe-rows query rows against
@@ -54,12 +55,13 @@ import tempfile
 import time
 
 import numpy as np
+import scipy.io
 import scipy.sparse as sp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench", "common"))  # datasets.py, raft_peer.py
 
-from datasets import DATASETS
+from datasets import CHAR_NGRAM_WORDS, CHAR_NGRAM_WORDS_DESCRIPTION, DATASETS, char_ngram_words
 from raft_peer import (RAFT_METRICS, RAFT_VERSION, capped_rows, raft_description, require_binary,
                        run_anchor, run_record, write_mtx)
 
@@ -336,6 +338,8 @@ def main():
     ap.add_argument("--datasets", default=",".join(d[0] for d in DATASETS),
                     help="labels of DATASETS, run in this order")
     ap.add_argument("--synthetic", default=None, help="NAME:ROWS,... ('' for none)")
+    ap.add_argument("--words", action="store_true",
+                    help=f"also {CHAR_NGRAM_WORDS}: {CHAR_NGRAM_WORDS_DESCRIPTION} (scikit-learn)")
     ap.add_argument("--k", type=int, default=15)
     ap.add_argument("--metrics", default="cosine,manhattan")
     ap.add_argument("--repeats", type=int, default=5)
@@ -382,8 +386,16 @@ def main():
         label = f"synthetic-{name}" + ("" if rows == "0" else f"-{int(rows) // 1000}k")
         cases.append((label, ["--synthetic", name, "--synthetic-rows", rows]))
 
-    with open(out_path, "w") as out, tempfile.TemporaryDirectory() as tmp:
+    with open(out_path, "w") as out, tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryDirectory() as keep:
         emit(out, machine_record(args))
+        if args.words:  # in `keep`: each case empties tmp after it
+            words = os.path.join(keep, "words.mtx")
+            try:
+                scipy.io.mmwrite(words, char_ngram_words(args.data))
+                cases.append((CHAR_NGRAM_WORDS, ["--file", words]))
+            except Exception as e:  # a result, never dropped
+                emit(out, dict(tool="spira", dataset=CHAR_NGRAM_WORDS, error=f"not built: {e}"))
         for label, source in cases:
             if source[0] == "--file" and not os.path.exists(source[1]):
                 emit(out, dict(tool="spira", dataset=label, error=f"data file absent: {source[1]}"))
