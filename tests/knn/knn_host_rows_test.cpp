@@ -16,7 +16,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -26,20 +25,6 @@ namespace spira::test {
 namespace {
 
 using I = std::int32_t;
-
-template <class V>
-void expect_same_bytes(const knn_result& a, const knn_result& b, const std::string& label)
-{
-  ASSERT_EQ(a.indices.rows(), b.indices.rows()) << label;
-  ASSERT_EQ(a.indices.cols(), b.indices.cols()) << label;
-  const std::size_t n = std::size_t(a.indices.rows() * a.indices.cols());
-  for (std::size_t e = 0; e < n; ++e) {
-    ASSERT_EQ(a.indices.data()[e], b.indices.data()[e]) << label << " entry " << e;
-    ASSERT_EQ(std::memcmp(&a.distances.data()[e], &b.distances.data()[e], sizeof(float)), 0)
-        << label << " entry " << e << ": " << a.distances.data()[e] << " vs "
-        << b.distances.data()[e];
-  }
-}
 
 /// Sparse rows (mean degree 3 over 20,000 columns, 1% empty), then equal and near-duplicate copies.
 template <class V>
@@ -87,7 +72,7 @@ void same_graph_as_tiles(metric m, bool signed_values, std::int64_t column_scale
       const knn_result rows = knn_graph<V, I>(res, index.view(), q, p);
       p.algo = knn_algo::tiled;
       const knn_result tiles = knn_graph<V, I>(res, index.view(), q, p);
-      expect_same_bytes<V>(rows, tiles, label);
+      expect_identical_graphs(rows, tiles, label);
     }
   }
 }
@@ -125,8 +110,8 @@ TEST(knn_host_rows, runs_and_matches_the_oracle)
                      "by rows");
   knn_params tiled = p;
   tiled.algo = knn_algo::tiled;
-  expect_same_bytes<float>(g, knn_graph<float, I>(res, index.view(), std::nullopt, tiled),
-                           "by rows against tiles");
+  expect_identical_graphs(g, knn_graph<float, I>(res, index.view(), std::nullopt, tiled),
+                          "by rows against tiles");
 }
 
 /// An index row cosine's disjoint_index refuses (double values of 1e-250: |y|^4 underflows): the
@@ -156,9 +141,9 @@ TEST(knn_host_rows, declines_an_index_it_cannot_serve)
                                          std::size_t(1) << 30));
   knn_params tiled = p;
   tiled.algo = knn_algo::tiled;
-  expect_same_bytes<double>(knn_graph<double, I>(res, refused.view(), std::nullopt, p),
-                            knn_graph<double, I>(res, refused.view(), std::nullopt, tiled),
-                            "refused index");
+  expect_identical_graphs(knn_graph<double, I>(res, refused.view(), std::nullopt, p),
+                          knn_graph<double, I>(res, refused.view(), std::nullopt, tiled),
+                          "refused index");
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -23,19 +22,6 @@ namespace spira::test {
 namespace {
 
 using I = std::int32_t;
-
-void expect_same_bytes(const knn_result& a, const knn_result& b, const std::string& label)
-{
-  ASSERT_EQ(a.indices.rows(), b.indices.rows()) << label;
-  ASSERT_EQ(a.indices.cols(), b.indices.cols()) << label;
-  const std::size_t n = std::size_t(a.indices.rows() * a.indices.cols());
-  for (std::size_t e = 0; e < n; ++e) {
-    ASSERT_EQ(a.indices.data()[e], b.indices.data()[e]) << label << " entry " << e;
-    ASSERT_EQ(std::memcmp(&a.distances.data()[e], &b.distances.data()[e], sizeof(float)), 0)
-        << label << " entry " << e << ": " << a.distances.data()[e] << " vs "
-        << b.distances.data()[e];
-  }
-}
 
 /// 1,000 random rows over 300 columns and three copies of rows 10 and 20 (1,003 rows; a block
 /// count of 3 leaves a last block of 333); optionally row 7's values set to `tiny`.
@@ -79,13 +65,14 @@ void same_as_whole_index_rows(const csr_matrix<V, I>& x, metric m, const std::st
   const host_resources res{.threads = 2};
   for (bool exclude : {false, true}) {
     for (std::int64_t k : {1, 7, 12}) {
-      knn_params p{.k = k, .metric = m, .exclude_self = exclude, .memory_budget = three_blocks<V>()};
+      knn_params p{
+          .k = k, .metric = m, .exclude_self = exclude, .memory_budget = three_blocks<V>()};
       knn_params tiled = p;
       tiled.algo = knn_algo::tiled;
       const std::string label = what + " " + std::string(to_string(m)) + " k=" + std::to_string(k) +
                                 (exclude ? " exclude_self" : "");
-      expect_same_bytes(knn_graph<V, I>(res, x.view(), std::nullopt, p),
-                        knn_graph<V, I>(res, x.view(), std::nullopt, tiled), label);
+      expect_identical_graphs(knn_graph<V, I>(res, x.view(), std::nullopt, p),
+                              knn_graph<V, I>(res, x.view(), std::nullopt, tiled), label);
       if (::testing::Test::HasFatalFailure()) {
         return;
       }

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace spira::test {
@@ -76,17 +77,20 @@ std::vector<std::vector<double>> brute_force_distances(const std::vector<std::ve
   return out;
 }
 
-/// Two host graphs with the same bytes: every index and every distance's bits (tilings that must
-/// not change the result).
-inline void expect_identical_graphs(const knn_result& a, const knn_result& b)
+/// Two host graphs with the same bytes: the same shape, every index and every distance's bits
+/// (tilings and paths that must not change the result); `label` names the case in a failure.
+inline void expect_identical_graphs(const knn_result& a, const knn_result& b,
+                                    const std::string& label = {})
 {
+  ASSERT_EQ(a.indices.rows(), b.indices.rows()) << label;
+  ASSERT_EQ(a.indices.cols(), b.indices.cols()) << label;
   const std::int64_t n = a.indices.rows() * a.indices.cols();
-  ASSERT_EQ(n, b.indices.rows() * b.indices.cols());
   for (std::int64_t e = 0; e < n; ++e) {
-    ASSERT_EQ(a.indices.data()[e], b.indices.data()[e]) << "entry " << e;
+    ASSERT_EQ(a.indices.data()[e], b.indices.data()[e]) << label << " entry " << e;
     ASSERT_EQ(std::bit_cast<std::uint32_t>(a.distances.data()[e]),
               std::bit_cast<std::uint32_t>(b.distances.data()[e]))
-        << "entry " << e << ": " << a.distances.data()[e] << " and " << b.distances.data()[e];
+        << label << " entry " << e << ": " << a.distances.data()[e] << " and "
+        << b.distances.data()[e];
   }
 }
 
