@@ -188,8 +188,7 @@ class knn_host_ops {
     for (std::int64_t r = 0; r < q1 - q0; ++r) {
       std::copy_n(lists.indices.view().row(first_row + r), k, out.indices.view().row(q0 + r));
       std::transform(lists.values.view().row(first_row + r),
-                     lists.values.view().row(first_row + r) + k,
-                     out.distances.view().row(q0 + r),
+                     lists.values.view().row(first_row + r) + k, out.distances.view().row(q0 + r),
                      [](ValueT x) { return static_cast<float>(x); });
     }
   }
@@ -218,18 +217,22 @@ class knn_host_ops {
   /// distances are the same bits as theirs and every row keeps the best k of the same candidates,
   /// so the graph is the same bytes. With a progress callback the blocks are at most the rows of a
   /// progress step (knn_policy::progress_rows), and a report follows each block's rows (the
-  /// first blocks' take the most tiles: their reports come later). Returns false (nothing done) where one tile holds every pair
-  /// (its product is symmetric already) or the lists of every row do not fit
-  /// 1 / knn_policy::square_lists_divisor of the budget.
+  /// first blocks' take the most tiles: their reports come later). Returns false (nothing done)
+  /// where one tile holds every pair (its product is symmetric already) or the lists of every row
+  /// do not fit 1 / knn_policy::square_lists_divisor of the budget.
   bool square_tiles(std::int64_t k, ValueT* self_values, knn_result& result)
   {
     const std::int64_t n = index_.rows;
     budget_ = knn_host_budget(params_);
-    const std::size_t entry = sizeof(ValueT) + sizeof(std::int64_t);
-    if (std::size_t(n) * std::size_t(k) * entry > budget_ / knn_policy::square_lists_divisor) {
+    // The lists of every row, and at most twice as much for a tile's row and column candidates,
+    // beside the distance tile.
+    const std::size_t list_bytes = std::size_t(n) * std::size_t(k) * (sizeof(ValueT) + 8);
+    if (list_bytes > budget_ / knn_policy::square_lists_divisor) {
       return false;
     }
-    const std::size_t tile_values = host_tile_budget(budget_, n, k, sizeof(ValueT)) / sizeof(ValueT);
+    const std::size_t tile_values =
+        std::min(host_tile_budget(budget_, n, k, sizeof(ValueT)), budget_ - 3 * list_bytes) /
+        sizeof(ValueT);
     auto side_max =
         std::max<std::int64_t>(1, static_cast<std::int64_t>(std::sqrt(double(tile_values))));
     if (params_.progress) {  // a report after each block's rows, as after each query tile

@@ -32,7 +32,9 @@ struct knn_policy {
   /// bytes again (the CSC), twice for a distance with a sum NAMM (its one-sided terms too).
   static constexpr std::size_t prepared_index_divisor = 2;
   /// Square tiles of a host self query (knn_host_ops::square_tiles) hold the running lists of every
-  /// row at once; they are taken while those lists fit 1 / square_lists_divisor of the budget.
+  /// row at once; they are taken while those lists fit 1 / square_lists_divisor of the budget, and
+  /// the distance tile gets what the lists and the tiles' candidates (twice the lists at most)
+  /// leave.
   static constexpr std::size_t square_lists_divisor = 4;
   /// Columns of a square tile one thread ranks at a time (their lists stay in the L1 cache, and
   /// each row of the tile is read in runs of this many values).
