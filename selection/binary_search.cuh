@@ -37,7 +37,7 @@
 //     few more than k), they are gathered in shared memory with their slots and ranked by
 //     (key, slot) directly, which gives the threshold without a histogram pass; otherwise the
 //     passes above start from the bound.
-// A row of at most k elements is written whole, straight from the registers, without a search.
+// A row of at most k elements is copied whole to the output (its own loads), without a search.
 // Per-element steps are selects, not branches (an out-of-range histogram word instead of a
 // predicated atomic), and the row's loads are all issued before the first is used.
 //

@@ -3,8 +3,8 @@
 // tile: the same graph, bit for bit, as tiles of whole index rows (algo tiled), for every metric
 // (the others do not take square tiles and must not change), with and without exclude_self, float
 // and double values, equal rows (ties broken by index across tiles), a block count that does not
-// divide the rows; cosine on an index its rows path refuses; progress reported at the blocks' ends;
-// and against the float64 oracle.
+// divide the rows; cosine and inner_product (largest first) where their rows path declines;
+// progress reported at the blocks' ends; and against the float64 oracle.
 #include "support/knn_check.hpp"
 #include "support/oracle.hpp"
 
@@ -23,14 +23,14 @@ namespace {
 
 using I = std::int32_t;
 
-/// 1,000 random rows over 300 columns and three copies of rows 10 and 20 (1,003 rows; a block
+/// 1,000 random rows over `columns` columns and three copies of rows 10 and 20 (1,003 rows; a block
 /// count of 3 leaves a last block of 333); optionally row 7's values set to `tiny`.
 template <class V>
-csr_matrix<V, I> rows_with_copies(bool signed_values, double tiny = 0)
+csr_matrix<V, I> rows_with_copies(bool signed_values, double tiny = 0, std::int64_t columns = 300)
 {
   random_options o;
   o.rows = 1000;
-  o.cols = 300;
+  o.cols = columns;
   o.mean_degree = 8;
   o.empty_row_fraction = 0.01;
   o.signed_values = signed_values;
@@ -100,6 +100,15 @@ TEST(knn_host_square, same_bytes_as_tiles_of_whole_index_rows)
   }
   // Cosine's rows path refuses an index row of values whose fourth power underflows: tiles.
   same_as_whole_index_rows(rows_with_copies<double>(true, 1e-250), metric::cosine, "refused rows");
+  // Over 8 columns the products exceed twice the pairs, so the rows path declines and cosine and
+  // inner_product (a similarity: the largest first) take square tiles too.
+  const auto narrow = rows_with_copies<float>(true, 0, 8);
+  for (metric m : {metric::inner_product, metric::cosine, metric::euclidean}) {
+    same_as_whole_index_rows(narrow, m, "8 columns");
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
+  }
 }
 
 TEST(knn_host_square, reports_progress_at_each_block_and_matches_the_oracle)

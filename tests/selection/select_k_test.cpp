@@ -344,9 +344,10 @@ TYPED_TEST(select_k_test, special_and_adversarial)
 
 TYPED_TEST(select_k_test, small_k_on_long_rows)
 {
-  // k <= 32 on rows of more than 256 elements: on CUDA the binary search first bounds the k-th
-  // key by the k-th best of the lanes' best keys. Random rows leave at most 32 keys within the
-  // bound (ranked directly); ramps and ties leave more (histogram passes from the bound); NaNs,
+  // k <= 32 on rows of up to 2,048 elements: on CUDA, for rows of 32 or 64 keys a lane (1,024
+  // and 2,048 here; 257, 513 and 700 keep the histogram passes), the binary search first bounds
+  // the k-th key by the k-th best of the lanes' best keys. Random rows leave at most 32 keys within
+  // the bound (ranked directly); ramps and ties leave more (histogram passes from the bound); NaNs,
   // infinities and rows that end inside a lane's group put the worst key among the lanes' best.
   // k = n takes the whole row (written without a search), from misaligned row starts for odd n.
   SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);

@@ -164,7 +164,8 @@ csr_view<ValueT, IndexT> check_knn_args(csr_view<ValueT, IndexT> index,
 ///   query_rows(), index_rows()
 ///   make_lists(rows, k), make_self_values(n), make_result(rows, k)  (a knn_result)
 ///   fused(k, skip_self, self_values*, result&) -> bool   (false: not applicable; tiles then;
-///                                                      the host's: rows without tiles)
+///                                                      the host's: rows without tiles, or a
+///                                                      self query's square tiles)
 ///   plan(k) -> knn_tiling
 ///   begin_query_tile(q0, q1), reset(lists&, rows)                    (padding: index -1)
 ///   tile_top_k(q0, q1, i0, i1, kt, self_values*)   distances, diagonal, sorted top-kt per row

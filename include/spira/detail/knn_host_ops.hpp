@@ -264,6 +264,7 @@ class knn_host_ops {
         }
       }
       store(lists, a0, a1, result, a0);
+      release_prepared(std::size_t(a0 / side));  // no later tile takes block a0 as its columns
       if (params_.progress) {
         params_.progress(a1, n);
       }
@@ -323,6 +324,19 @@ class knn_host_ops {
           }
         }
       }
+    }
+  }
+
+  /// Releases index tile t's prepared state (no later distance tile uses it), so that the budget's
+  /// share for prepared tiles goes to the tiles still to come.
+  void release_prepared(std::size_t t)
+  {
+    if (t < prepared_.size() && prepared_[t]) {
+      prepared_bytes_ -= prepared_counted_[t];
+      prepared_counted_[t] = 0;
+      prepared_[t].reset();
+      prepared_tiles_[t] = kept_tile{};
+      prepare_more_ = true;
     }
   }
 
