@@ -122,7 +122,7 @@ TEST(knn_host_square, reports_progress_at_each_block_and_matches_the_oracle)
     done.push_back(d);
   };
   const knn_result g = knn_graph<float, I>(res, x.view(), std::nullopt, p);
-  EXPECT_EQ(done, (std::vector<std::int64_t>{251, 502, 753, 1003}));  // blocks of a progress step
+  EXPECT_EQ(done, (std::vector<std::int64_t>{256, 512, 768, 1003}));  // a progress step's rows
   const auto dense = densify(x);
   expect_knn_matches(g, oracle::pairwise(metric::euclidean, dense, dense), false, false, 2e-5,
                      "square tiles");

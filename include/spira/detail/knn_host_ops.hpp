@@ -215,9 +215,10 @@ class knn_host_ops {
   /// tile_top_k) and, for J > I, block J's rows theirs among block I (the columns' top-k,
   /// column_top_k): about half the products and finalizes of tiles of whole index rows. The
   /// distances are the same bits as theirs and every row keeps the best k of the same candidates,
-  /// so the graph is the same bytes. With a progress callback the blocks are at most the rows of a
-  /// progress step (knn_policy::progress_rows), and a report follows each block's rows (the
-  /// first blocks' take the most tiles: their reports come later). Returns false (nothing done)
+  /// so the graph is the same bytes. With a progress callback the blocks are the rows of a progress
+  /// step (knn_policy::progress_rows) where the budget allows, and a report follows each block's
+  /// rows, at the same row counts as the query tiles of whole index rows report (the first
+  /// blocks take the most tiles: their reports come later). Returns false (nothing done)
   /// where one tile holds every pair (its product is symmetric already) or the lists of every row
   /// do not fit 1 / knn_policy::square_lists_divisor of the budget.
   bool square_tiles(std::int64_t k, ValueT* self_values, knn_result& result)
@@ -242,7 +243,9 @@ class knn_host_ops {
     if (blocks < 2) {
       return false;
     }
-    const std::int64_t side = (n + blocks - 1) / blocks;
+    // Even blocks; with a progress callback blocks of a progress step's rows, as the query tiles
+    // of whole index rows report.
+    const std::int64_t side = params_.progress ? side_max : (n + blocks - 1) / blocks;
     tiling_ = {side, side};
     prepared_.resize(std::size_t(blocks));
     prepared_tiles_.resize(std::size_t(blocks));
