@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -24,7 +25,8 @@ namespace {
 using I = std::int32_t;
 
 /// 1,000 random rows over `columns` columns and three copies of rows 10 and 20 (1,003 rows; a block
-/// count of 3 leaves a last block of 333); optionally row 7's values set to `tiny`.
+/// count of 3 leaves a last block of 333); optionally the values of the first stored row from row 7
+/// on set to `tiny`.
 template <class V>
 csr_matrix<V, I> rows_with_copies(bool signed_values, double tiny = 0, std::int64_t columns = 300)
 {
@@ -39,17 +41,19 @@ csr_matrix<V, I> rows_with_copies(bool signed_values, double tiny = 0, std::int6
   std::vector<std::int64_t> rows(std::size_t(base.rows()));
   std::iota(rows.begin(), rows.end(), std::int64_t{0});
   rows.insert(rows.end(), {10, 20, 10});
-  std::vector<offset_t> ptr{0};
-  std::vector<I> cols;
-  std::vector<V> vals;
-  for (const std::int64_t r : rows) {
-    for (offset_t e = base.row_ptr()[r]; e < base.row_ptr()[r + 1]; ++e) {
-      cols.push_back(base.col_idx()[e]);
-      vals.push_back(tiny != 0 && r == 7 ? V(tiny) : base.values()[e]);
-    }
-    ptr.push_back(offset_t(cols.size()));
+  auto m = copied_rows(base, rows);
+  if (tiny == 0) {
+    return m;
   }
-  return make_csr<V, I>(host_resources{}, std::int64_t(rows.size()), base.cols(), ptr, cols, vals);
+  std::int64_t r = 7;  // the first stored row from 7 on
+  while (m.row_ptr()[r + 1] == m.row_ptr()[r]) {
+    ++r;
+  }
+  std::vector<V> vals(m.values(), m.values() + m.nnz());
+  std::fill(vals.begin() + m.row_ptr()[r], vals.begin() + m.row_ptr()[r + 1], V(tiny));
+  return make_csr<V, I>(host_resources{}, m.rows(), m.cols(),
+                        std::vector<offset_t>(m.row_ptr(), m.row_ptr() + m.rows() + 1),
+                        std::vector<I>(m.col_idx(), m.col_idx() + m.nnz()), vals);
 }
 
 /// A budget whose distance tiles hold 480 x 480 values: three blocks of 335 rows.
