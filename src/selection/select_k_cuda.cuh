@@ -9,6 +9,7 @@
 #include "selection/launch.hpp"
 #include "selection/radix.cuh"
 #include "selection/radix_cluster.cuh"
+#include "selection/radix_vector.cuh"
 #include "selection/workspace.hpp"
 
 #include <spira/cuda/device.cuh>
@@ -194,12 +195,88 @@ bool run_radix_cluster(const cuda_resources& res, row_source<T, IndexT> src,
   return true;
 }
 
+/// The one-row form (selection/radix_vector.cuh) for one long dense row. Returns false (nothing
+/// launched) where it does not apply.
+template <class T, class IndexT>
+bool run_radix_vector(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
+                      const problem& p)
+{
+  using policy = radix_vector_policy;
+  using key_type = typename key_traits<T>::key_type;
+  const std::int64_t n = src.cols;
+  if (src.rows != 1 || src.row_ptr != nullptr || n < policy::min_length ||
+      n > std::numeric_limits<std::int32_t>::max() || n <= p.k) {
+    return false;
+  }
+  const cudaStream_t stream = stream_of(res);
+  int sms = 0;
+  SPIRA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, res.device));
+  constexpr std::int64_t tile = policy::tile<T>;
+  const std::int64_t tiles = (n + tile - 1) / tile;
+  const auto grid = static_cast<unsigned>(
+      std::min<std::int64_t>(tiles, std::int64_t(sms) * policy::blocks_per_sm));
+  const std::int64_t capacity =
+      std::min(n, std::max(2 * p.k + policy::min_buffer, n / policy::buffer_share));
+  // Look-back words: one per tile of the row (the copy) and of the row or the buffer (the write).
+  const std::int64_t write_tiles = std::max(tiles, (capacity + tile - 1) / tile);
+
+  workspace ws;
+  const auto state = ws.reserve<radix_vector_state<key_type>>(1, "the row state");
+  const auto hist = ws.reserve<unsigned>(policy::max_passes * policy::bins, "the histograms");
+  const auto finished = ws.reserve<unsigned>(policy::max_passes, "the pass counters");
+  const auto tickets = ws.reserve<unsigned>(2, "the tile tickets");
+  const auto compact_status = ws.reserve<unsigned long long>(tiles, "the copy's look-back");
+  const auto write_status = ws.reserve<unsigned long long>(write_tiles, "the write's look-back");
+  const auto buffer_values = ws.reserve<T>(capacity, "the candidate values");
+  const auto buffer_pos = ws.reserve<unsigned>(capacity, "the candidate positions");
+  ws.allocate(res, "select_k radix workspace");
+  const auto* zero_begin = reinterpret_cast<const unsigned char*>(ws[state]);
+  const auto* zero_end = reinterpret_cast<const unsigned char*>(ws[write_status] + write_tiles);
+  detail::fill_zero_bytes(ws[state], memory_space::device,
+                          static_cast<std::size_t>(zero_end - zero_begin), res);
+  const radix_vector_args<T, IndexT> a{src.values,
+                                       n,
+                                       dst,
+                                       static_cast<unsigned>(p.k),
+                                       p.largest,
+                                       ws[state],
+                                       ws[hist],
+                                       ws[finished],
+                                       ws[tickets],
+                                       ws[compact_status],
+                                       ws[write_status],
+                                       ws[buffer_values],
+                                       ws[buffer_pos],
+                                       static_cast<unsigned>(capacity)};
+  // Digits of policy::digit_bits from the top: the first counted over the row, the second by the
+  // copy pass, the rest over the buffer (or the row).
+  constexpr int bits = key_traits<T>::bits;
+  constexpr int d = policy::digit_bits;
+  int shift = bits - d;
+  radix_vector_histogram_kernel<<<grid, policy::threads, 0, stream>>>(a, 0, bits, shift);
+  SPIRA_CHECK_LAUNCH();
+  int top = shift;
+  shift = std::max(0, top - d);
+  radix_vector_compact_kernel<<<grid, policy::threads, 0, stream>>>(a, 1, top, shift);
+  SPIRA_CHECK_LAUNCH();
+  for (int pass = 2; shift > 0; ++pass) {
+    top = shift;
+    shift = std::max(0, top - d);
+    radix_vector_histogram_kernel<<<grid, policy::threads, 0, stream>>>(a, pass, top, shift);
+    SPIRA_CHECK_LAUNCH();
+  }
+  radix_vector_write_kernel<<<grid, policy::threads, 0, stream>>>(a);
+  SPIRA_CHECK_LAUNCH();
+  return true;
+}
+
 template <class T, class IndexT>
 void run_radix(const cuda_resources& res, row_source<T, IndexT> src, row_sink<T, IndexT> dst,
                const problem& p)
 {
-  // Rows that fit a cluster's shared memory: the one-launch cluster form.
-  if (run_radix_cluster(res, src, dst, p)) {
+  // Rows that fit a cluster's shared memory: the one-launch cluster form; one long row: the
+  // one-row form.
+  if (run_radix_cluster(res, src, dst, p) || run_radix_vector(res, src, dst, p)) {
     return;
   }
   using key_type = typename key_traits<T>::key_type;

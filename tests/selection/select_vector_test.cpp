@@ -1,8 +1,9 @@
-// select_k on very long rows (select_algo::delegate, Dr. Top-k) on both backends, against the naive
-// sort oracle (tests/selection/oracle.hpp), byte for byte: the distributions of Dr. Top-k's
-// evaluation (uniform, normal, the adversarial "customized" one), all-equal rows, NaN and +-inf,
-// k in {1, 32, 4096, n/2}, rows up to 2^24 elements, every sub-range length of both construction
-// kernels, and a row of more than 2^31 elements (int64 indices) on a GPU with enough memory.
+// select_k on very long rows (select_algo::delegate, Dr. Top-k, and the one-row radix select) on
+// both backends, against the naive sort oracle (tests/selection/oracle.hpp), byte for byte: the
+// distributions of Dr. Top-k's evaluation (uniform, normal, the adversarial "customized" one),
+// all-equal rows, NaN and +-inf, k in {1, 32, 4096, n/2}, rows up to 2^24 elements, every sub-range
+// length of both construction kernels, and a row of more than 2^31 elements (int64 indices) on a
+// GPU with enough memory.
 #include "selection/dispatch.hpp"  // forced sub-range lengths (selection::select_vector)
 #include "selection/oracle.hpp"
 #include "support/backend.hpp"
@@ -111,14 +112,15 @@ TYPED_TEST_SUITE(select_vector_test, backends, backend_names);
 
 /// Every distribution, k in {1, 32, 4096, n/2}, both orders, against the oracle.
 template <class T, class IndexT, class Resources>
-void check_distributions(const Resources& res, std::int64_t n, std::uint64_t seed)
+void check_distributions(const Resources& res, std::int64_t n, std::uint64_t seed,
+                         select_algo algo = select_algo::delegate)
 {
   for (dist d : {dist::uniform, dist::normal, dist::customized, dist::all_equal, dist::special}) {
     const auto in = make_row<T>(d, n, seed + static_cast<std::uint64_t>(d));
     for (std::int64_t k : {std::int64_t{1}, std::int64_t{32}, std::int64_t{4096}, n / 2}) {
       for (auto order : {select_order::largest, select_order::smallest}) {
         const bool sorted = k == 32;
-        select_params params{.algo = select_algo::delegate, .sorted = sorted};
+        select_params params{.algo = algo, .sorted = sorted};
         const auto got = run<T, IndexT>(res, in, 1, n, n, k, order, params);
         expect_equal(got, expected_rows<T, IndexT>(in, 1, n, n, k, order, sorted), k,
                      label(d, n, k, order, sorted));
@@ -170,9 +172,65 @@ TYPED_TEST(select_vector_test, row_of_2_pow_24)
         want.indices.push_back(i);
         want.values.push_back(v);
       }
-      select_params params{.algo = select_algo::delegate};
-      const auto got = run<float, std::int64_t>(res, in, 1, n, n, k, select_order::largest, params);
-      expect_equal(got, want, k, label(d, n, k, select_order::largest, false));
+      for (auto algo : {select_algo::delegate, select_algo::radix}) {
+        select_params params{.algo = algo};
+        const auto got =
+            run<float, std::int64_t>(res, in, 1, n, n, k, select_order::largest, params);
+        expect_equal(got, want, k, label(d, n, k, select_order::largest, false));
+      }
+    }
+  }
+}
+
+// The one-row radix select (selection/radix_vector.cuh: rows of at least
+// radix_vector_policy::min_length = 2^18): its candidate buffer taken (uniform, normal, NaN/inf,
+// k = n/2) and not (all-equal and clustered rows: more candidates than the buffer holds), ties
+// taken by position, every value type.
+TYPED_TEST(select_vector_test, one_row_radix_float_int64)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  check_distributions<float, std::int64_t>(TypeParam{}, (std::int64_t{1} << 20) + 37, 12,
+                                           select_algo::radix);
+}
+
+TYPED_TEST(select_vector_test, one_row_radix_double_half_int32)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  check_distributions<double, std::int32_t>(TypeParam{}, 300007, 22, select_algo::radix);
+  check_distributions<half, std::int32_t>(TypeParam{}, 270001, 32, select_algo::radix);
+}
+
+/// The first digit alone decides (the k best sit alone in the top bins: the copy pass writes the
+/// output), and a row that does not start on a 16-byte boundary (single-element loads).
+TYPED_TEST(select_vector_test, one_row_radix_first_digit_and_unaligned)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::int64_t n = (std::int64_t{1} << 19) + 3;
+  auto in = make_row<float>(dist::uniform, n + 1, 81);
+  std::mt19937_64 gen(82);
+  for (int j = 0; j < 1000; ++j) {
+    in[1 + gen() % n] = 4.0f;
+  }
+  const std::vector<float> tail(in.begin() + 1, in.end());
+  auto d_in = on(res, in);
+  for (std::int64_t k : {std::int64_t{1}, std::int64_t{500}, std::int64_t{999}, std::int64_t{1000},
+                         std::int64_t{70000}}) {
+    for (auto order : {select_order::largest, select_order::smallest}) {
+      for (std::int64_t skew : {0, 1}) {
+        const std::vector<float>& row = skew ? tail : in;
+        const std::int64_t len = skew ? n : n + 1;
+        buffer<float> d_v(res, static_cast<std::size_t>(k), "values");
+        buffer<std::int32_t> d_i(res, static_cast<std::size_t>(k), "indices");
+        const memory_space sp = d_in.space();
+        select_k<float, std::int32_t>(
+            res, dense_view<const float>{1, len, len, d_in.data() + skew, sp}, k, order,
+            dense_view<float>{1, k, k, d_v.data(), sp},
+            dense_view<std::int32_t>{1, k, k, d_i.data(), sp}, {.algo = select_algo::radix});
+        const result<float, std::int32_t> got{to_host_vector(d_v), to_host_vector(d_i)};
+        expect_equal(got, expected_rows<float, std::int32_t>(row, 1, len, len, k, order, false), k,
+                     label(dist::uniform, len, k, order, false) + " skew=" + std::to_string(skew));
+      }
     }
   }
 }
@@ -208,11 +266,13 @@ TYPED_TEST(select_vector_test, deterministic)
   TypeParam res{};
   const std::int64_t n = 1 << 20;
   const auto in = make_row<float>(dist::customized, n, 61);
-  select_params params{.algo = select_algo::delegate};
-  const auto a = run<float, std::int64_t>(res, in, 1, n, n, 5000, select_order::largest, params);
-  const auto b = run<float, std::int64_t>(res, in, 1, n, n, 5000, select_order::largest, params);
-  EXPECT_EQ(a.indices, b.indices);
-  EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));
+  for (auto algo : {select_algo::delegate, select_algo::radix}) {
+    select_params params{.algo = algo};
+    const auto a = run<float, std::int64_t>(res, in, 1, n, n, 5000, select_order::largest, params);
+    const auto b = run<float, std::int64_t>(res, in, 1, n, n, 5000, select_order::largest, params);
+    EXPECT_EQ(a.indices, b.indices);
+    EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));
+  }
 }
 
 /// select_vector on one device row of n elements with the delegate sub-range length forced.
@@ -381,6 +441,12 @@ TEST(select_vector, choose_select_algo_by_shape)
             radix);
   EXPECT_EQ(choose_select_algo(16, 131072, 50, select_dtype::f32), radix);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 22, 16, select_dtype::f32), radix);
+  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, std::int64_t{1} << 15, select_dtype::f32),
+            delegate);
+  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, std::int64_t{1} << 16, select_dtype::f32),
+            radix);
+  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 26, std::int64_t{1} << 18, select_dtype::f32),
+            delegate);
   EXPECT_EQ(choose_select_algo(4, std::int64_t{1} << 24, std::int64_t{1} << 17, select_dtype::f32),
             delegate);
   EXPECT_EQ(choose_select_algo(4, std::int64_t{1} << 24, std::int64_t{1} << 18, select_dtype::f32),

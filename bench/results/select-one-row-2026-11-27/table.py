@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Tables of this folder's runs (never edit the numbers by hand):
+
+    python3 table.py [PREFIX]     PREFIX: final (default), grouped or warp-lookback
+
+For the normal keys timed like CUB (`resident int32`): radix (the one-row form), delegate, the
+algorithm choose_select_algo picks for one row (src/selection/select_k.cpp) and CUB's DeviceTopK
+from the same run; then radix against delegate on the other key distributions."""
+import json
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+prefix = sys.argv[1] if len(sys.argv) > 1 else "final"
+
+
+def lines(name):
+    return [json.loads(l) for l in open(os.path.join(here, name)) if l.startswith("{")]
+
+
+spira = {}
+for r in lines(prefix + "-spira.jsonl"):
+    if r.get("kind") == "select":
+        spira[(r["dist"], r["n"], r["k"], r["algo"], bool(r.get("pool")), r["resident"])] = r
+cub = {(r["n"], r["k"]): r["median_ms"] for r in lines(prefix + "-cub.jsonl")}
+
+
+def auto(n, k):  # choose_select_algo for one row, as of this run's commit
+    per = 512 if n < 2 * 2**24 else 128
+    return "delegate" if n >= 2**24 and k <= n // per else "radix"
+
+
+def ms(key):
+    r = spira.get(key)
+    return None if r is None else r["ms"]
+
+
+def fmt(x):
+    return "-" if x is None else "%.4f" % x
+
+
+print("| n | k | radix ms | radix, pool ms | delegate ms | auto | CUB ms | CUB / auto |")
+print("|---:|---:|---:|---:|---:|---|---:|---:|")
+won = lost = 0
+for (n, k) in sorted(cub):
+    a = auto(n, k)
+    r = ms(("normal", n, k, "radix", False, True))
+    p = ms(("normal", n, k, "radix", True, True))
+    d = ms(("normal", n, k, "delegate", False, True))
+    at = r if a == "radix" else d
+    ratio = None if at is None else cub[(n, k)] / at
+    if ratio is not None:
+        won += ratio > 1
+        lost += ratio <= 1
+    print("| 2^%d | %d | %s | %s | %s | %s | %s | %s |" % (
+        n.bit_length() - 1, k, fmt(r), fmt(p), fmt(d), a, fmt(cub[(n, k)]),
+        "-" if ratio is None else "%.2f" % ratio))
+print("\nauto faster than CUB in %d of %d (n, k)\n" % (won, won + lost))
+others = sorted({(dd, n, k) for (dd, n, k, _, _, res) in spira if dd != "normal"})
+if others:
+    print("| keys | n | k | radix ms | delegate ms | delegate / radix |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for (dd, n, k) in others:
+        r = ms((dd, n, k, "radix", False, False))
+        d = ms((dd, n, k, "delegate", False, False))
+        print("| %s | 2^%d | %d | %s | %s | %s |" % (dd, n.bit_length() - 1, k, fmt(r), fmt(d),
+              "-" if None in (r, d) else "%.2f" % (d / r)))

@@ -1,0 +1,563 @@
+// spira selection: the radix select of one long dense row (a vector) in a few passes over the whole
+// device, for rows too long for one cluster (selection/radix_cluster.cuh).
+//
+// The batched radix select (selection/radix.cuh) spreads a row over blocks with 8-bit digits and a
+// grid barrier or launch per phase; for one row of 2^18 elements or more its fixed costs (digit
+// passes, count and write phases, each re-reading the row) dominate. Here, per row:
+//  1. histogram of the keys' top 12 bits (one read of the row); the last block to finish (a
+//     "last block done" counter, no grid barrier) picks the bin holding the k-th key;
+//  2. one more read of the row counts the next digit of the keys in that bin and, when the
+//     elements at or below it (those surely selected and the candidates) fit the candidate buffer,
+//     copies them there in position order (an ordered compaction: each tile's place comes from the
+//     tiles before it by a decoupled look-back, learned from Merrill and Garland, "Single-pass
+//     Parallel Prefix Scan with Decoupled Look-back", 2016);
+//  3. the remaining digits are counted on the buffer (or the row, when it did not fit) until the
+//     k-th key K is known, with R: how many keys equal to K are taken (the first R by position);
+//  4. one ordered pass writes every key < K and the first R keys == K, in position order, from the
+//     buffer (or the row) to the output.
+// Every pass is one launch of a grid sized to the device; a pass that has nothing left to do
+// returns at once. The output is the unique selection by (key, position), listed by increasing
+// position: deterministic. Histogram counts are integers (order independent); the look-back sums
+// integers. The pick takes the bin holding the remaining-th key, as the batched form does, over
+// 12-bit digits as AIR top-k (Zhang et al., "Parallel Top-K Algorithms on GPU: A Comprehensive
+// Study and New Methods", SC'23) and CUB's DeviceTopK count them.
+#pragma once
+
+#include "selection/keys.hpp"
+#include "selection/warp.cuh"
+
+#include <cub/block/block_scan.cuh>
+
+#include <cstdint>
+
+namespace spira::selection {
+
+/// Tuning of the one-row radix select.
+struct radix_vector_policy {
+  static constexpr int threads = 256;
+  static constexpr int warps = threads / warp::size;
+  /// 16-byte loads per lane and tile.
+  static constexpr int loads = 4;
+  template <class T>
+  static constexpr int vec = 16 / static_cast<int>(sizeof(T));
+  /// Elements of one warp's part of a tile, and of a tile.
+  template <class T>
+  static constexpr int warp_span = warp::size * loads * vec<T>;
+  template <class T>
+  static constexpr int tile = warps * warp_span<T>;
+  static constexpr int digit_bits = 12;
+  static constexpr int bins = 1 << digit_bits;
+  /// Resident blocks per multiprocessor the grid is sized for.
+  static constexpr int blocks_per_sm = 4;
+  /// Histogram passes at most (64-bit keys: 12 + 12 + 12 + 12 + 12 + 4 bits).
+  static constexpr int max_passes = 6;
+  /// The candidate buffer holds max(2k + min_buffer, n / buffer_share) elements (at most n).
+  static constexpr std::int64_t buffer_share = 16;
+  static constexpr std::int64_t min_buffer = std::int64_t(1) << 16;
+  /// Rows at least this long take the one-row form.
+  static constexpr std::int64_t min_length = std::int64_t(1) << 18;
+};
+
+/// The row's search state (zeroed before the first pass).
+template <class Key>
+struct radix_vector_state {
+  Key prefix;          ///< the digits of the k-th key fixed so far
+  Key K;               ///< once done: the threshold key
+  unsigned remaining;  ///< keys matching `prefix` still to take
+  unsigned count;      ///< keys matching `prefix`
+  unsigned R;          ///< once done and not whole: keys == K taken (the first R by position)
+  unsigned buffer_len; ///< elements in the candidate buffer, once `buffered`
+  int done;            ///< K is known
+  int whole;           ///< every key <= K is selected (else every key < K and R keys == K)
+  int buffered;        ///< later passes read the buffer instead of the row
+  int written;         ///< the output is written
+};
+
+/// Everything the passes share. `state` to `write_status` are one zeroed range.
+template <class T, class IndexT>
+struct radix_vector_args {
+  using key_type = typename key_traits<T>::key_type;
+  const T* in;
+  std::int64_t n;
+  row_sink<T, IndexT> dst;
+  unsigned k;
+  bool largest;
+  radix_vector_state<key_type>* state;
+  unsigned* hist;                     ///< max_passes x bins
+  unsigned* finished;                 ///< blocks done, per launch
+  unsigned* tickets;                  ///< tiles taken: [0] the compaction, [1] the write
+  unsigned long long* compact_status; ///< look-back words of the row's tiles
+  unsigned long long* write_status;   ///< look-back words of the row's or the buffer's tiles
+  T* buffer_values;
+  unsigned* buffer_pos;
+  unsigned capacity;
+};
+
+namespace detail_vector {
+
+using policy = radix_vector_policy;
+
+/// Look-back words: flag in bits 62-63 (0 none yet, 1 the tile's own counts, 2 the counts of all
+/// tiles up to it), then two counts of 31 bits (rows are shorter than 2^31).
+constexpr unsigned long long flag_aggregate = 1ull << 62;
+constexpr unsigned long long flag_inclusive = 2ull << 62;
+constexpr unsigned long long count_mask = (1ull << 62) - 1;
+
+__device__ __forceinline__ unsigned long long pack(unsigned less, unsigned eq)
+{
+  return (static_cast<unsigned long long>(less) << 31) | eq;
+}
+
+/// The whole block: the counts of every tile before `tile`, after publishing this tile's own
+/// counts `mine` (and then their sum with it). Each round, every warp reads 32 earlier words, so
+/// a round covers the block's 8 x 32 predecessors; the walk ends at the nearest word that holds
+/// the counts up to its tile. Tiles are taken in order from a ticket, so every earlier tile is
+/// held by a running block: the spin ends.
+__device__ __forceinline__ unsigned long long look_back(unsigned long long* status, unsigned tile,
+                                                        unsigned long long mine)
+{
+  __shared__ unsigned long long warp_sum[policy::warps];
+  __shared__ int warp_found[policy::warps];
+  const int lane = warp::lane_id();
+  const int w = static_cast<int>(threadIdx.x) / warp::size;
+  if (tile == 0) {
+    if (threadIdx.x == 0) {
+      atomicExch(&status[0], flag_inclusive | mine);
+    }
+    return 0;
+  }
+  if (threadIdx.x == 0) {
+    atomicExch(&status[tile], flag_aggregate | mine);
+  }
+  unsigned long long before = 0;
+  long long end = static_cast<long long>(tile) - 1;
+  for (;;) {
+    const long long at = end - w * warp::size - lane;
+    unsigned long long s = 0;
+    for (;;) {
+      // Before the first tile: "no earlier counts", as a finished word.
+      s = 2ull << 62;
+      if (at >= 0) {
+        s = *static_cast<volatile unsigned long long*>(&status[at]);
+      }
+      if (!__any_sync(warp::full_mask, (s >> 62) == 0)) {
+        break;
+      }
+    }
+    const unsigned inclusive = __ballot_sync(warp::full_mask, (s >> 62) == 2);
+    const int stop = inclusive != 0 ? __ffs(inclusive) - 1 : warp::size;
+    unsigned long long v = lane <= stop ? (s & count_mask) : 0;
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) {
+      v += __shfl_xor_sync(warp::full_mask, v, d);
+    }
+    if (lane == 0) {
+      warp_sum[w] = v;
+      warp_found[w] = inclusive != 0;
+    }
+    __syncthreads();
+    // Warp 0 reads the nearest words: the first warp that found a finished word ends the walk.
+    bool found = false;
+    for (int u = 0; u < policy::warps && !found; ++u) {
+      before += warp_sum[u];
+      found = warp_found[u] != 0;
+    }
+    __syncthreads();  // warp_sum is rewritten by the next round
+    if (found) {
+      break;
+    }
+    end -= policy::warps * warp::size;
+  }
+  if (threadIdx.x == 0) {
+    atomicExch(&status[tile], flag_inclusive | (before + mine));
+  }
+  return before;
+}
+
+/// Whether this block is the last of the launch to finish (all its writes are visible to it).
+__device__ __forceinline__ bool last_block(unsigned* finished)
+{
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(finished, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last) {
+    __threadfence();
+  }
+  return last;
+}
+
+/// The elements of one warp's part of a tile of `src` (length `len`): v[j][e] is position
+/// begin + (j * 32 + lane) * vec + e; past the end, T{} (callers test the position).
+template <class T>
+__device__ __forceinline__ void load_span(const T* src, std::int64_t begin, std::int64_t len,
+                                          bool aligned, T (&v)[policy::loads][policy::vec<T>])
+{
+  constexpr int vec = policy::vec<T>;
+  struct alignas(16) quad {
+    T v[vec];
+  };
+  const int lane = warp::lane_id();
+#pragma unroll
+  for (int j = 0; j < policy::loads; ++j) {
+    const std::int64_t at = begin + std::int64_t(j * warp::size + lane) * vec;
+    if (aligned && at + vec <= len) {
+      const quad q = *reinterpret_cast<const quad*>(src + at);
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        v[j][e] = q.v[e];
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        v[j][e] = at + e < len ? src[at + e] : T{};
+      }
+    }
+  }
+}
+
+/// visit(key, valid) for every element of tile `tile` of the source (valid: inside it).
+template <class T, class Visit>
+__device__ __forceinline__ void visit_tile(const T* src, std::int64_t len, bool aligned,
+                                           std::int64_t tile, bool largest, Visit&& visit)
+{
+  using traits = key_traits<T>;
+  constexpr int vec = policy::vec<T>;
+  const int lane = warp::lane_id();
+  const int w = static_cast<int>(threadIdx.x) / warp::size;
+  const std::int64_t begin = tile * policy::tile<T> + std::int64_t(w) * policy::warp_span<T>;
+  T v[policy::loads][vec];
+  load_span(src, begin, len, aligned, v);
+#pragma unroll
+  for (int j = 0; j < policy::loads; ++j) {
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      visit(traits::to_key(v[j][e], largest),
+            begin + std::int64_t(j * warp::size + lane) * vec + e < len);
+    }
+  }
+}
+
+/// An element's part in an ordered pass: taken for sure (less) or a tie with the threshold (eq).
+struct vector_flags {
+  bool less;
+  bool eq;
+};
+
+/// The one pass kind that lists elements in position order: for the tile `tile` of the source,
+/// `flags(key)` gives each element's vector_flags; every element with `less`, or with `eq` among
+/// the first `R` of the whole source, is passed to emit(rank, value, at) with its rank among those.
+/// visit(key, valid) sees every element of the tile once (valid: inside the source). `status`
+/// holds the tiles' look-back words. The whole block calls it.
+template <class T, class Flags, class Emit, class Visit>
+__device__ __forceinline__ void ordered_tile(const T* src, std::int64_t len, bool aligned,
+                                             unsigned tile, bool largest, unsigned R,
+                                             unsigned long long* status, Flags&& flags,
+                                             Emit&& emit, Visit&& visit)
+{
+  using traits = key_traits<T>;
+  constexpr int vec = policy::vec<T>;
+  constexpr int loads = policy::loads;
+  __shared__ unsigned warp_total[policy::warps];
+  const int lane = warp::lane_id();
+  const int w = static_cast<int>(threadIdx.x) / warp::size;
+  const std::int64_t begin =
+      std::int64_t(tile) * policy::tile<T> + std::int64_t(w) * policy::warp_span<T>;
+  T v[loads][vec];
+  load_span(src, begin, len, aligned, v);
+  // Counts packed as (eq << 16) | less: a warp's span has fewer than 2^16 elements.
+  unsigned mine[loads];
+  unsigned lane_any = 0;
+#pragma unroll
+  for (int j = 0; j < loads; ++j) {
+    mine[j] = 0;
+#pragma unroll
+    for (int e = 0; e < vec; ++e) {
+      const bool valid = begin + std::int64_t(j * warp::size + lane) * vec + e < len;
+      const auto key = traits::to_key(v[j][e], largest);
+      visit(key, valid);
+      if (valid) {
+        const vector_flags f = flags(key);
+        mine[j] += (unsigned(f.eq) << 16) | unsigned(f.less);
+      }
+    }
+    lane_any |= mine[j];
+  }
+  const bool any = __any_sync(warp::full_mask, lane_any != 0);
+  unsigned lane_before[loads];
+  unsigned total = 0;
+  if (any) {
+#pragma unroll
+    for (int j = 0; j < loads; ++j) {
+      const unsigned inclusive = warp::inclusive_sum(mine[j]);
+      lane_before[j] = total + inclusive - mine[j];
+      total += __shfl_sync(warp::full_mask, inclusive, warp::size - 1);
+    }
+  }
+  if (lane == 0) {
+    warp_total[w] = total;
+  }
+  __syncthreads();
+  unsigned less = 0;
+  unsigned eq = 0;
+#pragma unroll
+  for (int u = 0; u < policy::warps; ++u) {
+    less += warp_total[u] & 0xffffu;
+    eq += warp_total[u] >> 16;
+  }
+  const unsigned long long b = look_back(status, tile, pack(less, eq));
+  if (any) {
+    unsigned warp_before = 0;
+    for (int u = 0; u < w; ++u) {
+      warp_before += warp_total[u];
+    }
+    const unsigned less_run = static_cast<unsigned>(b >> 31) + (warp_before & 0xffffu);
+    const unsigned eq_run = static_cast<unsigned>(b & 0x7fffffffu) + (warp_before >> 16);
+#pragma unroll
+    for (int j = 0; j < loads; ++j) {
+      if (mine[j] == 0) {
+        continue;
+      }
+      unsigned less_before = less_run + (lane_before[j] & 0xffffu);
+      unsigned eq_before = eq_run + (lane_before[j] >> 16);
+#pragma unroll
+      for (int e = 0; e < vec; ++e) {
+        const std::int64_t at = begin + std::int64_t(j * warp::size + lane) * vec + e;
+        if (at < len) {
+          const vector_flags f = flags(traits::to_key(v[j][e], largest));
+          if (f.less || (f.eq && eq_before < R)) {
+            emit(less_before + (eq_before < R ? eq_before : R), v[j][e], at);
+          }
+          less_before += f.less;
+          eq_before += f.eq;
+        }
+      }
+    }
+  }
+  __syncthreads();  // warp_total is rewritten by the block's next tile
+}
+
+/// Adds the block's counts to the launch's histogram; the launch's last block then picks the bin
+/// holding the `remaining`-th key (digit of `bins` values at `shift`) and updates the state.
+template <class Key>
+__device__ __forceinline__ bool pick_digit(radix_vector_state<Key>* state, const unsigned* h,
+                                           unsigned* global_hist, unsigned* finished, int bins,
+                                           int shift, unsigned remaining)
+{
+  using scan = cub::BlockScan<unsigned, policy::threads>;
+  __shared__ typename scan::TempStorage tmp;
+  __syncthreads();
+  for (int b = threadIdx.x; b < bins; b += policy::threads) {
+    if (h[b] != 0) {
+      atomicAdd(&global_hist[b], h[b]);
+    }
+  }
+  if (!last_block(finished)) {
+    return false;
+  }
+  // Thread t holds bins [t * per, (t + 1) * per) in registers: one round of loads, then the
+  // thread whose range holds the remaining-th key walks them without another memory access.
+  constexpr int max_per = policy::bins / policy::threads;
+  const int per = bins > policy::threads ? bins / policy::threads : 1;
+  const int first = static_cast<int>(threadIdx.x) * per;
+  unsigned c[max_per];
+  unsigned sum = 0;
+#pragma unroll
+  for (int j = 0; j < max_per; ++j) {
+    c[j] = j < per && first + j < bins ? __ldcg(&global_hist[first + j]) : 0u;
+    sum += c[j];
+  }
+  unsigned before = 0;
+  scan(tmp).ExclusiveSum(sum, before);
+  if (before < remaining && before + sum >= remaining) {
+    int j = 0;
+#pragma unroll
+    for (int u = 0; u < max_per; ++u) {
+      if (u == j && before + c[u] < remaining) {
+        before += c[u];
+        ++j;
+      }
+    }
+    unsigned count = 0;
+#pragma unroll
+    for (int u = 0; u < max_per; ++u) {
+      count = u == j ? c[u] : count;
+    }
+    const int d = first + j;
+    const Key prefix = state->prefix | (Key(d) << shift);
+    const unsigned left = remaining - before;
+    state->prefix = prefix;
+    state->remaining = left;
+    state->count = count;
+    if (count == left) {  // the bin is taken whole
+      state->K = prefix | (shift > 0 ? Key((Key(1) << shift) - 1) : Key(0));
+      state->whole = 1;
+      state->done = 1;
+    } else if (shift == 0) {  // every key in the bin equals K: the first `left` of them
+      state->K = prefix;
+      state->R = left;
+      state->done = 1;
+    }
+  }
+  return true;
+}
+
+}  // namespace detail_vector
+
+/// A histogram pass (launch index `pass`): the digit [shift, top) of the keys that match the
+/// state's prefix above `top`, over the buffer once the row was copied there, else the row.
+template <class T, class IndexT>
+__global__ void __launch_bounds__(radix_vector_policy::threads)
+    radix_vector_histogram_kernel(radix_vector_args<T, IndexT> a, int pass, int top, int shift)
+{
+  using traits = key_traits<T>;
+  using key_type = typename traits::key_type;
+  using policy = radix_vector_policy;
+  __shared__ unsigned h[policy::bins];
+  const radix_vector_state<key_type> st = *a.state;
+  if (st.done) {
+    return;  // the same for every block: the state was set by an earlier launch
+  }
+  const int bins = 1 << (top - shift);
+  for (int b = threadIdx.x; b < bins; b += policy::threads) {
+    h[b] = 0;
+  }
+  __syncthreads();
+  const T* src = st.buffered ? a.buffer_values : a.in;
+  const std::int64_t len = st.buffered ? std::int64_t(st.buffer_len) : a.n;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(src) % 16 == 0;
+  const bool all = top >= traits::bits;
+  const key_type want = all ? key_type(0) : key_type(st.prefix >> top);
+  const unsigned mask = unsigned(bins - 1);
+  const std::int64_t tiles = (len + policy::tile<T> - 1) / policy::tile<T>;
+  for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    detail_vector::visit_tile(src, len, aligned, t, a.largest, [&](key_type key, bool valid) {
+      warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & mask,
+                         valid && (all || (key >> top) == want));
+    });
+  }
+  detail_vector::pick_digit(a.state, h, a.hist + pass * policy::bins, a.finished + pass, bins,
+                            shift, pass == 0 ? a.k : st.remaining);
+}
+
+/// The pass after the first digit (launch index `pass`): counts the digit [shift, top) of the
+/// first digit's candidates and copies every element at or below that digit's bin (those surely
+/// selected and the candidates) to the buffer in position order when they fit. When the first
+/// digit decided the selection alone, that copy is the output.
+template <class T, class IndexT>
+__global__ void __launch_bounds__(radix_vector_policy::threads)
+    radix_vector_compact_kernel(radix_vector_args<T, IndexT> a, int pass, int top, int shift)
+{
+  using key_type = typename key_traits<T>::key_type;
+  using policy = radix_vector_policy;
+  using detail_vector::vector_flags;
+  __shared__ unsigned h[policy::bins];
+  __shared__ unsigned tile;
+  const radix_vector_state<key_type> st = *a.state;
+  const int bins = 1 << (top - shift);
+  for (int b = threadIdx.x; b < bins; b += policy::threads) {
+    h[b] = 0;
+  }
+  const key_type last = st.prefix | key_type((key_type(1) << top) - 1);
+  const key_type want = key_type(st.prefix >> top);
+  const unsigned total = a.k - st.remaining + st.count;
+  const bool to_output = st.done != 0;
+  const bool copy = to_output || total <= a.capacity;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(a.in) % 16 == 0;
+  const unsigned mask = unsigned(bins - 1);
+  const auto tiles = static_cast<unsigned>((a.n + policy::tile<T> - 1) / policy::tile<T>);
+  const auto count = [&](key_type key, bool valid) {
+    warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & mask,
+                       !to_output && valid && (key >> top) == want);
+  };
+  if (!copy) {  // too many to copy: the next digit's counts only
+    __syncthreads();
+    for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      detail_vector::visit_tile(a.in, a.n, aligned, t, a.largest, count);
+    }
+  }
+  for (; copy;) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      tile = atomicAdd(&a.tickets[0], 1u);
+    }
+    __syncthreads();
+    if (tile >= tiles) {
+      break;
+    }
+    detail_vector::ordered_tile(
+        a.in, a.n, aligned, tile, a.largest, 0u, a.compact_status,
+        [&](key_type key) { return vector_flags{copy && key <= last, false}; },
+        [&](unsigned rank, T value, std::int64_t at) {
+          if (to_output) {
+            a.dst.values[rank] = value;
+            a.dst.indices[rank] = static_cast<IndexT>(at);
+          } else {
+            a.buffer_values[rank] = value;
+            a.buffer_pos[rank] = static_cast<unsigned>(at);
+          }
+        },
+        count);
+  }
+  if (to_output) {
+    if (detail_vector::last_block(a.finished + pass) && threadIdx.x == 0) {
+      a.state->written = 1;
+    }
+    return;
+  }
+  if (detail_vector::pick_digit(a.state, h, a.hist + pass * policy::bins, a.finished + pass, bins,
+                                shift, st.remaining) &&
+      threadIdx.x == 0 && copy) {
+    a.state->buffered = 1;
+    a.state->buffer_len = total;
+  }
+}
+
+/// The last pass: every key < K and the first R keys == K (every key <= K when whole), in
+/// position order, from the buffer once the row was copied there, else from the row.
+template <class T, class IndexT>
+__global__ void __launch_bounds__(radix_vector_policy::threads)
+    radix_vector_write_kernel(radix_vector_args<T, IndexT> a)
+{
+  using key_type = typename key_traits<T>::key_type;
+  using policy = radix_vector_policy;
+  using detail_vector::vector_flags;
+  __shared__ unsigned tile;
+  const radix_vector_state<key_type> st = *a.state;
+  if (st.written) {
+    return;
+  }
+  const bool buffered = st.buffered != 0;
+  const T* src = buffered ? a.buffer_values : a.in;
+  const std::int64_t len = buffered ? std::int64_t(st.buffer_len) : a.n;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(src) % 16 == 0;
+  const auto tiles = static_cast<unsigned>((len + policy::tile<T> - 1) / policy::tile<T>);
+  const key_type K = st.K;
+  const bool whole = st.whole != 0;
+  for (;;) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      tile = atomicAdd(&a.tickets[1], 1u);
+    }
+    __syncthreads();
+    if (tile >= tiles) {
+      break;
+    }
+    detail_vector::ordered_tile(
+        src, len, aligned, tile, a.largest, st.R, a.write_status,
+        [&](key_type key) {
+          return whole ? vector_flags{key <= K, false} : vector_flags{key < K, key == K};
+        },
+        [&](unsigned rank, T value, std::int64_t at) {
+          a.dst.values[rank] = value;
+          a.dst.indices[rank] =
+              static_cast<IndexT>(buffered ? std::int64_t(a.buffer_pos[at]) : at);
+        },
+        [](key_type, bool) {});
+  }
+}
+
+}  // namespace spira::selection
