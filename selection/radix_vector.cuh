@@ -61,16 +61,16 @@ struct radix_vector_policy {
 /// The row's search state (zeroed before the first pass).
 template <class Key>
 struct radix_vector_state {
-  Key prefix;          ///< the digits of the k-th key fixed so far
-  Key K;               ///< once done: the threshold key
-  unsigned remaining;  ///< keys matching `prefix` still to take
-  unsigned count;      ///< keys matching `prefix`
-  unsigned R;          ///< once done and not whole: keys == K taken (the first R by position)
-  unsigned buffer_len; ///< elements in the candidate buffer, once `buffered`
-  int done;            ///< K is known
-  int whole;           ///< every key <= K is selected (else every key < K and R keys == K)
-  int buffered;        ///< later passes read the buffer instead of the row
-  int written;         ///< the output is written
+  Key prefix;           ///< the digits of the k-th key fixed so far
+  Key K;                ///< once done: the threshold key
+  unsigned remaining;   ///< keys matching `prefix` still to take
+  unsigned count;       ///< keys matching `prefix`
+  unsigned R;           ///< once done and not whole: keys == K taken (the first R by position)
+  unsigned buffer_len;  ///< elements in the candidate buffer, once `buffered`
+  int done;             ///< K is known
+  int whole;            ///< every key <= K is selected (else every key < K and R keys == K)
+  int buffered;         ///< later passes read the buffer instead of the row
+  int written;          ///< the output is written
 };
 
 /// Everything the passes share. `state` to `write_status` are one zeroed range.
@@ -83,11 +83,11 @@ struct radix_vector_args {
   unsigned k;
   bool largest;
   radix_vector_state<key_type>* state;
-  unsigned* hist;                     ///< max_passes x bins
-  unsigned* finished;                 ///< blocks done, per launch
-  unsigned* tickets;                  ///< tiles taken: [0] the compaction, [1] the write
-  unsigned long long* compact_status; ///< look-back words of the row's tiles
-  unsigned long long* write_status;   ///< look-back words of the row's or the buffer's tiles
+  unsigned* hist;                      ///< max_passes x bins
+  unsigned* finished;                  ///< blocks done, per launch
+  unsigned* tickets;                   ///< tiles taken: [0] the compaction, [1] the write
+  unsigned long long* compact_status;  ///< look-back words of the row's tiles
+  unsigned long long* write_status;    ///< look-back words of the row's or the buffer's tiles
   T* buffer_values;
   unsigned* buffer_pos;
   unsigned capacity;
@@ -255,8 +255,8 @@ struct vector_flags {
 template <class T, class Flags, class Emit, class Visit>
 __device__ __forceinline__ void ordered_tile(const T* src, std::int64_t len, bool aligned,
                                              unsigned tile, bool largest, unsigned R,
-                                             unsigned long long* status, Flags&& flags,
-                                             Emit&& emit, Visit&& visit)
+                                             unsigned long long* status, Flags&& flags, Emit&& emit,
+                                             Visit&& visit)
 {
   using traits = key_traits<T>;
   constexpr int vec = policy::vec<T>;
@@ -553,8 +553,7 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
         },
         [&](unsigned rank, T value, std::int64_t at) {
           a.dst.values[rank] = value;
-          a.dst.indices[rank] =
-              static_cast<IndexT>(buffered ? std::int64_t(a.buffer_pos[at]) : at);
+          a.dst.indices[rank] = static_cast<IndexT>(buffered ? std::int64_t(a.buffer_pos[at]) : at);
         },
         [](key_type, bool) {});
   }
