@@ -98,7 +98,7 @@ namespace detail_vector {
 using policy = radix_vector_policy;
 
 /// Look-back words: flag in bits 62-63 (0 none yet, 1 the tile's own counts, 2 the counts of all
-/// tiles up to it), then two counts of 31 bits (rows are shorter than 2^31).
+/// tiles up to it), then two counts of 31 bits (the launcher takes rows shorter than 2^31 only).
 constexpr unsigned long long flag_aggregate = 1ull << 62;
 constexpr unsigned long long flag_inclusive = 2ull << 62;
 constexpr unsigned long long count_mask = (1ull << 62) - 1;
@@ -268,7 +268,9 @@ __device__ __forceinline__ void ordered_tile(const T* src, std::int64_t len, boo
       std::int64_t(tile) * policy::tile<T> + std::int64_t(w) * policy::warp_span<T>;
   T v[loads][vec];
   load_span(src, begin, len, aligned, v);
-  // Counts packed as (eq << 16) | less: a warp's span has fewer than 2^16 elements.
+  // Counts packed as (eq << 16) | less: a tile (so every warp's span and every sum of spans
+  // before a warp) has fewer than 2^16 elements.
+  static_assert(policy::tile<T> < (1 << 16));
   unsigned mine[loads];
   unsigned lane_any = 0;
 #pragma unroll

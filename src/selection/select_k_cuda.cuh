@@ -217,8 +217,8 @@ bool run_radix_vector(const cuda_resources& res, row_source<T, IndexT> src, row_
       std::min<std::int64_t>(tiles, std::int64_t(sms) * policy::blocks_per_sm));
   const std::int64_t capacity =
       std::min(n, std::max(2 * p.k + policy::min_buffer, n / policy::buffer_share));
-  // Look-back words: one per tile of the row (the copy) and of the row or the buffer (the write).
-  const std::int64_t write_tiles = std::max(tiles, (capacity + tile - 1) / tile);
+  // Look-back words: one per tile of the row (the copy) and of the row or the buffer (the write;
+  // the buffer is never longer than the row).
 
   workspace ws;
   const auto state = ws.reserve<radix_vector_state<key_type>>(1, "the row state");
@@ -226,12 +226,12 @@ bool run_radix_vector(const cuda_resources& res, row_source<T, IndexT> src, row_
   const auto finished = ws.reserve<unsigned>(policy::max_passes, "the pass counters");
   const auto tickets = ws.reserve<unsigned>(2, "the tile tickets");
   const auto compact_status = ws.reserve<unsigned long long>(tiles, "the copy's look-back");
-  const auto write_status = ws.reserve<unsigned long long>(write_tiles, "the write's look-back");
+  const auto write_status = ws.reserve<unsigned long long>(tiles, "the write's look-back");
   const auto buffer_values = ws.reserve<T>(capacity, "the candidate values");
   const auto buffer_pos = ws.reserve<unsigned>(capacity, "the candidate positions");
   ws.allocate(res, "select_k radix workspace");
   const auto* zero_begin = reinterpret_cast<const unsigned char*>(ws[state]);
-  const auto* zero_end = reinterpret_cast<const unsigned char*>(ws[write_status] + write_tiles);
+  const auto* zero_end = reinterpret_cast<const unsigned char*>(ws[write_status] + tiles);
   detail::fill_zero_bytes(ws[state], memory_space::device,
                           static_cast<std::size_t>(zero_end - zero_begin), res);
   const radix_vector_args<T, IndexT> a{src.values,
@@ -249,7 +249,8 @@ bool run_radix_vector(const cuda_resources& res, row_source<T, IndexT> src, row_
                                        ws[buffer_pos],
                                        static_cast<unsigned>(capacity)};
   // Digits of policy::digit_bits from the top: the first counted over the row, the second by the
-  // copy pass, the rest over the buffer (or the row).
+  // copy pass, the rest over the buffer (or the row): four launches for 32-bit keys, three for
+  // binary16, seven for 64-bit keys.
   constexpr int bits = key_traits<T>::bits;
   constexpr int d = policy::digit_bits;
   int shift = bits - d;
