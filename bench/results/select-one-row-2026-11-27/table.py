@@ -25,9 +25,13 @@ for r in lines(prefix + "-spira.jsonl"):
 cub = {(r["n"], r["k"]): r["median_ms"] for r in lines(prefix + "-cub.jsonl")}
 
 
-def auto(n, k):  # choose_select_algo for one row, as of this run's commit
-    per = 512 if n < 2 * 2**24 else 128
-    return "delegate" if n >= 2**24 and k <= n // per else "radix"
+root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+sys.path.insert(0, os.path.join(root, "bench", "select_k"))
+from select_vector_table import auto_for_one_row  # noqa: E402
+
+
+def auto(n, k):  # choose_select_algo for one row, from include/spira/select_k.hpp
+    return auto_for_one_row(root, n, k)
 
 
 def ms(key):
