@@ -26,6 +26,8 @@
 #include "selection/keys.hpp"
 #include "selection/warp.cuh"
 
+#include <spira/cuda/detail/look_back.cuh>
+
 #include <cub/block/block_scan.cuh>
 
 #include <cstdint>
@@ -97,81 +99,10 @@ namespace detail_vector {
 
 using policy = radix_vector_policy;
 
-/// Look-back words: flag in bits 62-63 (0 none yet, 1 the tile's own counts, 2 the counts of all
-/// tiles up to it), then two counts of 31 bits (the launcher takes rows shorter than 2^31 only).
-constexpr unsigned long long flag_aggregate = 1ull << 62;
-constexpr unsigned long long flag_inclusive = 2ull << 62;
-constexpr unsigned long long count_mask = (1ull << 62) - 1;
-
+/// Look-back values: two counts of 31 bits (the launcher takes rows shorter than 2^31 only).
 __device__ __forceinline__ unsigned long long pack(unsigned less, unsigned eq)
 {
   return (static_cast<unsigned long long>(less) << 31) | eq;
-}
-
-/// The whole block: the counts of every tile before `tile`, after publishing this tile's own
-/// counts `mine` (and then their sum with it). Each round, every warp reads 32 earlier words, so
-/// a round covers the block's 8 x 32 predecessors; the walk ends at the nearest word that holds
-/// the counts up to its tile. Tiles are taken in order from a ticket, so every earlier tile is
-/// held by a running block: the spin ends.
-__device__ __forceinline__ unsigned long long look_back(unsigned long long* status, unsigned tile,
-                                                        unsigned long long mine)
-{
-  __shared__ unsigned long long warp_sum[policy::warps];
-  __shared__ int warp_found[policy::warps];
-  const int lane = warp::lane_id();
-  const int w = static_cast<int>(threadIdx.x) / warp::size;
-  if (tile == 0) {
-    if (threadIdx.x == 0) {
-      atomicExch(&status[0], flag_inclusive | mine);
-    }
-    return 0;
-  }
-  if (threadIdx.x == 0) {
-    atomicExch(&status[tile], flag_aggregate | mine);
-  }
-  unsigned long long before = 0;
-  long long end = static_cast<long long>(tile) - 1;
-  for (;;) {
-    const long long at = end - w * warp::size - lane;
-    unsigned long long s = 0;
-    for (;;) {
-      // Before the first tile: "no earlier counts", as a finished word.
-      s = 2ull << 62;
-      if (at >= 0) {
-        s = *static_cast<volatile unsigned long long*>(&status[at]);
-      }
-      if (!__any_sync(warp::full_mask, (s >> 62) == 0)) {
-        break;
-      }
-    }
-    const unsigned inclusive = __ballot_sync(warp::full_mask, (s >> 62) == 2);
-    const int stop = inclusive != 0 ? __ffs(inclusive) - 1 : warp::size;
-    unsigned long long v = lane <= stop ? (s & count_mask) : 0;
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2) {
-      v += __shfl_xor_sync(warp::full_mask, v, d);
-    }
-    if (lane == 0) {
-      warp_sum[w] = v;
-      warp_found[w] = inclusive != 0;
-    }
-    __syncthreads();
-    // Warp 0 reads the nearest words: the first warp that found a finished word ends the walk.
-    bool found = false;
-    for (int u = 0; u < policy::warps && !found; ++u) {
-      before += warp_sum[u];
-      found = warp_found[u] != 0;
-    }
-    __syncthreads();  // warp_sum is rewritten by the next round
-    if (found) {
-      break;
-    }
-    end -= policy::warps * warp::size;
-  }
-  if (threadIdx.x == 0) {
-    atomicExch(&status[tile], flag_inclusive | (before + mine));
-  }
-  return before;
 }
 
 /// Whether this block is the last of the launch to finish (all its writes are visible to it).
@@ -310,7 +241,8 @@ __device__ __forceinline__ void ordered_tile(const T* src, std::int64_t len, boo
     less += warp_total[u] & 0xffffu;
     eq += warp_total[u] >> 16;
   }
-  const unsigned long long b = look_back(status, tile, pack(less, eq));
+  __shared__ spira::detail::look_back_storage<policy::warps> walk;
+  const unsigned long long b = spira::detail::look_back(walk, status, tile, pack(less, eq));
   if (any) {
     unsigned warp_before = 0;
     for (int u = 0; u < w; ++u) {

@@ -3,8 +3,8 @@
 // computes a tile of consecutive indices, counts the tile's entries, learns how many the tiles
 // before it hold by a decoupled look-back, and writes its entries there: indices increase, and
 // the bytes do not depend on the order the blocks run in. The tiles are numbered in the order the
-// blocks start (a counter), so a block only ever waits for tiles already running. Learned from
-// Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back" (2016).
+// blocks start (a counter), so a block only ever waits for tiles already running
+// (spira/cuda/detail/look_back.cuh).
 //
 // The vector is allocated for every index (its entries are at most its size) and keeps the
 // count written by the last tile; one holding fewer than half its size is copied to an exact
@@ -16,6 +16,7 @@
 #pragma once
 
 #include <spira/cuda/detail/graphblas_rows.cuh>  // csr_report_words
+#include <spira/cuda/detail/look_back.cuh>
 #include <spira/cuda/error.cuh>
 #include <spira/memory.hpp>
 #include <spira/resources.hpp>
@@ -23,7 +24,6 @@
 
 #include <cuda_runtime.h>
 #include <cub/block/block_scan.cuh>
-#include <cuda/atomic>
 
 #include <algorithm>
 #include <cstdint>
@@ -53,18 +53,6 @@ struct dense_vector_ref {
   double* value_data = nullptr;
   [[nodiscard]] unsigned char* state() const { return state_data; }
   [[nodiscard]] double* value() const { return value_data; }
-};
-
-/// A tile's state: the top two bits say what the low 62 hold.
-struct tile_state {
-  static constexpr unsigned long long invalid = 3ull;    // not yet published (the memset's ones)
-  static constexpr unsigned long long aggregate = 0ull;  // the tile's own entry count
-  static constexpr unsigned long long inclusive = 1ull;  // entries of this tile and all before
-  static constexpr unsigned long long value_mask = (1ull << 62) - 1;
-  __device__ static unsigned long long make(unsigned long long kind, unsigned long long v)
-  {
-    return (kind << 62) | v;
-  }
 };
 
 /// The device side of an ordered_vector: where a kernel writes its tiles.
@@ -97,47 +85,6 @@ struct ordered_vector_ref {
     return t;
   }
 
-  /// How many entries the tiles before `tile` hold, once this tile's `count` is published: warp
-  /// 0 looks back over 32 tiles at a time, waiting for each to publish, and stops at the nearest
-  /// inclusive count. The result is in lane 0 of warp 0.
-  __device__ unsigned long long look_back(std::int64_t tile, unsigned long long count) const
-  {
-    using state_ref = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
-    const int lane = int(threadIdx.x % 32);
-    unsigned long long* states = words + ordered_words::tiles;
-    if (lane == 0) {
-      state_ref(states[tile])
-          .store(tile_state::make(tile == 0 ? tile_state::inclusive : tile_state::aggregate, count),
-                 cuda::memory_order_relaxed);
-    }
-    unsigned long long before = 0;
-    for (std::int64_t end = tile; end > 0; end -= 32) {
-      const std::int64_t p = end - 1 - lane;
-      unsigned long long s = tile_state::make(tile_state::inclusive, 0);  // before tile 0
-      if (p >= 0) {
-        do {
-          s = state_ref(states[p]).load(cuda::memory_order_relaxed);
-        } while ((s >> 62) == tile_state::invalid);
-      }
-      const unsigned inclusive = __ballot_sync(0xffffffffu, (s >> 62) == tile_state::inclusive);
-      const int stop = inclusive != 0 ? __ffs(int(inclusive)) - 1 : 31;
-      unsigned long long v = lane <= stop ? (s & tile_state::value_mask) : 0ull;
-      for (int h = 16; h > 0; h /= 2) {
-        v += __shfl_down_sync(0xffffffffu, v, h);
-      }
-      before += v;
-      if (inclusive != 0) {
-        break;
-      }
-    }
-    if (lane == 0 && tile > 0) {
-      state_ref(states[tile])
-          .store(tile_state::make(tile_state::inclusive, before + count),
-                 cuda::memory_order_relaxed);
-    }
-    return before;
-  }
-
   /// Places this block's tile: thread t holds Items consecutive candidates of it (t * Items + j
   /// in the tile's order), `has` whether each is an entry; returns the position of the thread's
   /// first entry (the next ones follow it). All threads call it; the last tile writes the entry
@@ -154,7 +101,8 @@ struct ordered_vector_ref {
     unsigned rank = 0, count = 0;
     cub::BlockScan<unsigned, Threads>(storage.scan).ExclusiveSum(mine, rank, count);
     if (threadIdx.x < 32) {
-      const unsigned long long before = look_back(tile, count);
+      look_back_storage<1> none;
+      const unsigned long long before = look_back(none, words + ordered_words::tiles, tile, count);
       if (threadIdx.x == 0) {
         storage.offset = before;
         if (tile == tiles - 1) {
