@@ -42,22 +42,32 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
 const char* copy_kind(std::uint8_t kind)
 {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
-    default: return "other";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    default:
+      return "other";
   }
 }
 
 const char* sync_kind(CUpti_ActivitySynchronizationType type)
 {
   switch (type) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "stream_wait_event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "stream";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "context";
-    default: return "other";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return "event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return "stream_wait_event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return "stream";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return "context";
+    default:
+      return "other";
   }
 }
 
@@ -77,9 +87,9 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-        mine.push_back({"copy", m->start, m->end, (long long)m->streamId, m->correlationId,
-                        std::string(copy_kind(m->copyKind)) + " " + std::to_string(m->bytes) +
-                            " B"});
+        mine.push_back(
+            {"copy", m->start, m->end, (long long)m->streamId, m->correlationId,
+             std::string(copy_kind(m->copyKind)) + " " + std::to_string(m->bytes) + " B"});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -101,7 +111,8 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
         mine.push_back({"runtime", r->start, r->end, -1, r->correlationId, name ? name : "?"});
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   std::free(buffer);
@@ -115,7 +126,8 @@ void write_records()
   const char* path = std::getenv("SPIRA_TRACE_OUT");
   std::FILE* f = std::fopen(path != nullptr ? path : "cuda_trace.tsv", "w");
   if (f == nullptr) {
-    std::fprintf(stderr, "cuda_trace: cannot write %s\n", path != nullptr ? path : "cuda_trace.tsv");
+    std::fprintf(stderr, "cuda_trace: cannot write %s\n",
+                 path != nullptr ? path : "cuda_trace.tsv");
     return;
   }
   const std::lock_guard<std::mutex> lock(records_mutex);
