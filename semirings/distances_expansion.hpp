@@ -164,6 +164,9 @@ struct cosine {
   /// y is left to the direct form, which gives 1 against a nonzero x. (|y| = 0 alone is not
   /// enough: the squares of tiny double values vanish, and so may their products with x.)
   static constexpr double disjoint_distance = 1.0;
+  /// ... and an all-zero row is at 0 from another all-zero row, at 1 from any other (the direct
+  /// form's values, spira/accuracy.hpp).
+  static constexpr double zero_rows_distance = 0.0;
   template <class T>
   SPIRA_HD bool disjoint_query(const terms<T, 1>& n, accumulator_bounds b) const
   {

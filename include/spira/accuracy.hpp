@@ -40,7 +40,13 @@
 //     k-NN graph (the fused CUDA kernel, the host by rows) then evaluates only the first k such
 //     pairs of a row (in index order: later ones tie with them and lose on the index) and skips
 //     the rest (cosine and inner_product declare it; tests/semiring/zero_self_test.cpp checks the
-//     declarations).
+//     declarations);
+//   * a distance with a disjoint value may declare `static constexpr double zero_rows_distance =
+//     z`, promising that a row x storing no nonzero value (empty, or explicit zeros only) has the
+//     value z with every row storing none and D::disjoint_distance with every other row y that
+//     disjoint_index accepts - whatever disjoint_query says of x (cosine: z = 0, two all-zero rows
+//     are equal). The fused k-NN then ranks an all-zero query row without evaluating its pairs
+//     (cosine declares it; tests/semiring/zero_self_test.cpp checks it).
 //
 // bounds.cancel is 2^33 unit roundoffs of the accumulator (2^-20 for double): a trusted result r
 // of a sum of n terms of total size M has |error| <= n u M <= n 2^-33 r, far below float32's
@@ -137,6 +143,8 @@ struct accuracy_traits {
           d.template disjoint_index<T>(sparse_row<double, std::int64_t>{}, n, b)
         } -> std::convertible_to<bool>;
       };
+  /// ... and an all-zero row has one value with each index row disjoint_index accepts.
+  static constexpr bool zero_rows = disjoint && requires { double(D::zero_rows_distance); };
 };
 
 namespace detail {

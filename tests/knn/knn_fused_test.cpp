@@ -206,7 +206,8 @@ TEST(KnnFused, ExcludeSelfKeepsDuplicates)
 /// inner_product (0) the fused kernel ranks the first k such pairs of a row and skips the rest
 /// (spira/accuracy.hpp, disjoint_distance). Three accumulator tiles of index rows, k from below to
 /// far above the pairs a row shares, all-zero rows (accepted in the index: the direct form gives 1
-/// against a nonzero row; refused as queries: their rows are computed in full), and an index with
+/// against a nonzero row; refused as queries for skipping, and ranked with cosine's declared
+/// zero_rows_distance: 0 with each other, 1 with the others), and an index with
 /// one row of tiny values that cosine refuses (nothing skipped in that call); equal and
 /// near-duplicate rows, whose pairs the accuracy guard queues. Most rows go by their products (few
 /// against the index's rows), the long ones walk the index. Against the tiled

@@ -2,7 +2,9 @@
 // compute. zero_self_distance: d(x, x) is exactly 0 for a finite row x, as the fused k-NN assumes
 // when it writes d(i, i) = 0 after a parallel check of the row instead of evaluating it.
 // disjoint_distance: a pair whose accumulator is ⊕'s identity has that value when its rows pass
-// disjoint_query / disjoint_index, as the fused k-NN assumes when it skips such pairs. Random rows
+// disjoint_query / disjoint_index, as the fused k-NN assumes when it skips such pairs;
+// zero_rows_distance: an all-zero query row has that value with all-zero rows and the disjoint one
+// with the others, as the fused k-NN assumes when it ranks such a row's pairs. Random rows
 // at every scale (subnormal to near-overflow values, explicit zeros, negative values where the
 // distance allows them, rows of up to a few thousand entries), float and double values, through
 // the host's direct self distances and guarded finalize (the direct_value and the guard the
@@ -14,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -151,8 +154,17 @@ std::int64_t expect_disjoint(const D& d, bool nonnegative, const std::string& na
       identity[t] = D::add_monoid::template identity<double>();
       magnitude[t] = 0.0;
     }
+    const auto all_zero = [&](std::int64_t r) {
+      return std::all_of(rows[r].values, rows[r].values + rows[r].size,
+                         [](V v) { return v == V(0); });
+    };
     for (std::int64_t i = 0; i < m.rows(); ++i) {
-      if (!d.template disjoint_query<double>(norms[std::size_t(i)], bounds)) {
+      // An all-zero query row: zero_rows_distance's promise, where D declares it.
+      bool zero_query = false;
+      if constexpr (accuracy_traits<D, double>::zero_rows) {
+        zero_query = all_zero(i);
+      }
+      if (!zero_query && !d.template disjoint_query<double>(norms[std::size_t(i)], bounds)) {
         ++refused;
         continue;
       }
@@ -161,12 +173,16 @@ std::int64_t expect_disjoint(const D& d, bool nonnegative, const std::string& na
           refused += i == 0 ? 1 : 0;
           continue;
         }
+        double declared = D::disjoint_distance;
+        if constexpr (accuracy_traits<D, double>::zero_rows) {
+          declared = zero_query && all_zero(j) ? D::zero_rows_distance : declared;
+        }
         const double v =
             guarded_finalize<D, double>(d, identity, magnitude, norms[std::size_t(i)],
                                         norms[std::size_t(j)], m.cols(), rows, i, rows, j, bounds);
-        if (float(v) != float(D::disjoint_distance)) {
+        if (float(v) != float(declared)) {
           ADD_FAILURE() << name << " seed " << seed << " pair (" << i << ", " << j << "): " << v
-                        << ", declared " << D::disjoint_distance;
+                        << ", declared " << declared;
           return checked;
         }
         ++checked;
@@ -207,6 +223,9 @@ TEST(disjoint_distance, only_distances_with_one_value_for_disjoint_rows_declare_
   static_assert(!accuracy_traits<euclidean, double>::disjoint);  // |x|^2 + |y|^2 varies
   static_assert(!accuracy_traits<correlation, double>::disjoint);
   static_assert(!accuracy_traits<manhattan, double>::disjoint);  // not annihilating
+  static_assert(accuracy_traits<cosine, double>::zero_rows);
+  static_assert(!accuracy_traits<inner_product, double>::zero_rows);  // its disjoint_query takes
+                                                                      // every row
   SUCCEED();
 }
 

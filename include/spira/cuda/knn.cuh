@@ -28,7 +28,10 @@
 // by its products alone (sorted (index row, product) pairs in shared memory), a longer one walks
 // the index reading the accumulator tile, and its cost follows the pairs that share a column.
 // Where most pairs share a column (products beside the index's rows, knn_fused_gates) the walk
-// does not look for such pairs: it ranks every pair.
+// does not look for such pairs: it ranks every pair. Such a pair whose fast value the guard does
+// not trust (a row whose norm may have underflowed, an all-zero row) takes the declared value
+// instead of being queued, and so do the pairs of an all-zero query row where the distance
+// declares zero_rows_distance (cosine: 0 with another all-zero row, 1 with the others).
 //
 // Entry points: spira::knn_fused on device operands, and spira::knn_graph for a user's semiring
 // struct (host operands and result, like the built-in metrics' knn_graph of spira/knn.hpp), which
@@ -100,12 +103,23 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
     s.self_untrusted = untrusted->data();
   }
   std::optional<buffer<unsigned>> blocked;
+  std::optional<buffer<unsigned char>> zero_rows;  // all-zero query rows, then index rows
   if constexpr (accuracy_traits<D, double>::disjoint) {
     blocked.emplace(res, 1, "disjoint pairs flag");
     fill_zero_bytes(blocked->data(), memory_space::device, sizeof(unsigned), res);
+    unsigned char* zero_queries = nullptr;
+    unsigned char* zero_index = nullptr;
+    if constexpr (accuracy_traits<D, double>::zero_rows) {
+      zero_rows.emplace(res, std::size_t(queries.rows + index.rows), "all-zero row flags");
+      zero_queries = zero_rows->data();
+      zero_index = zero_queries + queries.rows;
+      s.zero_queries = zero_queries;
+      s.zero_index = zero_index;
+    }
     knn_disjoint_index_kernel<D, ValueT, IndexT>
-        <<<elementwise_grid(index.rows, ctx.sms), cuda_pairwise_policy::row_threads, 0,
-           res.stream>>>(setup.args, blocked->data());
+        <<<elementwise_grid(std::max(index.rows, queries.rows), ctx.sms),
+           cuda_pairwise_policy::row_threads, 0, res.stream>>>(setup.args, blocked->data(),
+                                                               zero_queries, zero_index);
     SPIRA_CHECK_LAUNCH();
     s.disjoint_blocked = blocked->data();
   }

@@ -15,10 +15,24 @@ namespace spira::detail {
 
 #if defined(__CUDACC__)
 
+/// Whether a row stores no nonzero value (empty, or explicit zeros only; a NaN is not zero).
+template <class ValueT>
+__device__ inline bool knn_all_zero(const ValueT* values, offset_t n)
+{
+  bool zero = true;
+  for (offset_t e = 0; e < n && zero; ++e) {
+    zero = values[e] == ValueT(0);
+  }
+  return zero;
+}
+
 /// Index rows for which D's pairs without a shared column take D::disjoint_distance: sets *blocked
-/// when some row fails D::disjoint_index (spira/accuracy.hpp).
+/// when some row fails D::disjoint_index (spira/accuracy.hpp). With zero_queries / zero_index
+/// (D declares zero_rows_distance), also marks the query and index rows that store no nonzero
+/// value.
 template <class D, class ValueT, class IndexT>
-__global__ void knn_disjoint_index_kernel(intersection_args<D, ValueT, IndexT> p, unsigned* blocked)
+__global__ void knn_disjoint_index_kernel(intersection_args<D, ValueT, IndexT> p, unsigned* blocked,
+                                          unsigned char* zero_queries, unsigned char* zero_index)
 {
   using A = intersection_accumulator_t<D, ValueT>;
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
@@ -28,6 +42,16 @@ __global__ void knn_disjoint_index_kernel(intersection_args<D, ValueT, IndexT> p
     const sparse_row<ValueT, IndexT> y{p.b_col + b0, p.b_val + b0, p.b_ptr[j + 1] - b0};
     if (!p.d.template disjoint_index<double>(y, p.norms_b[j], accumulator_bounds_of<A>())) {
       atomicOr(blocked, 1u);
+    }
+    if (zero_index != nullptr) {
+      zero_index[j] = knn_all_zero(y.values, y.size) ? 1 : 0;
+    }
+  }
+  if (zero_queries != nullptr) {
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.rows_a;
+         i += stride) {
+      const offset_t a0 = p.a_ptr[i];
+      zero_queries[i] = knn_all_zero(p.a_val + a0, p.a_ptr[i + 1] - a0) ? 1 : 0;
     }
   }
 }

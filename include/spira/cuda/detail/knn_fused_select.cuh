@@ -88,6 +88,10 @@ struct knn_fused_select {
   /// For a D with a disjoint value (accuracy_traits::disjoint): device flag, nonzero when some
   /// index row fails D::disjoint_index (then no pair is skipped); nullptr: none is skipped.
   const unsigned* disjoint_blocked;
+  /// For a D that declares zero_rows_distance: 1 for each query row (zero_queries) and index row
+  /// (zero_index) that stores no nonzero value; nullptr: not known (their pairs are evaluated).
+  const unsigned char* zero_queries;
+  const unsigned char* zero_index;
   knn_fused_gates gates;
 };
 
@@ -279,12 +283,48 @@ __device__ inline bool knn_beats_list(const ValueT* vals, const std::int64_t* id
   return have < s.k || knn_better(v, j, vals[s.k - 1], idx[s.k - 1], s.largest);
 }
 
+/// The value D's declarations (spira/accuracy.hpp) give pair (i, j) whose accumulator `a` is ⊕'s
+/// identity, when every index row passes D::disjoint_index: D::disjoint_distance where the query
+/// row passes D::disjoint_query, and for an all-zero query row (s.zero_queries) the one
+/// zero_rows_distance gives. Returns whether they give one (then in v).
+template <class D, class ValueT, class IndexT, int N>
+__device__ inline bool knn_declared_value(const intersection_args<D, ValueT, IndexT>& p,
+                                          const knn_fused_select& s, std::int64_t i, std::int64_t j,
+                                          const terms<intersection_accumulator_t<D, ValueT>, N>& a,
+                                          ValueT& v)
+{
+  using traits = accuracy_traits<D, double>;
+  if constexpr (traits::disjoint) {
+    using A = intersection_accumulator_t<D, ValueT>;
+    bool identity = s.disjoint_blocked != nullptr && *s.disjoint_blocked == 0u;
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+      identity = identity && a[t] == D::add_monoid::template identity<A>();
+    }
+    if (!identity) {
+      return false;
+    }
+    if (p.d.template disjoint_query<double>(p.norms_a[i], accumulator_bounds_of<A>())) {
+      v = ValueT(float(D::disjoint_distance));
+      return true;
+    }
+    if constexpr (traits::zero_rows) {
+      if (s.zero_queries != nullptr && s.zero_queries[i] != 0) {
+        v = ValueT(float(s.zero_index[j] != 0 ? D::zero_rows_distance : D::disjoint_distance));
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 /// Ranks pair (i, j) whose accumulator is `a`: its value (rounded to the float the graph returns,
-/// so the tie rule holds on what the user sees) is appended to the candidate buffer when the guard
-/// trusts it and it beats the list (knn_beats_list), queued (knn_defer) when the guard does not
-/// trust it; the pair (i, i) of a self query is not a candidate, but its value is stored where it
-/// is wanted (s.self_values; untrusted ones are evaluated directly after the kernel,
-/// knn_self_direct_kernel). Returns whether it was appended. One thread.
+/// so the tie rule holds on what the user sees) is appended to the candidate buffer when it beats
+/// the list (knn_beats_list). Where the guard does not trust the fast value, D's declarations may
+/// give the value (knn_declared_value); otherwise the pair is queued (knn_defer) and evaluated
+/// directly after the kernel. The pair (i, i) of a self query is not a candidate, but its value is
+/// stored where it is wanted (s.self_values; untrusted ones are evaluated directly after the
+/// kernel, knn_self_direct_kernel). Returns whether it was appended. One thread.
 template <class D, class ValueT, class IndexT, int N>
 __device__ inline bool knn_rank_pair(const intersection_args<D, ValueT, IndexT>& p,
                                      const knn_fused_select& s, std::int64_t i, std::int64_t j,
@@ -296,7 +336,7 @@ __device__ inline bool knn_rank_pair(const intersection_args<D, ValueT, IndexT>&
     return false;
   }
   bool trusted;
-  const ValueT v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));
+  ValueT v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));
   if (self) {
     static_cast<ValueT*>(s.self_values)[i] = v;
     if (!trusted) {
@@ -304,7 +344,7 @@ __device__ inline bool knn_rank_pair(const intersection_args<D, ValueT, IndexT>&
     }
     return false;
   }
-  if (!trusted) {
+  if (!trusted && !knn_declared_value(p, s, i, j, a, v)) {
     knn_defer(s, i, j);
     return false;
   }

@@ -65,6 +65,14 @@ buffer<ValueT> device_prepared_values(const cuda_resources& res, const D& d, int
 template <class D, class ValueT, class IndexT>
 struct intersection_b_side;
 
+/// True when two views are the same matrix (the same arrays and extents): A against itself.
+template <class ValueT, class IndexT>
+bool same_matrix(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b)
+{
+  return a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
+         a.rows == b.rows && a.cols == b.cols && a.nnz == b.nnz;
+}
+
 /// B prepared once for calls with many A (the index tiles of the tiled k-NN graph, each used by
 /// every query tile): what depends on B alone - its row norms, its values as ⊗ sees them
 /// (D::prepare) and, built by the first call that runs the intersection strategy on B's declared
@@ -124,7 +132,8 @@ struct pairwise_context {
   dense_view<ValueT> out;
   std::int64_t dim = 0;  ///< the declared column count of A and B (finalize's `dim`)
   int sms = 1;
-  buffer<norm_values> norms_a, norms_b;  ///< norms_b is empty with a prepared B: see b_norms()
+  /// norms_b is empty with a prepared B, and when B is A (b_norms() gives norms_a then).
+  buffer<norm_values> norms_a, norms_b;
   buffer<ValueT> prepared_a, prepared_b;
   renumbered_columns<IndexT> renumbered;
   bool columns_renumbered = false;
@@ -138,28 +147,33 @@ struct pairwise_context {
       : res(r), d(dist), a(a_in), b(b_in), out(o), dim(a_in.cols), prepared_(prepared)
   {
     sms = multiprocessor_count(res.device);
+    b_is_a_ = same_matrix(a_in, b_in);
     norms_a = row_norms(a_in, "row norms of A");
-    if (prepared_ == nullptr) {
+    if (prepared_ == nullptr && !b_is_a_) {
       norms_b = row_norms(b_in, "row norms of B");
     }
     compress_columns();
     if constexpr (distance_traits<D, ValueT>::has_prepare) {
       prepared_a = prepare(a_in);
-      if (prepared_ == nullptr) {
+      if (prepared_ == nullptr && !b_is_a_) {
         prepared_b = prepare(b_in);
       }
       a.values = prepared_a.data();
-      b.values = prepared_ != nullptr ? prepared_->values.data() : prepared_b.data();
+      b.values = prepared_ != nullptr ? prepared_->values.data()
+                 : b_is_a_            ? prepared_a.data()
+                                      : prepared_b.data();
     }
     if (prepared_ != nullptr && !columns_renumbered) {
       b_side_cache = &prepared_->intersection;
     }
   }
 
-  /// B's row norms (its own, or the prepared B's).
+  /// B's row norms (its own, A's when B is A, or the prepared B's).
   [[nodiscard]] const norm_values* b_norms() const
   {
-    return prepared_ != nullptr ? prepared_->norms.data() : norms_b.data();
+    return prepared_ != nullptr ? prepared_->norms.data()
+           : b_is_a_            ? norms_a.data()
+                                : norms_b.data();
   }
 
   /// Renumbers the columns of a and b to the columns either stores (renumber_columns) when the
@@ -172,8 +186,7 @@ struct pairwise_context {
     if (!columns_worth_compressing(a.cols, a.nnz, b.nnz)) {
       return;
     }
-    const bool same = a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
-                      a.rows == b.rows && a.nnz == b.nnz;
+    const bool same = same_matrix(a, b);
     renumbered = renumber_columns<IndexT>(res, a.col_idx, a.nnz, same ? nullptr : b.col_idx,
                                           same ? 0 : b.nnz, a.cols);
     a.col_idx = renumbered.col_idx.data();
@@ -221,15 +234,8 @@ struct pairwise_context {
 
  private:
   pairwise_prepared<D, ValueT, IndexT>* prepared_ = nullptr;
+  bool b_is_a_ = false;  ///< B is the same matrix as A (its norms and prepared values are A's)
 };
-
-/// True when two views are the same matrix (the same arrays and extents): A against itself.
-template <class ValueT, class IndexT>
-bool same_matrix(csr_view<ValueT, IndexT> a, csr_view<ValueT, IndexT> b)
-{
-  return a.row_ptr == b.row_ptr && a.col_idx == b.col_idx && a.values == b.values &&
-         a.rows == b.rows && a.cols == b.cols && a.nnz == b.nnz;
-}
 
 /// The byte budget of a tiled temporary: the policy's default, or the smaller of it and the
 /// caller's cap (0 = no cap).
