@@ -100,8 +100,9 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
       }
       case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(a);
-        mine.push_back({"sync", s->start, s->end, (long long)s->streamId, s->correlationId,
-                        sync_kind(s->type)});
+        const long long stream =
+            s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (long long)s->streamId;
+        mine.push_back({"sync", s->start, s->end, stream, s->correlationId, sync_kind(s->type)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_RUNTIME: {

@@ -5,7 +5,8 @@ For a program that repeats one call (a benchmark's timed loop), the window is on
 end of the (n+1)-th last kernel whose name holds --anchor to the end of the n-th last one. Prints,
 in order, each runtime call of the window that took at least --min-us (the host side) and each
 kernel / copy / memset (the device side) with the device's idle time before it, then totals:
-device busy and idle time, and the runtime calls by name.
+device busy and idle time, and the runtime calls by name. The window is cut by device time: for a
+loop that does not wait for each call, its runtime calls may belong to a later iteration.
 
 usage: cuda_trace.py TRACE.tsv --anchor SUBSTRING [--nth N] [--min-us 5]
 """
@@ -31,6 +32,8 @@ def main():
     ap.add_argument("--nth", type=int, default=1)
     ap.add_argument("--min-us", type=float, default=5.0)
     a = ap.parse_args()
+    if a.nth < 1:
+        sys.exit("cuda_trace.py: --nth counts from 1 (the last call)")
     recs = load(a.trace)
     device = [r for r in recs if r[2] in ("kernel", "copy", "memset")]
     anchors = [i for i, r in enumerate(device) if r[2] == "kernel" and a.anchor in r[5]]
@@ -54,7 +57,7 @@ def main():
                 print("%9.1f  host   %8.1f us  %s" % ((start - h0) / 1e3, us, name))
         elif kind in ("kernel", "copy", "memset"):
             idle = max(start - last_end, 0) / 1e3
-            busy += end - start
+            busy += max(end - max(start, last_end), 0)  # overlapping work counted once
             last_end = max(last_end, end)
             print("%9.1f  device %8.1f us  (idle before %6.1f)  %s %s"
                   % ((start - h0) / 1e3, us, idle, kind, name[:100]))

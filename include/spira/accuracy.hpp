@@ -42,7 +42,8 @@
 //     the rest (cosine and inner_product declare it; tests/semiring/zero_self_test.cpp checks the
 //     declarations);
 //   * a distance with a disjoint value may declare `static constexpr double zero_rows_distance =
-//     z`, promising that a row x storing no nonzero value (empty, or explicit zeros only) has the
+//     z`, promising that a row x storing no nonzero value (empty, or explicit zeros only; the row
+//     as ⊗ sees it, after D's prepare step where it has one) has the
 //     value z with every row storing none and D::disjoint_distance with every other row y that
 //     disjoint_index accepts - whatever disjoint_query says of x (cosine: z = 0, two all-zero rows
 //     are equal). The fused k-NN then ranks an all-zero query row without evaluating its pairs

@@ -284,9 +284,9 @@ __device__ inline bool knn_beats_list(const ValueT* vals, const std::int64_t* id
 }
 
 /// The value D's declarations (spira/accuracy.hpp) give pair (i, j) whose accumulator `a` is ⊕'s
-/// identity, when every index row passes D::disjoint_index: D::disjoint_distance where the query
-/// row passes D::disjoint_query, and for an all-zero query row (s.zero_queries) the one
-/// zero_rows_distance gives. Returns whether they give one (then in v).
+/// identity, when every index row passes D::disjoint_index: for an all-zero query row
+/// (s.zero_queries) the one zero_rows_distance gives, else D::disjoint_distance where the query
+/// row passes D::disjoint_query. Returns whether they give one (then in v).
 template <class D, class ValueT, class IndexT, int N>
 __device__ inline bool knn_declared_value(const intersection_args<D, ValueT, IndexT>& p,
                                           const knn_fused_select& s, std::int64_t i, std::int64_t j,
@@ -304,15 +304,15 @@ __device__ inline bool knn_declared_value(const intersection_args<D, ValueT, Ind
     if (!identity) {
       return false;
     }
-    if (p.d.template disjoint_query<double>(p.norms_a[i], accumulator_bounds_of<A>())) {
-      v = ValueT(float(D::disjoint_distance));
-      return true;
-    }
     if constexpr (traits::zero_rows) {
       if (s.zero_queries != nullptr && s.zero_queries[i] != 0) {
         v = ValueT(float(s.zero_index[j] != 0 ? D::zero_rows_distance : D::disjoint_distance));
         return true;
       }
+    }
+    if (p.d.template disjoint_query<double>(p.norms_a[i], accumulator_bounds_of<A>())) {
+      v = ValueT(float(D::disjoint_distance));
+      return true;
     }
   }
   return false;

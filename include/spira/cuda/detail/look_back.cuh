@@ -44,7 +44,8 @@ struct look_back_storage<1> {};
 /// tiles before it (then publishes the sum up to this tile). Each round, each of the `Warps` warps
 /// reads 32 earlier words and waits only for the words nearer than the nearest finished one.
 /// With one warp, the threads of one warp call it; with more, every thread of a block of exactly
-/// `Warps` warps does (it synchronises the block). Every calling thread gets the result.
+/// `Warps` warps does (it synchronises the block, and a larger block would overrun `storage`).
+/// Every calling thread gets the result.
 template <int Warps>
 __device__ __forceinline__ unsigned long long look_back(look_back_storage<Warps>& storage,
                                                         unsigned long long* words,
