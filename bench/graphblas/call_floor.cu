@@ -3,6 +3,9 @@
 // of an entry count and its synchronisation), each timed alone, and the sequences of a spira mxv
 // and of a cuSPARSE SpMV call as bench_graphblas_gpu times them (empty kernels: no work). The
 // floor of a synchronous call is a launch and a synchronisation; everything else is the API's.
+// Then what a result of 1 MiB costs to bring to the host (a k-NN graph of 8,335 rows is 1.5 MB):
+// into a new pageable allocation (as a new result array is), into one already touched, into
+// pinned memory, and through pinned memory into a touched pageable buffer; and 1 MiB the other way.
 // Prints one JSON line per measurement: {"case": ..., "us": mean microseconds per call}.
 //
 // usage: bench_call_floor [--calls N]   (the mean of N calls after N / 10 warm-up calls)
@@ -14,7 +17,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -126,6 +131,71 @@ int main(int argc, char** argv)
     empty_kernel<<<90, 128, 0, s>>>(d);
     cudaDeviceSynchronize();
   });
+  // 1 MiB between the device and the host.
+  constexpr std::size_t mib = std::size_t(1) << 20;
+  void* big = nullptr;
+  void* big_pinned = nullptr;
+  check(cudaMalloc(&big, mib), "cudaMalloc 1 MiB");
+  check(cudaMallocHost(&big_pinned, mib), "cudaMallocHost 1 MiB");
+  std::vector<unsigned char> touched(mib, 1);
+  const int big_calls = calls / 10 > 10 ? calls / 10 : 10;
+  measure(
+      "1 MiB to a new pageable allocation (malloc, copy, free)",
+      [&] {
+        void* h = std::malloc(mib);
+        cudaMemcpyAsync(h, big, mib, cudaMemcpyDefault, s);
+        cudaStreamSynchronize(s);
+        std::free(h);
+      },
+      big_calls);
+  measure(
+      "1 MiB to a new pageable allocation touched first (malloc, memset, copy, free)",
+      [&] {
+        void* h = std::malloc(mib);
+        std::memset(h, 0, mib);
+        cudaMemcpyAsync(h, big, mib, cudaMemcpyDefault, s);
+        cudaStreamSynchronize(s);
+        std::free(h);
+      },
+      big_calls);
+  measure(
+      "1 MiB to a pageable buffer already touched",
+      [&] {
+        cudaMemcpyAsync(touched.data(), big, mib, cudaMemcpyDefault, s);
+        cudaStreamSynchronize(s);
+      },
+      big_calls);
+  measure(
+      "1 MiB to pinned memory",
+      [&] {
+        cudaMemcpyAsync(big_pinned, big, mib, cudaMemcpyDefault, s);
+        cudaStreamSynchronize(s);
+      },
+      big_calls);
+  measure(
+      "1 MiB to pinned memory, then memcpy to a pageable buffer already touched",
+      [&] {
+        cudaMemcpyAsync(big_pinned, big, mib, cudaMemcpyDefault, s);
+        cudaStreamSynchronize(s);
+        std::memcpy(touched.data(), big_pinned, mib);
+      },
+      big_calls);
+  measure(
+      "1 MiB from a pageable buffer to the device",
+      [&] {
+        cudaMemcpyAsync(big, touched.data(), mib, cudaMemcpyDefault, s);
+        cudaStreamSynchronize(s);
+      },
+      big_calls);
+  measure(
+      "1 MiB from pinned memory to the device",
+      [&] {
+        cudaMemcpyAsync(big, big_pinned, mib, cudaMemcpyDefault, s);
+        cudaStreamSynchronize(s);
+      },
+      big_calls);
+  cudaFreeHost(big_pinned);
+  cudaFree(big);
   cudaFreeHost(pinned);
   cudaFree(d);
   return 0;
