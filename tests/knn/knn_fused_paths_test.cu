@@ -186,5 +186,117 @@ TEST(KnnFusedPaths, PolicyGatesFollowTheProducts)
                                    run(x, distances::cosine{}, false, 15, {never, never}).g);
 }
 
+/// All-zero rows - empty, explicit zeros, -0.0 - as queries and in the index, with cosine over
+/// float and double values: their pairs take the values cosine declares (0 between two such rows,
+/// 1 with any other; spira/accuracy.hpp, zero_rows_distance) and none is queued for the direct
+/// evaluation. The other rows share a column with their neighbours only (no near-duplicates, so
+/// nothing else is queued either). Against the float64 oracle with the tie rule, and the indices of
+/// the ties at 1: the smallest.
+template <class V>
+void all_zero_rows_are_not_queued()
+{
+  constexpr std::int64_t plain = 400, k = 15;
+  std::vector<offset_t> ptr{0};
+  std::vector<std::int32_t> col;
+  std::vector<V> val;
+  std::vector<bool> zero;
+  const auto add_row = [&](std::vector<std::int32_t> c, std::vector<V> v, bool is_zero) {
+    col.insert(col.end(), c.begin(), c.end());
+    val.insert(val.end(), v.begin(), v.end());
+    ptr.push_back(offset_t(col.size()));
+    zero.push_back(is_zero);
+  };
+  for (std::int64_t r = 0; r < plain; ++r) {
+    if (r == 0 || r == 200) {
+      add_row({}, {}, true);  // empty
+    }
+    if (r == 100) {
+      add_row({3, 70}, {V(0), V(0)}, true);  // explicit zeros
+    }
+    if (r == 300) {
+      add_row({5}, {V(-0.0)}, true);  // a negative zero
+    }
+    add_row({std::int32_t(r), std::int32_t(r + 1)}, {V(1 + r % 7), V(2 + r % 5)}, false);
+  }
+  add_row({}, {}, true);
+  const std::int64_t n = std::int64_t(zero.size());
+  const auto x = make_csr<V, std::int32_t>(host_resources{}, n, plain + 1, ptr, col, val,
+                                           csr_check::canonical);
+
+  cuda_resources res;
+  const auto dev = to_device(res, x.view());
+  dense_matrix<V> values(res, n, k);
+  dense_matrix<std::int64_t> indices(res, n, k);
+  buffer<detail::knn_fused_paths> paths(res, 1, "path counters");
+  detail::fill_zero_bytes(paths.data(), memory_space::device, sizeof(detail::knn_fused_paths), res);
+  detail::knn_fused_gates gates;
+  gates.paths = paths.data();
+  detail::knn_fused_run(res, dev.view(), dev.view(), distances::cosine{}, k, false, true,
+                        static_cast<V*>(nullptr), values.view(), indices.view(), {}, gates);
+  std::vector<V> got_v(std::size_t(n * k));
+  knn_result g{dense_matrix<std::int64_t>(host_resources{}, n, k),
+               dense_matrix<float>(host_resources{}, n, k)};
+  detail::knn_fused_paths counted{};
+  copy(got_v.data(), memory_space::host, values.view().data, memory_space::device, got_v.size(),
+       res);
+  copy(g.indices.view().data, memory_space::host, indices.view().data, memory_space::device,
+       got_v.size(), res);
+  copy(&counted, memory_space::host, paths.data(), memory_space::device, 1, res);
+  for (std::size_t e = 0; e < got_v.size(); ++e) {
+    g.distances.view().data[e] = float(got_v[e]);
+  }
+  EXPECT_EQ(counted.deferred, 0u) << "pairs of all-zero rows were queued";
+
+  // The oracle: cosine over dense float64 copies, 0 between two all-zero rows, 1 with one.
+  std::vector<std::vector<double>> dense(std::size_t(n), std::vector<double>(plain + 1, 0.0));
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (offset_t e = ptr[std::size_t(r)]; e < ptr[std::size_t(r) + 1]; ++e) {
+      dense[std::size_t(r)][std::size_t(col[std::size_t(e)])] = double(val[std::size_t(e)]);
+    }
+  }
+  const auto exact = brute_force_distances(dense, dense, [](const auto& a, const auto& b) {
+    double dot = 0, na = 0, nb = 0;
+    for (std::size_t c = 0; c < a.size(); ++c) {
+      dot += a[c] * b[c];
+      na += a[c] * a[c];
+      nb += b[c] * b[c];
+    }
+    if (na == 0 || nb == 0) {
+      return na == nb ? 0.0 : 1.0;
+    }
+    return 1.0 - dot / std::sqrt(na * nb);
+  });
+  expect_knn_matches(g, exact, false, true, 1e-6, "all-zero rows");
+  // An all-zero query row: the other all-zero rows first (0), then the first rows by index (1).
+  for (std::int64_t r = 0; r < n; ++r) {
+    if (!zero[std::size_t(r)]) {
+      continue;
+    }
+    std::vector<std::int64_t> want;
+    for (const bool zeros_first : {true, false}) {
+      for (std::int64_t j = 0; j < n && std::int64_t(want.size()) < k; ++j) {
+        if (j != r && zero[std::size_t(j)] == zeros_first) {
+          want.push_back(j);
+        }
+      }
+    }
+    for (std::int64_t c = 0; c < k; ++c) {
+      EXPECT_EQ(g.indices.view()(r, c), want[std::size_t(c)]) << "row " << r << " position " << c;
+    }
+  }
+}
+
+TEST(KnnFusedPaths, AllZeroRowsAreNotQueuedFloat)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  all_zero_rows_are_not_queued<float>();
+}
+
+TEST(KnnFusedPaths, AllZeroRowsAreNotQueuedDouble)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  all_zero_rows_are_not_queued<double>();
+}
+
 }  // namespace
 }  // namespace spira::test

@@ -51,6 +51,7 @@ struct knn_fused_paths {
   unsigned long long by_products;    ///< by their products (knn_fused_by_products.cuh)
   unsigned long long walk_skipping;  ///< by a walk over the index that skips disjoint pairs
   unsigned long long walk;           ///< by a walk that ranks every pair
+  unsigned long long deferred;       ///< pairs queued for the direct evaluation (knn_defer)
 };
 
 /// Which way knn_fused_kernel takes a row whose disjoint pairs may be skipped, and counters of the
@@ -175,6 +176,9 @@ __device__ int knn_flush(ValueT* vals, std::int64_t* idx, const knn_fused_select
 /// Queues pair (i, j) for knn_resolve_deferred (see knn_deferred).
 __device__ inline void knn_defer(const knn_fused_select& s, std::int64_t i, std::int64_t j)
 {
+  if (s.gates.paths != nullptr) {
+    atomicAdd(&s.gates.paths->deferred, 1ull);
+  }
   atomicAdd(reinterpret_cast<unsigned long long*>(&s.deferred.row_count[i - s.row_begin]), 1ull);
   const unsigned long long slot = atomicAdd(s.deferred.count, 1ull);
   if (slot < (unsigned long long)s.deferred.capacity) {
