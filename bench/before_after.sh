@@ -12,7 +12,9 @@
 # SPIRA_BENCH_SUITES (default "knn pairwise select_k") picks the suites ("knn-resident": the shared
 # datasets and the synthetic 663k SEC EDGAR shape, cosine and manhattan, device CSR in and device
 # graph out, the small sets with 15 timed calls; "graphblas": bench_graphblas_gpu on the cases of
-# bench/graphblas/graphblas_gpu.sh, spira's times against the base's, cuSPARSE's beside them); SPIRA_BENCH_SECONDS caps each k-NN case (default
+# bench/graphblas/graphblas_gpu.sh, spira's times against the base's, cuSPARSE's beside them;
+# "select_vector": one long row, n from 2^20 to 2^26, radix and delegate, the cells CUB is
+# compared on); SPIRA_BENCH_SECONDS caps each k-NN case (default
 # 15); SPIRA_BENCH_ROUNDS (default 1) repeats every suite, base and current alternating case by
 # case in each round; SPIRA_CMAKE_ARGS adds arguments to the base tree's configuration (e.g. the
 # zlib location on a machine without its headers). Only the programs the suites run are built.
@@ -30,8 +32,10 @@ for suite in $suites; do
     knn | knn-resident) targets+=(bench_knn) ;;
     pairwise) targets+=(bench_pairwise_gpu) ;;
     select_k) targets+=(select_k_bench) ;;
+    select_vector) targets+=(select_vector_bench) ;;
     graphblas) targets+=(bench_graphblas_gpu) ;;
-    *) echo "before_after.sh: unknown suite '$suite' (knn, knn-resident, pairwise, select_k, graphblas)" >&2
+    *) echo "before_after.sh: unknown suite '$suite' (knn, knn-resident, pairwise, select_k," \
+            "select_vector, graphblas)" >&2
        exit 2 ;;
   esac
 done
@@ -131,6 +135,19 @@ for suite in $suites; do
         "1000 10000 256 auto uniform" "100 1000000 64 auto uniform" "10000 2048 32 auto uniform" \
         "1 100000000 1024 auto uniform" "4096 30000 15 radix uniform" \
         "4096 2048 15 binary_search uniform")" ;;
+    select_vector)
+      # select n k algo keys resident index (bench/select_k/select_vector.cu), normal keys as CUB
+      # is compared on, the input already on the device
+      cases=()
+      for n in 1048576 4194304 16777216 67108864; do
+        for k in 16 4096 65536; do
+          cases+=("select $n $k radix normal resident int32")
+          if [ "$n" -ge 16777216 ]; then
+            cases+=("select $n $k delegate normal resident int32")
+          fi
+        done
+      done
+      both_stdin select_vector select_vector_bench "$(printf '%s\n' "${cases[@]}")" ;;
   esac
 done
 done

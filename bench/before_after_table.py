@@ -35,8 +35,8 @@ def main(path):
         d = dict(key)
         suite = d.pop("suite", "?")
         label = " ".join(f"{k}={val}" for k, val in d.items()
-                         if k in ("dataset", "case", "metric", "query_tile", "rows", "length", "k",
-                                  "algo", "wait_policy", "round")
+                         if k in ("dataset", "case", "metric", "query_tile", "rows", "length", "n",
+                                  "k", "algo", "dist", "wait_policy", "round")
                          and not (k == "rows" and suite != "select_k"))[:70]
         b, c = v.get("base"), v.get("current")
         cells = []
