@@ -43,11 +43,11 @@
 //     declarations);
 //   * a distance with a disjoint value may declare `static constexpr double zero_rows_distance =
 //     z`, promising that a row x storing no nonzero value (empty, or explicit zeros only; the row
-//     as ⊗ sees it, after D's prepare step where it has one) has the
-//     value z with every row storing none and D::disjoint_distance with every other row y that
-//     disjoint_index accepts - whatever disjoint_query says of x (cosine: z = 0, two all-zero rows
-//     are equal). The fused k-NN then ranks an all-zero query row without evaluating its pairs
-//     (cosine declares it; tests/semiring/zero_self_test.cpp checks it).
+//     as ⊗ sees it, after D's prepare step where it has one) has the value z with every row
+//     storing none and D::disjoint_distance with every other row y that disjoint_index accepts -
+//     whatever disjoint_query says of x (cosine: z = 0, two all-zero rows are equal). The fused
+//     k-NN then ranks an all-zero query row without evaluating its pairs (cosine declares it;
+//     tests/semiring/zero_self_test.cpp checks it).
 //
 // bounds.cancel is 2^33 unit roundoffs of the accumulator (2^-20 for double): a trusted result r
 // of a sum of n terms of total size M has |error| <= n u M <= n 2^-33 r, far below float32's
