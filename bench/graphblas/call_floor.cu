@@ -158,20 +158,17 @@ int main(int argc, char** argv)
         std::free(h);
       },
       big_calls);
-  measure(
-      "1 MiB to a pageable buffer already touched",
-      [&] {
-        cudaMemcpyAsync(touched.data(), big, mib, cudaMemcpyDefault, s);
-        cudaStreamSynchronize(s);
-      },
-      big_calls);
-  measure(
-      "1 MiB to pinned memory",
-      [&] {
-        cudaMemcpyAsync(big_pinned, big, mib, cudaMemcpyDefault, s);
-        cudaStreamSynchronize(s);
-      },
-      big_calls);
+  const auto measure_copy = [&](const char* name, void* dst, const void* src) {
+    measure(
+        name,
+        [&] {
+          cudaMemcpyAsync(dst, src, mib, cudaMemcpyDefault, s);
+          cudaStreamSynchronize(s);
+        },
+        big_calls);
+  };
+  measure_copy("1 MiB to a pageable buffer already touched", touched.data(), big);
+  measure_copy("1 MiB to pinned memory", big_pinned, big);
   measure(
       "1 MiB to pinned memory, then memcpy to a pageable buffer already touched",
       [&] {
@@ -180,20 +177,8 @@ int main(int argc, char** argv)
         std::memcpy(touched.data(), big_pinned, mib);
       },
       big_calls);
-  measure(
-      "1 MiB from a pageable buffer to the device",
-      [&] {
-        cudaMemcpyAsync(big, touched.data(), mib, cudaMemcpyDefault, s);
-        cudaStreamSynchronize(s);
-      },
-      big_calls);
-  measure(
-      "1 MiB from pinned memory to the device",
-      [&] {
-        cudaMemcpyAsync(big, big_pinned, mib, cudaMemcpyDefault, s);
-        cudaStreamSynchronize(s);
-      },
-      big_calls);
+  measure_copy("1 MiB from a pageable buffer to the device", big, touched.data());
+  measure_copy("1 MiB from pinned memory to the device", big, big_pinned);
   cudaFreeHost(big_pinned);
   cudaFree(big);
   cudaFreeHost(pinned);
