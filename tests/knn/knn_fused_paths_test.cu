@@ -7,6 +7,7 @@
 #include "support/backend.hpp"
 #include "support/knn_check.hpp"
 
+#include <semirings/distances_elementwise.hpp>
 #include <semirings/distances_expansion.hpp>
 #include <spira/cuda/knn.cuh>
 #include <spira/memory.hpp>
@@ -15,7 +16,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,23 +34,29 @@ struct graph {
   detail::knn_fused_paths paths{};
 };
 
-/// The self graph of x (exclude_self) through detail::knn_fused_run with the given gates.
+/// The graph of `queries` (nullptr: x itself, a self query with exclude_self) against the index x
+/// through detail::knn_fused_run with the given gates.
 template <class D>
 graph run(const csr_matrix<float, std::int32_t>& x, const D& d, bool largest, std::int64_t k,
-          detail::knn_fused_gates gates)
+          detail::knn_fused_gates gates, const csr_matrix<float, std::int32_t>* queries = nullptr)
 {
   cuda_resources res;
   const auto dev = to_device(res, x.view());
-  dense_matrix<float> values(res, x.rows(), k);
-  dense_matrix<std::int64_t> indices(res, x.rows(), k);
+  std::optional<csr_matrix<float, std::int32_t>> dev_q;
+  if (queries != nullptr) {
+    dev_q.emplace(to_device(res, queries->view()));
+  }
+  const auto q = dev_q ? dev_q->view() : dev.view();
+  dense_matrix<float> values(res, q.rows, k);
+  dense_matrix<std::int64_t> indices(res, q.rows, k);
   buffer<detail::knn_fused_paths> paths(res, 1, "path counters");
   detail::fill_zero_bytes(paths.data(), memory_space::device, sizeof(detail::knn_fused_paths), res);
   gates.paths = paths.data();
-  detail::knn_fused_run(res, dev.view(), dev.view(), d, k, largest, true,
+  detail::knn_fused_run(res, q, dev.view(), d, k, largest, queries == nullptr,
                         static_cast<float*>(nullptr), values.view(), indices.view(), {}, gates);
-  graph out{{dense_matrix<std::int64_t>(host_resources{}, x.rows(), k),
-             dense_matrix<float>(host_resources{}, x.rows(), k)}};
-  const auto n = std::size_t(x.rows() * k);
+  graph out{{dense_matrix<std::int64_t>(host_resources{}, q.rows, k),
+             dense_matrix<float>(host_resources{}, q.rows, k)}};
+  const auto n = std::size_t(q.rows * k);
   copy(out.g.distances.view().data, memory_space::host, values.view().data, memory_space::device, n,
        res);
   copy(out.g.indices.view().data, memory_space::host, indices.view().data, memory_space::device, n,
@@ -296,6 +305,130 @@ TEST(KnnFusedPaths, AllZeroRowsAreNotQueuedDouble)
 {
   SPIRA_SKIP_WITHOUT_GPU();
   all_zero_rows_are_not_queued<double>();
+}
+
+/// Pairs (query row i, index row j) of equal rows with finite values, j != i in a self query;
+/// pairs of empty rows only where `empty`.
+std::uint64_t equal_pairs(const csr_matrix<float, std::int32_t>& q,
+                          const csr_matrix<float, std::int32_t>& x, bool self, bool empty)
+{
+  std::uint64_t n = 0;
+  for (std::int64_t i = 0; i < q.rows(); ++i) {
+    const offset_t a0 = q.row_ptr()[i], na = q.row_ptr()[i + 1] - a0;
+    for (std::int64_t j = 0; j < x.rows(); ++j) {
+      const offset_t b0 = x.row_ptr()[j];
+      bool equal = (!self || i != j) && x.row_ptr()[j + 1] - b0 == na && (empty || na > 0);
+      for (offset_t e = 0; equal && e < na; ++e) {
+        const float v = q.values()[a0 + e];
+        equal = q.col_idx()[a0 + e] == x.col_idx()[b0 + e] && v == x.values()[b0 + e] &&
+                std::isfinite(v);
+      }
+      n += equal ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+/// Pairs of equal rows (spira/cuda/detail/knn_equal_rows.cuh): a group of 200 copies of one row,
+/// smaller groups, all-zero rows, with cosine and manhattan. They take 0 without the queue: the
+/// graph is that of the queue's direct evaluation (the gate closed; up to the rounding of the
+/// trusted pairs' sums, whose order varies between runs, docs/knn.md), the pairs queued
+/// are the closed gate's less exactly the pairs of equal rows (of empty rows too where the distance
+/// declares no value for them: `empty_pairs_queued`), and the graph matches the float64 oracle.
+/// Then rows the classes must not join - copies scaled by 2 (cosine: near duplicates, queued) and
+/// copies holding an infinity (not finite: queued, NaN) - and queries that are not the index: the
+/// same graph either way, fewer pairs queued.
+template <class D>
+void check_equal_rows(const D& d,
+                      double (*exact)(const std::vector<double>&, const std::vector<double>&),
+                      bool empty_pairs_queued)
+{
+  constexpr std::int64_t k = 15;
+  random_options o;
+  o.rows = 600;
+  o.cols = 6000;
+  o.mean_degree = 4;
+  o.empty_row_fraction = 0.01;
+  const auto base = random_csr<float, std::int32_t>(o);
+  std::vector<std::int64_t> rows(std::size_t(base.rows()));
+  std::iota(rows.begin(), rows.end(), std::int64_t{0});
+  std::int64_t group_row = 0;
+  while (base.row_ptr()[group_row + 1] - base.row_ptr()[group_row] < 2) {
+    ++group_row;  // a row with two entries at least
+  }
+  rows.insert(rows.end(), 200, group_row);
+  rows.insert(rows.end(), 20, group_row + 1);
+  rows.insert(rows.end(), 5, group_row + 2);
+  const auto x = copied_rows(base, rows);
+
+  const graph closed = run(x, d, false, k, {.equal_rows = false});
+  const graph open = run(x, d, false, k, {});
+  expect_same_graph_up_to_rounding(open.g, closed.g);
+  EXPECT_GT(closed.paths.deferred, 201u * 200u);
+  EXPECT_EQ(closed.paths.deferred - open.paths.deferred,
+            equal_pairs(x, x, true, empty_pairs_queued));
+  const auto dense = densify(x).value;
+  expect_knn_matches(open.g, brute_force_distances(dense, dense, exact), false, true, 1e-5,
+                     "equal rows");
+
+  // Rows the classes must not join: scaled copies of the group's row, and copies holding inf.
+  std::vector<std::int64_t> more(rows);
+  std::vector<float> scales(rows.size(), 1.0f);
+  more.insert(more.end(), 10, group_row);
+  scales.insert(scales.end(), 10, 2.0f);
+  more.insert(more.end(), 6, group_row + 1);
+  scales.insert(scales.end(), 6, std::numeric_limits<float>::infinity());
+  const auto y = copied_rows(base, more, scales);
+  const graph y_closed = run(y, d, false, k, {.equal_rows = false});
+  const graph y_open = run(y, d, false, k, {});
+  expect_same_graph_up_to_rounding(y_open.g, y_closed.g);
+  EXPECT_LT(y_open.paths.deferred, y_closed.paths.deferred);
+
+  // Queries that are not the index: rows of the index and further copies of the group's row.
+  std::vector<std::int64_t> some(rows.begin(), rows.begin() + 100);
+  some.insert(some.end(), 30, group_row);
+  const auto q = copied_rows(base, some);
+  const graph q_closed = run(x, d, false, k, {.equal_rows = false}, &q);
+  const graph q_open = run(x, d, false, k, {}, &q);
+  expect_same_graph_up_to_rounding(q_open.g, q_closed.g);
+  EXPECT_GT(q_closed.paths.deferred, 30u * 201u);
+  EXPECT_EQ(q_closed.paths.deferred - q_open.paths.deferred,
+            equal_pairs(q, x, false, empty_pairs_queued));
+}
+
+double cosine_oracle(const std::vector<double>& a, const std::vector<double>& b)
+{
+  double dot = 0, na = 0, nb = 0;
+  for (std::size_t c = 0; c < a.size(); ++c) {
+    dot += a[c] * b[c];
+    na += a[c] * a[c];
+    nb += b[c] * b[c];
+  }
+  if (na == 0 || nb == 0) {
+    return na == nb ? 0.0 : 1.0;
+  }
+  return 1.0 - dot / std::sqrt(na * nb);
+}
+
+double manhattan_oracle(const std::vector<double>& a, const std::vector<double>& b)
+{
+  double s = 0;
+  for (std::size_t c = 0; c < a.size(); ++c) {
+    s += std::abs(a[c] - b[c]);
+  }
+  return s;
+}
+
+TEST(KnnFusedPaths, EqualRowsTakeZeroCosine)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  check_equal_rows(distances::cosine{}, cosine_oracle, false);
+}
+
+TEST(KnnFusedPaths, EqualRowsTakeZeroManhattan)
+{
+  SPIRA_SKIP_WITHOUT_GPU();
+  check_equal_rows(distances::manhattan{}, manhattan_oracle, true);
 }
 
 }  // namespace

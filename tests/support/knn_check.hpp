@@ -97,7 +97,8 @@ inline void expect_identical_graphs(const knn_result& a, const knn_result& b,
 /// Two graphs of the same k-NN problem whose sums ran in different orders (on CUDA the order of
 /// the shared-memory atomics varies between launches, docs/knn.md; the fused kernel's ways of
 /// taking a row sum in different orders): distances equal up to the last bits, indices equal
-/// except where two neighbours lie within that rounding of each other.
+/// except where two neighbours lie within that rounding of each other; NaN distances (the worst,
+/// tied by index) on both sides with the same index.
 inline void expect_same_graph_up_to_rounding(const knn_result& a, const knn_result& b)
 {
   ASSERT_EQ(a.indices.rows(), b.indices.rows());
@@ -106,6 +107,13 @@ inline void expect_same_graph_up_to_rounding(const knn_result& a, const knn_resu
   for (std::int64_t r = 0; r < a.indices.rows(); ++r) {
     for (std::int64_t c = 0; c < k; ++c) {
       const float d = a.distances.view()(r, c);
+      if (std::isnan(d) || std::isnan(b.distances.view()(r, c))) {  // NaN ties go by index
+        ASSERT_TRUE(std::isnan(d) && std::isnan(b.distances.view()(r, c)))
+            << "row " << r << " position " << c;
+        ASSERT_EQ(a.indices.view()(r, c), b.indices.view()(r, c))
+            << "row " << r << " position " << c;
+        continue;
+      }
       const float tol = 1e-6f * (1.0f + std::abs(d));
       ASSERT_NEAR(d, b.distances.view()(r, c), tol) << "row " << r << " position " << c;
       if (a.indices.view()(r, c) != b.indices.view()(r, c)) {

@@ -19,7 +19,9 @@
 // The accuracy guard (spira/accuracy.hpp) only tests pairs here: a pair whose fast value it does
 // not trust is queued instead of ranked, and after the launch the queued pairs are evaluated
 // directly (their own kernel) and merged into their rows' lists the same way (knn_deferred). The
-// best k of the trusted pairs and of the queued ones are the best k of the row.
+// best k of the trusted pairs and of the queued ones are the best k of the row. Pairs of equal rows,
+// which the guard never trusts, take the direct value 0 without the queue where the distance
+// declares zero_self_distance (knn_equal_rows.cuh: on email-Enron 1.9 million of them).
 //
 // Pairs whose rows share no column: for a distance that gives them all one value (cosine: 1,
 // inner_product: 0; `disjoint_distance` in spira/accuracy.hpp), a row ranks the first k of them and
@@ -43,6 +45,7 @@
 #pragma once
 
 #include <spira/cuda/detail/knn_deferred.cuh>
+#include <spira/cuda/detail/knn_equal_rows.cuh>
 #include <spira/cuda/detail/knn_fused_kernel.cuh>  // also spira::knn_fused_max_k
 #include <spira/cuda/pairwise.cuh>
 #include <spira/detail/knn_cuda_ops.hpp>
@@ -122,6 +125,12 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
                                                                zero_queries, zero_index);
     SPIRA_CHECK_LAUNCH();
     s.disjoint_blocked = blocked->data();
+  }
+  std::optional<knn_equal_rows<D, ValueT, IndexT>> equal;
+  if (knn_equal_rows<D, ValueT, IndexT>::used && gates.equal_rows) {
+    equal.emplace(res, setup.args, same_matrix(queries, index), ctx.sms);
+    s.equal_queries = equal->queries();
+    s.equal_index = equal->index();
   }
   s.acc_bytes = ((setup.accumulator_bytes() + 15) / 16) * 16;
   s.out_values = out_values.data;

@@ -8,6 +8,7 @@
 #include <spira/memory.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -159,8 +160,24 @@ std::size_t knn_deferred_bytes(std::int64_t rows)
          std::size_t(rows + 1) * 16;
 }
 
+/// Slots of the hash table of the fused CUDA algorithm's equal rows (spira/cuda/detail/
+/// knn_equal_rows.cuh) for an index of `rows` rows: a power of two, at least twice the rows.
+inline std::uint64_t knn_equal_rows_slots(std::int64_t rows)
+{
+  return std::bit_ceil(std::uint64_t(std::max<std::int64_t>(2 * rows, 64)));
+}
+
+/// Device bytes of the equal rows' classes: the table, a hash and a class per index row, a class
+/// per query row (a self query shares the index's; counted anyway).
+inline std::size_t knn_equal_rows_bytes(std::int64_t queries, std::int64_t index)
+{
+  return std::size_t(knn_equal_rows_slots(index)) * 16 + std::size_t(index) * 16 +
+         std::size_t(queries) * 8;
+}
+
 /// Device bytes the fused CUDA algorithm needs: the operands (when copied from the host), the CSC
-/// of the index, per-row statistics, the queue of deferred pairs and the n_q x k outputs.
+/// of the index, per-row statistics, the classes of equal rows, the queue of deferred pairs and the
+/// n_q x k outputs.
 template <class ValueT, class IndexT>
 std::size_t knn_fused_bytes(csr_view<ValueT, IndexT> queries, csr_view<ValueT, IndexT> index,
                             std::int64_t k)
@@ -170,6 +187,7 @@ std::size_t knn_fused_bytes(csr_view<ValueT, IndexT> queries, csr_view<ValueT, I
   };
   return 3 * csr_bytes(index) + 2 * csr_bytes(queries) +
          std::size_t(index.rows + queries.rows) * 64 + knn_deferred_bytes<ValueT>(queries.rows) +
+         knn_equal_rows_bytes(queries.rows, index.rows) +
          std::size_t(queries.rows * k) * (sizeof(ValueT) + 8);
 }
 

@@ -3,6 +3,7 @@
 // and the direct evaluation of untrusted self distances d(i, i).
 #pragma once
 
+#include <spira/cuda/detail/knn_equal_rows.cuh>
 #include <spira/cuda/detail/knn_fused_select.cuh>
 
 #include <cub/device/device_scan.cuh>
@@ -52,7 +53,6 @@ __global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, s
                                        const unsigned char* untrusted, ValueT* self_values)
 {
   if constexpr (accuracy_traits<D, double>::zero_self) {
-    constexpr unsigned full_warp = 0xffffffffu;
     const int lane = int(threadIdx.x) & 31;
     const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
     for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
@@ -60,21 +60,9 @@ __global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, s
       if (!untrusted[i]) {
         continue;  // uniform across the warp
       }
-      const offset_t a0 = p.a_ptr[i], n = p.a_ptr[i + 1] - a0;
-      const offset_t b0 = p.b_ptr[i];
-      bool zero = p.b_ptr[i + 1] - b0 == n;
-      // Four entries a lane a round, their loads independent of each other's comparisons.
-      for (offset_t e0 = lane; zero && e0 < n; e0 += 32 * 4) {
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          const offset_t e = e0 + 32 * u;
-          if (e < n) {
-            const ValueT x = p.a_val[a0 + e];
-            zero &= (p.a_col[a0 + e] == p.b_col[b0 + e]) & (x == p.b_val[b0 + e]) & isfinite(x);
-          }
-        }
-      }
-      zero = __all_sync(full_warp, zero);
+      const offset_t a0 = p.a_ptr[i], b0 = p.b_ptr[i];
+      const bool zero = warp_rows_equal_finite(p.a_col + a0, p.a_val + a0, p.a_ptr[i + 1] - a0,
+                                               p.b_col + b0, p.b_val + b0, p.b_ptr[i + 1] - b0);
       if (lane == 0) {
         self_values[i] = zero ? ValueT(0) : ValueT(float(intersection_direct_value(p, i, i)));
       }

@@ -64,6 +64,9 @@ struct knn_fused_gates {
   /// Else a walk that skips disjoint pairs when the index has at least this many rows per product.
   std::int64_t walk_skipping = cuda_pairwise_policy::knn_skip_per_product;
   knn_fused_paths* paths = nullptr;  ///< device; nullptr: not counted
+  /// Pairs of equal rows take 0 where D declares zero_self_distance (knn_equal_rows.cuh); false:
+  /// they are queued like every other pair the guard did not trust.
+  bool equal_rows = true;
 
   /// Whether a row with `products` products over an index of `rows` rows passes gate `rows_per`.
   SPIRA_HD static bool passes(std::int64_t rows_per, std::int64_t products, std::int64_t rows)
@@ -93,6 +96,10 @@ struct knn_fused_select {
   /// (zero_index) that stores no nonzero value; nullptr: not known (their pairs are evaluated).
   const unsigned char* zero_queries;
   const unsigned char* zero_index;
+  /// For a D that declares zero_self_distance: the class of each query row and index row (the
+  /// smallest index row equal to it, -1 none; knn_equal_rows.cuh); nullptr: not known.
+  const std::int64_t* equal_queries;
+  const std::int64_t* equal_index;
   knn_fused_gates gates;
 };
 
@@ -287,10 +294,11 @@ __device__ inline bool knn_beats_list(const ValueT* vals, const std::int64_t* id
   return have < s.k || knn_better(v, j, vals[s.k - 1], idx[s.k - 1], s.largest);
 }
 
-/// The value D's declarations (spira/accuracy.hpp) give pair (i, j) whose accumulator `a` is ⊕'s
-/// identity, when every index row passes D::disjoint_index: for an all-zero query row
-/// (s.zero_queries) the one zero_rows_distance gives, else D::disjoint_distance where the query
-/// row passes D::disjoint_query. Returns whether they give one (then in v).
+/// The value D's declarations (spira/accuracy.hpp) give pair (i, j), whose fast value the guard
+/// did not trust: 0 for rows of one class (s.equal_queries, zero_self_distance); where the
+/// accumulator `a` is ⊕'s identity and every index row passes D::disjoint_index, for an all-zero
+/// query row (s.zero_queries) the one zero_rows_distance gives, else D::disjoint_distance where the
+/// query row passes D::disjoint_query. Returns whether they give one (then in v).
 template <class D, class ValueT, class IndexT, int N>
 __device__ inline bool knn_declared_value(const intersection_args<D, ValueT, IndexT>& p,
                                           const knn_fused_select& s, std::int64_t i, std::int64_t j,
@@ -298,6 +306,15 @@ __device__ inline bool knn_declared_value(const intersection_args<D, ValueT, Ind
                                           ValueT& v)
 {
   using traits = accuracy_traits<D, double>;
+  if constexpr (traits::zero_self) {
+    if (s.equal_queries != nullptr) {
+      const std::int64_t c = s.equal_queries[i];
+      if (c >= 0 && c == s.equal_index[j]) {
+        v = ValueT(0);
+        return true;
+      }
+    }
+  }
   if constexpr (traits::disjoint) {
     using A = intersection_accumulator_t<D, ValueT>;
     bool identity = s.disjoint_blocked != nullptr && *s.disjoint_blocked == 0u;
