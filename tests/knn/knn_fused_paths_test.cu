@@ -195,6 +195,21 @@ TEST(KnnFusedPaths, PolicyGatesFollowTheProducts)
                                    run(x, distances::cosine{}, false, 15, {never, never}).g);
 }
 
+/// Cosine over dense float64 rows: 0 between two all-zero rows, 1 with one.
+double cosine_oracle(const std::vector<double>& a, const std::vector<double>& b)
+{
+  double dot = 0, na = 0, nb = 0;
+  for (std::size_t c = 0; c < a.size(); ++c) {
+    dot += a[c] * b[c];
+    na += a[c] * a[c];
+    nb += b[c] * b[c];
+  }
+  if (na == 0 || nb == 0) {
+    return na == nb ? 0.0 : 1.0;
+  }
+  return 1.0 - dot / std::sqrt(na * nb);
+}
+
 /// All-zero rows - empty, explicit zeros, -0.0 - as queries and in the index, with cosine over
 /// float and double values: their pairs take the values cosine declares (0 between two such rows,
 /// 1 with any other; spira/accuracy.hpp, zero_rows_distance) and none is queued for the direct
@@ -263,18 +278,7 @@ void all_zero_rows_are_not_queued()
       dense[std::size_t(r)][std::size_t(col[std::size_t(e)])] = double(val[std::size_t(e)]);
     }
   }
-  const auto exact = brute_force_distances(dense, dense, [](const auto& a, const auto& b) {
-    double dot = 0, na = 0, nb = 0;
-    for (std::size_t c = 0; c < a.size(); ++c) {
-      dot += a[c] * b[c];
-      na += a[c] * a[c];
-      nb += b[c] * b[c];
-    }
-    if (na == 0 || nb == 0) {
-      return na == nb ? 0.0 : 1.0;
-    }
-    return 1.0 - dot / std::sqrt(na * nb);
-  });
+  const auto exact = brute_force_distances(dense, dense, cosine_oracle);
   expect_knn_matches(g, exact, false, true, 1e-6, "all-zero rows");
   // An all-zero query row: the other all-zero rows first (0), then the first rows by index (1).
   for (std::int64_t r = 0; r < n; ++r) {
@@ -394,20 +398,6 @@ void check_equal_rows(const D& d,
   EXPECT_GT(q_closed.paths.deferred, 30u * 201u);
   EXPECT_EQ(q_closed.paths.deferred - q_open.paths.deferred,
             equal_pairs(q, x, false, empty_pairs_queued));
-}
-
-double cosine_oracle(const std::vector<double>& a, const std::vector<double>& b)
-{
-  double dot = 0, na = 0, nb = 0;
-  for (std::size_t c = 0; c < a.size(); ++c) {
-    dot += a[c] * b[c];
-    na += a[c] * a[c];
-    nb += b[c] * b[c];
-  }
-  if (na == 0 || nb == 0) {
-    return na == nb ? 0.0 : 1.0;
-  }
-  return 1.0 - dot / std::sqrt(na * nb);
 }
 
 double manhattan_oracle(const std::vector<double>& a, const std::vector<double>& b)

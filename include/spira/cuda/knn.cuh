@@ -19,8 +19,8 @@
 // The accuracy guard (spira/accuracy.hpp) only tests pairs here: a pair whose fast value it does
 // not trust is queued instead of ranked, and after the launch the queued pairs are evaluated
 // directly (their own kernel) and merged into their rows' lists the same way (knn_deferred). The
-// best k of the trusted pairs and of the queued ones are the best k of the row. Pairs of equal rows,
-// which the guard never trusts, take the direct value 0 without the queue where the distance
+// best k of the trusted pairs and of the queued ones are the best k of the row. Pairs of equal
+// rows, which the guard never trusts, take the direct value 0 without the queue where the distance
 // declares zero_self_distance (knn_equal_rows.cuh: on email-Enron 1.9 million of them).
 //
 // Pairs whose rows share no column: for a distance that gives them all one value (cosine: 1,
