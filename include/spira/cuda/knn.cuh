@@ -21,7 +21,7 @@
 // directly (their own kernel) and merged into their rows' lists the same way (knn_deferred). The
 // best k of the trusted pairs and of the queued ones are the best k of the row. Pairs of equal
 // rows, which the guard never trusts, take the direct value 0 without the queue where the distance
-// declares zero_self_distance (knn_equal_rows.cuh: on email-Enron 1.9 million of them).
+// declares zero_self_distance (knn_equal_rows.cuh).
 //
 // Pairs whose rows share no column: for a distance that gives them all one value (cosine: 1,
 // inner_product: 0; `disjoint_distance` in spira/accuracy.hpp), a row ranks the first k of them and
@@ -260,7 +260,8 @@ bool knn_fused_applies(csr_view<ValueT, IndexT> queries, csr_view<ValueT, IndexT
   if (!intersection_capable || s != pairwise_strategy::intersection || params.k > knn_fused_max_k) {
     return false;
   }
-  const std::size_t need = knn_fused_bytes(queries, index, params.k);
+  const std::size_t need =
+      knn_fused_bytes(queries, index, params.k, accuracy_traits<D, double>::zero_self);
   expects<out_of_memory>(!forced || need <= budget, "knn_graph: the fused algorithm needs about ",
                          need, " device bytes, more than the memory budget of ", budget);
   return need <= budget;

@@ -176,18 +176,18 @@ inline std::size_t knn_equal_rows_bytes(std::int64_t queries, std::int64_t index
 }
 
 /// Device bytes the fused CUDA algorithm needs: the operands (when copied from the host), the CSC
-/// of the index, per-row statistics, the classes of equal rows, the queue of deferred pairs and the
-/// n_q x k outputs.
+/// of the index, per-row statistics, the classes of equal rows (`equal_rows`: for a distance that
+/// declares zero_self_distance), the queue of deferred pairs and the n_q x k outputs.
 template <class ValueT, class IndexT>
 std::size_t knn_fused_bytes(csr_view<ValueT, IndexT> queries, csr_view<ValueT, IndexT> index,
-                            std::int64_t k)
+                            std::int64_t k, bool equal_rows)
 {
   const auto csr_bytes = [](csr_view<ValueT, IndexT> m) {
     return std::size_t(m.nnz) * (sizeof(ValueT) + sizeof(IndexT)) + std::size_t(m.rows + 1) * 8;
   };
   return 3 * csr_bytes(index) + 2 * csr_bytes(queries) +
          std::size_t(index.rows + queries.rows) * 64 + knn_deferred_bytes<ValueT>(queries.rows) +
-         knn_equal_rows_bytes(queries.rows, index.rows) +
+         (equal_rows ? knn_equal_rows_bytes(queries.rows, index.rows) : 0) +
          std::size_t(queries.rows * k) * (sizeof(ValueT) + 8);
 }
 

@@ -45,9 +45,9 @@ __global__ void knn_deferred_values_kernel(intersection_args<D, ValueT, IndexT> 
 
 /// d(i, i) for the rows whose fast value the accuracy guard did not trust. A distance that declares
 /// zero_self_distance (spira/accuracy.hpp) gets a warp per row: where row i of the queries equals
-/// row i of the index and its values are all finite, d(i, i) is 0 (the direct value, without one
-/// thread's serial pass over the row: the longest row of a set would set the kernel's time);
-/// otherwise, and for the other distances, one thread evaluates it directly.
+/// row i of the index with finite values and norms (knn_equal_rows.cuh), d(i, i) is 0 (the direct
+/// value, without one thread's serial pass over the row: the longest row of a set would set the
+/// kernel's time); otherwise, and for the other distances, one thread evaluates it directly.
 template <class D, class ValueT, class IndexT>
 __global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, std::int64_t rows,
                                        const unsigned char* untrusted, ValueT* self_values)
@@ -62,7 +62,8 @@ __global__ void knn_self_direct_kernel(intersection_args<D, ValueT, IndexT> p, s
       }
       const offset_t a0 = p.a_ptr[i], b0 = p.b_ptr[i];
       const bool zero = warp_rows_equal_finite(p.a_col + a0, p.a_val + a0, p.a_ptr[i + 1] - a0,
-                                               p.b_col + b0, p.b_val + b0, p.b_ptr[i + 1] - b0);
+                                               p.b_col + b0, p.b_val + b0, p.b_ptr[i + 1] - b0) &&
+                        knn_norms_equal_finite(p.norms_a, i, p.norms_b, i);
       if (lane == 0) {
         self_values[i] = zero ? ValueT(0) : ValueT(float(intersection_direct_value(p, i, i)));
       }

@@ -1,16 +1,19 @@
 // spira internals: the rows of the fused k-NN (spira/cuda/knn.cuh) that equal an index row. For a
-// distance that declares zero_self_distance (spira/accuracy.hpp), two equal rows with finite values
-// are at exactly 0 by the direct form, and the accuracy guard trusts no fast value of such a pair
-// (their fast forms cancel): without this, each pair of equal rows is queued and evaluated directly
-// after the kernel. Sets with large groups of equal rows (a graph's vertices with the same single
-// neighbour, duplicate documents) have millions of such pairs - email-Enron 1.9 million, against
-// 36,692 rows - which overflow the queue and make the kernel run again for most rows.
+// distance that declares zero_self_distance (spira/accuracy.hpp), the direct value of two equal
+// rows
+// - the same columns, equal finite values as the kernels see them, and equal finite norms, so that
+// the direct form reads for (x, y) what it reads for (x, x) - is exactly 0, and the accuracy guard
+// trusts no fast value of such a pair (their fast forms cancel). Without the classes below each
+// such pair is queued and evaluated after the kernel; sets with large groups of equal rows (a
+// graph's vertices with the same neighbours, duplicate documents) have millions of them, which
+// overflow the queue and make the kernel run again for most rows.
 //
-// Each row gets a class: the smallest index row equal to it (same columns, equal finite values),
-// or -1. Every index row with finite values is hashed into an open-addressing table that keeps the
-// smallest index row of each hash; a row then compares itself with the row its hash leads to. A
-// hash collision only leaves a row without a class (its pairs are queued as before), so the
-// classes never join rows that differ. A pair of rows of one class takes 0, the direct value.
+// Each row gets a class: the smallest index row equal to it, or -1. Every index row with finite
+// values and norms is hashed into an open-addressing table that keeps the smallest index row of
+// each hash; a row then compares itself with the row its hash leads to. The hash treats as equal
+// at least what the comparison does (+0 and -0 alike); where it separates rows the comparison would
+// join, or joins rows that differ (a collision), a row only goes without a class and its pairs are
+// queued as before: the classes never join rows that differ. A pair of rows of one class takes 0.
 #pragma once
 
 #include <spira/accuracy.hpp>
@@ -47,6 +50,22 @@ __device__ inline bool warp_rows_equal_finite(const IndexT* x_col, const ValueT*
     }
   }
   return __all_sync(0xffffffffu, equal);
+}
+
+/// Whether the norms of row i (`a`) and row j (`b`) - D's per-row terms, which the direct form
+/// reads beside the values - are equal and finite.
+template <class Norms>
+__device__ inline bool knn_norms_equal_finite(const Norms* a, std::int64_t i, const Norms* b,
+                                              std::int64_t j)
+{
+  bool ok = true;
+  if constexpr (Norms::size > 0) {
+#pragma unroll
+    for (int t = 0; t < Norms::size; ++t) {
+      ok = ok && a[i][t] == b[j][t] && isfinite(a[i][t]);
+    }
+  }
+  return ok;
 }
 
 /// The open-addressing table of knn_equal_rows: hash -> the smallest index row with it. A key of 0
@@ -87,8 +106,8 @@ __device__ inline unsigned long long warp_row_hash(const IndexT* col, const Valu
   return h == 0 ? 1 : h;
 }
 
-/// Hashes every index row with finite values into `t` (hashes[j]: its hash, 0 where a value is
-/// not finite). A warp a row.
+/// Hashes every index row with finite values and norms into `t` (hashes[j]: its hash, 0 where a
+/// value or a norm is not finite). A warp a row.
 template <class D, class ValueT, class IndexT>
 __global__ void knn_equal_rows_insert_kernel(intersection_args<D, ValueT, IndexT> p,
                                              knn_row_table t, unsigned long long* hashes)
@@ -100,6 +119,7 @@ __global__ void knn_equal_rows_insert_kernel(intersection_args<D, ValueT, IndexT
     bool finite = false;
     const unsigned long long h =
         warp_row_hash(p.b_col + b0, p.b_val + b0, p.b_ptr[j + 1] - b0, finite);
+    finite = finite && knn_norms_equal_finite(p.norms_b, j, p.norms_b, j);
     if ((threadIdx.x & 31) == 0) {
       hashes[j] = finite ? h : 0ull;
       for (unsigned long long s = h & t.mask; finite; s = (s + 1) & t.mask) {
@@ -152,10 +172,10 @@ __global__ void knn_equal_rows_class_kernel(intersection_args<D, ValueT, IndexT>
     r = __shfl_sync(0xffffffffu, r, 0);
     if (r >= 0 && !(!Queries && r == i)) {
       const offset_t y0 = p.b_ptr[r];
-      if (!warp_rows_equal_finite(x_col, x_val, nx, p.b_col + y0, p.b_val + y0,
-                                  p.b_ptr[r + 1] - y0)) {
-        r = -1;
-      }
+      const bool equal = warp_rows_equal_finite(x_col, x_val, nx, p.b_col + y0, p.b_val + y0,
+                                                p.b_ptr[r + 1] - y0) &&
+                         knn_norms_equal_finite(Queries ? p.norms_a : p.norms_b, i, p.norms_b, r);
+      r = equal ? r : -1;
     }
     if (lane == 0) {
       classes[i] = r;
@@ -164,7 +184,8 @@ __global__ void knn_equal_rows_class_kernel(intersection_args<D, ValueT, IndexT>
 }
 
 /// The classes of the query and index rows of one fused k-NN call (see the top of this file),
-/// computed on res.stream when D declares zero_self_distance; nullptr pointers otherwise.
+/// computed on res.stream when D declares zero_self_distance; nullptr pointers otherwise. The table
+/// is released (stream-ordered) once the classes are written.
 template <class D, class ValueT, class IndexT>
 class knn_equal_rows {
  public:
@@ -198,6 +219,9 @@ class knn_equal_rows {
                                                                              queries_.data());
         SPIRA_CHECK_LAUNCH();
       }
+      keys_ = {};
+      table_rows_ = {};
+      hashes_ = {};
     }
   }
 
