@@ -27,8 +27,11 @@
 //   * a guarded distance may declare `static constexpr bool zero_self_distance = true`: its direct
 //     value of a row with itself (or with an equal row) is exactly 0 whenever the row's values are
 //     all finite. The fused k-NN then writes d(i, i) = 0 after a parallel check of the row instead
-//     of one thread's serial pass over it (the metrics of the catalogue declare it;
-//     tests/semiring/zero_self_test.cpp checks each declaration against the direct value);
+//     of one thread's serial pass over it, and gives 0 to the pairs of equal rows without
+//     evaluating them (equal: the same columns, equal finite values after D's prepare step, and
+//     equal finite norms; spira/cuda/detail/knn_equal_rows.cuh). The metrics of the catalogue
+//     declare it; tests/semiring/zero_self_test.cpp checks each declaration against the direct
+//     value;
 //   * an annihilating distance may declare `static constexpr double disjoint_distance = c` with
 //       template <class T> bool disjoint_query(const terms<T, K>& n, accumulator_bounds b) const;
 //       template <class T, class ValueT, class IndexT>

@@ -1,6 +1,7 @@
 // The declarations the fused k-NN relies on (spira/accuracy.hpp), against the values the engines
-// compute. zero_self_distance: d(x, x) is exactly 0 for a finite row x, as the fused k-NN assumes
-// when it writes d(i, i) = 0 after a parallel check of the row instead of evaluating it.
+// compute. zero_self_distance: d(x, x) is exactly 0 for a finite row x, and so is d(x, y) for a row
+// y equal to x, as the fused k-NN assumes when it writes d(i, i) = 0 after a parallel check of the
+// row instead of evaluating it, and when it gives the pairs of equal rows 0.
 // disjoint_distance: a pair whose accumulator is ⊕'s identity has that value when its rows pass
 // disjoint_query / disjoint_index, as the fused k-NN assumes when it skips such pairs;
 // zero_rows_distance: an all-zero query row has that value with all-zero rows and the disjoint one
@@ -78,6 +79,18 @@ void expect_zero_self(const D& d, bool nonnegative, const std::string& name)
     for (std::int64_t i = 0; i < m.rows(); ++i) {
       ASSERT_EQ(self[std::size_t(i)], V(0)) << name << " seed " << seed << " row " << i << " ("
                                             << m.row_ptr()[i + 1] - m.row_ptr()[i] << " entries)";
+    }
+    // With an equal row elsewhere (row i of a copy of the matrix), as the fused k-NN gives the
+    // pairs of equal rows without evaluating them (spira/cuda/detail/knn_equal_rows.cuh).
+    const auto copy = make_csr<V, std::int32_t>(
+        res, m.rows(), m.cols(), std::vector<offset_t>(m.row_ptr(), m.row_ptr() + m.rows() + 1),
+        std::vector<std::int32_t>(m.col_idx(), m.col_idx() + m.nnz()),
+        std::vector<V>(m.values(), m.values() + m.nnz()));
+    dense_matrix<V> out(res, m.rows(), m.rows());
+    detail::pairwise_direct<D, double>(res, m.view(), copy.view(), out.view(), d);
+    for (std::int64_t i = 0; i < m.rows(); ++i) {
+      ASSERT_EQ(out.view()(i, i), V(0))
+          << name << " seed " << seed << " row " << i << " with its copy";
     }
   }
 }
