@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
   using policy = radix_vector_policy;
   using detail_vector::vector_flags;
   __shared__ unsigned h[policy::bins];
-  __shared__ unsigned tile;
+  __shared__ unsigned ticket;
   const radix_vector_state<key_type> st = *a.state;
   const int bins = 1 << (top - shift);
   for (int b = threadIdx.x; b < bins; b += policy::threads) {
@@ -414,11 +414,7 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
     }
   }
   for (; copy;) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      tile = atomicAdd(&a.tickets[0], 1u);
-    }
-    __syncthreads();
+    const unsigned tile = spira::detail::take_ticket(&a.tickets[0], ticket);
     if (tile >= tiles) {
       break;
     }
@@ -459,7 +455,7 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
   using key_type = typename key_traits<T>::key_type;
   using policy = radix_vector_policy;
   using detail_vector::vector_flags;
-  __shared__ unsigned tile;
+  __shared__ unsigned ticket;
   const radix_vector_state<key_type> st = *a.state;
   if (st.written) {
     return;
@@ -472,11 +468,7 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
   const key_type K = st.K;
   const bool whole = st.whole != 0;
   for (;;) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      tile = atomicAdd(&a.tickets[1], 1u);
-    }
-    __syncthreads();
+    const unsigned tile = spira::detail::take_ticket(&a.tickets[1], ticket);
     if (tile >= tiles) {
       break;
     }

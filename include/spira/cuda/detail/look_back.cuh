@@ -17,6 +17,21 @@ namespace spira::detail {
 
 #if defined(__CUDACC__)
 
+/// The ticket of the tile this block handles next, for every thread of the block: thread 0 takes
+/// it from `counter` (tickets come in the order blocks ask) and hands it on through `slot`, the
+/// block's shared memory. All threads call it; it synchronises the block before (the last ticket
+/// may still be read) and after.
+template <class Counter>
+__device__ __forceinline__ Counter take_ticket(Counter* counter, Counter& slot)
+{
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    slot = atomicAdd(counter, Counter(1));
+  }
+  __syncthreads();
+  return slot;
+}
+
 /// A tile's look-back word: the top two bits say what the low 62 hold. 0 and 3 say "not yet
 /// published", so scratch set to zero and scratch set to all ones both start every tile there.
 /// The value is the caller's: a count, or several packed counts whose sums stay in 62 bits.

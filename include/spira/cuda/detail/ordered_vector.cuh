@@ -68,21 +68,15 @@ struct ordered_vector_ref {
   struct tile_storage {
     typename cub::BlockScan<unsigned, Threads>::TempStorage scan;
     unsigned long long offset;
-    std::int64_t tile;
+    unsigned long long ticket;
   };
 
   /// The tile this block writes (all threads; the order blocks take them in).
   template <int Threads>
   __device__ std::int64_t take_tile(tile_storage<Threads>& storage) const
   {
-    if (threadIdx.x == 0) {
-      // The counter starts at all ones.
-      storage.tile = std::int64_t(atomicAdd(words + ordered_words::counter, 1ull) + 1ull);
-    }
-    __syncthreads();
-    const std::int64_t t = storage.tile;
-    __syncthreads();
-    return t;
+    // The counter starts at all ones.
+    return std::int64_t(take_ticket(words + ordered_words::counter, storage.ticket) + 1ull);
   }
 
   /// Places this block's tile: thread t holds Items consecutive candidates of it (t * Items + j
