@@ -153,6 +153,22 @@ inline ld cosine_of(const row_t& x, const row_t& y)
   return std::clamp<ld>(1 - xy.value() / (std::sqrt(xx) * std::sqrt(yy)), 0, 2);
 }
 
+/// The verdict of a sum whose terms include +inf (pos_inf) or -inf (neg_inf), but not both, and
+/// whose finite terms total `total`.
+inline expected sum_verdict(bool pos_inf, bool neg_inf, ld total)
+{
+  const ld inf = std::numeric_limits<ld>::infinity();
+  const ld dmax = std::numeric_limits<double>::max();
+  if ((pos_inf && total < -dmax) || (neg_inf && total > dmax)) {
+    // Documented: an infinite term against a finite sum that overflows double may give NaN.
+    return range_of(-inf, inf, true);
+  }
+  if (pos_inf || neg_inf) {
+    return value_of(pos_inf ? inf : -inf);
+  }
+  return value_of(total);
+}
+
 inline expected oracle(spira::metric m, const row_t& x, const row_t& y, double p)
 {
   using spira::metric;
@@ -178,16 +194,7 @@ inline expected oracle(spira::metric m, const row_t& x, const row_t& y, double p
       if ((pos_inf && neg_inf) || inf_times_zero) {
         return range_of(-inf, inf, true);
       }
-      const ld total = s.value();
-      const ld dmax = std::numeric_limits<double>::max();
-      if ((pos_inf && total < -dmax) || (neg_inf && total > dmax)) {
-        // Documented: an infinite term against a finite sum that overflows double may give NaN.
-        return range_of(-inf, inf, true);
-      }
-      if (pos_inf || neg_inf) {
-        return value_of(pos_inf ? inf : -inf);
-      }
-      return value_of(total);
+      return sum_verdict(pos_inf, neg_inf, s.value());
     }
     case metric::sqeuclidean:
     case metric::euclidean: {
@@ -350,16 +357,7 @@ inline expected oracle(spira::metric m, const row_t& x, const row_t& y, double p
       if (pos_inf && neg_inf) {
         return range_of(-inf, inf, true);
       }
-      const ld total = s.value();
-      const ld dmax = std::numeric_limits<double>::max();
-      if ((pos_inf && total < -dmax) || (neg_inf && total > dmax)) {
-        // Documented: an infinite term against a finite sum that overflows double may give NaN.
-        return range_of(-inf, inf, true);
-      }
-      if (pos_inf || neg_inf) {
-        return value_of(pos_inf ? inf : -inf);
-      }
-      return value_of(total);
+      return sum_verdict(pos_inf, neg_inf, s.value());
     }
   }
   throw std::logic_error("fuzz_numerics: unknown metric");
