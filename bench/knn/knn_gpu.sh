@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One GPU-lease command for the k-NN graph: configure and build only test_knn and bench_knn, run
-# test_knn, compute-sanitizer memcheck on a reduced CUDA filter, then the benchmark
+# One GPU-lease command for the k-NN graph: configure and build only the k-NN oracle tests
+# (test_knn, test_knn_budget, test_knn_graph_conversions) and bench_knn, run the tests,
+# compute-sanitizer memcheck on a reduced CUDA filter, then the benchmark
 # (bench/knn/knn.py: spira, host in/out and device in/out, vs RAFT 25.10 vs cuSPARSE +
 # torch.topk vs scikit-learn on all cores), all within --deadline seconds. Logs and results go to
 # $OUT when it is set (at most 6 files). The build directory (/tmp/b-knn-gpu) is reused by later
@@ -14,7 +15,7 @@
 # usage: bench/knn/knn_gpu.sh [--deadline SECONDS] [--data DIR] [--tests GTEST_FILTER|none]
 #                             [--memcheck GTEST_FILTER|none] [--no-bench]
 #                             [-- bench/knn/knn.py options]
-#   --tests     the test_knn filter (default: every test, both backends)
+#   --tests     the tests' filter (default: every test, both backends)
 #   --memcheck  the filter run under compute-sanitizer memcheck (default: a few CUDA tests)
 # e.g. the shared datasets against RAFT and cuSPARSE, then the 2M-row short-row set, spira alone:
 #   bench/knn/knn_gpu.sh --tests none --memcheck none --deadline 560 -- --synthetic '' \
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+tests_bin=(test_knn test_knn_budget test_knn_graph_conversions)
 t0=$(date +%s)
 left() { echo $(( deadline - ($(date +%s) - t0) )); }
 args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=ON
@@ -58,21 +60,27 @@ if [ ! -f /usr/include/zlib.h ] && [ -f "$root/.carry/zlib/zlib.h" ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 cmake "${args[@]}" > "$out/build.log" 2>&1 &&
-  cmake --build "$build" -j "$(nproc)" --target test_knn bench_knn >> "$out/build.log" 2>&1 ||
+  cmake --build "$build" -j "$(nproc)" --target "${tests_bin[@]}" bench_knn >> "$out/build.log" 2>&1 ||
   { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
 echo "== built in $(( $(date +%s) - t0 )) s"
 rc=0
 if [ "$tests" != none ]; then
-  timeout $(( $(left) / 2 )) "$build/tests/knn/test_knn" --gtest_filter="$tests" \
-    > "$out/test_knn.log" 2>&1 || rc=1
+  : > "$out/test_knn.log"
+  for t in "${tests_bin[@]}"; do
+    timeout $(( $(left) / 2 )) "$build/tests/knn/$t" --gtest_filter="$tests" \
+      >> "$out/test_knn.log" 2>&1 || rc=1
+  done
   grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) |tests? ran" "$out/test_knn.log" | head -40
   echo "== tests ($tests) done at $(( $(date +%s) - t0 )) s (rc=$rc)"
 fi
 if [ "$memcheck" != none ]; then
-  timeout $(( $(left) / 3 )) compute-sanitizer --tool memcheck --error-exitcode 97 --print-limit 20 \
-    --report-api-errors no "$build/tests/knn/test_knn" --gtest_filter="$memcheck" --gtest_brief=1 \
-    > "$out/memcheck.log" 2>&1
-  code=$?
+  : > "$out/memcheck.log"
+  code=0
+  for t in test_knn test_knn_budget; do  # the filter may match tests of either
+    timeout $(( $(left) / 3 )) compute-sanitizer --tool memcheck --error-exitcode 97 \
+      --print-limit 20 --report-api-errors no "$build/tests/knn/$t" --gtest_filter="$memcheck" \
+      --gtest_brief=1 >> "$out/memcheck.log" 2>&1 || code=$?
+  done
   echo "== memcheck ($memcheck): exit $code $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
 fi
 if [ "$bench" = 1 ] && [ -d "$data" ]; then

@@ -142,6 +142,7 @@ spira::csr_view<V, I> first_rows(spira::csr_view<V, I> m, std::int64_t rows, std
   return m;
 }
 
+/// Calls f(D{}) with the catalogue's operator struct for m (the metrics this benchmark runs);
 /// returns false for the others.
 template <class F>
 bool with_distance(spira::metric m, F&& f)

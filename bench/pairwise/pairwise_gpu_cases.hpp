@@ -62,8 +62,6 @@ inline bool is_namm(spira::metric m)
          m == metric::jaccard || m == metric::jensenshannon || m == metric::kl_divergence;
 }
 
-/// Calls f(D{}) with the catalogue's operator struct for m (the metrics this benchmark runs);
-
 /// The cuSPARSE baseline's metrics: a finalize of the plain dot product.
 inline bool cusparse_serves(spira::metric m)
 {

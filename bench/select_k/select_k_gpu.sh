@@ -8,7 +8,8 @@
 #
 # Usage: bench/select_k/select_k_gpu.sh [SOURCE_DIR]   (default: this repository)
 #   SELECT_K_STEPS: any of "tests sanitize bench" (default: all three)
-#   SELECT_K_PREBUILT: a folder holding test_selection_select_k and select_k_bench built elsewhere
+#   SELECT_K_PREBUILT: a folder holding test_selection_select_k{,_csr,_keys} and select_k_bench
+#                      built elsewhere
 #                      for sm_90 (skips the build)
 #   SELECT_K_QUICK: set for the reduced grids (and graphs cut at 2^24 entries)
 #   SELECT_K_NO_GRAPHS: set to skip the distance-graph cases
@@ -44,24 +45,31 @@ if [ -n "${SPIRA_CUB_PEER:-}" ] && [ -f "$SPIRA_CUB_PEER" ] && [ -x "$SPIRA_CUB_
   cub=$SPIRA_CUB_PEER
   "$cub" info >> "$out/env.log" 2>&1
 fi
+tests=(test_selection_select_k test_selection_select_k_csr test_selection_select_k_keys)
 if [ -n "${SELECT_K_PREBUILT:-}" ]; then
-  test_bin="$SELECT_K_PREBUILT/test_selection_select_k"
+  test_dir=$SELECT_K_PREBUILT
   bench_bin="$SELECT_K_PREBUILT/select_k_bench"
 else
-  if ! { cmake "${args[@]}" && cmake --build "$build" -j "$(nproc)" --target test_selection_select_k select_k_bench; } > "$out/build.log" 2>&1; then
+  if ! { cmake "${args[@]}" && cmake --build "$build" -j "$(nproc)" --target "${tests[@]}" select_k_bench; } > "$out/build.log" 2>&1; then
     echo "BUILD FAILED"; tail -40 "$out/build.log"; exit 1
   fi
-  test_bin="$build/tests/selection/test_selection_select_k"
+  test_dir="$build/tests/selection"
   bench_bin="$build/bench/select_k_bench"
 fi
+test_bin="$test_dir/test_selection_select_k"
+csr_bin="$test_dir/test_selection_select_k_csr"
 
 if [[ $steps == *tests* ]]; then
-  timeout 300 "$test_bin" > "$out/tests.log" 2>&1 || status=1
+  : > "$out/tests.log"
+  for t in "${tests[@]}"; do
+    timeout 300 "$test_dir/$t" >> "$out/tests.log" 2>&1 || status=1
+  done
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/tests.log"; grep -E "FAILED|Failure" "$out/tests.log" | head -20
 fi
 if [[ $steps == *sanitize* ]]; then
-  filter='select_k_test/cuda.hand*:select_k_test/cuda.strided*:select_k_test/cuda.ragged*:select_k_test/cuda.rejects*:select_k_test/cuda.many_rows'
+  filter='select_k_test/cuda.hand*:select_k_test/cuda.strided*:select_k_test/cuda.rejects*:select_k_test/cuda.many_rows'
   timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$test_bin" --gtest_filter="$filter" > "$out/memcheck.log" 2>&1 || status=1
+  timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$csr_bin" --gtest_filter='select_k_csr_test/cuda.ragged_csr_rows' >> "$out/memcheck.log" 2>&1 || status=1
   tail -3 "$out/memcheck.log"
   timeout 60 compute-sanitizer --tool racecheck --error-exitcode 3 "$test_bin" --gtest_filter='select_k_test/cuda.hand*:select_k_test/cuda.strided*' > "$out/racecheck.log" 2>&1 || status=1
   tail -3 "$out/racecheck.log"

@@ -6,9 +6,9 @@
 // adversarial values: huge (1e30 .. FLT_MAX, and up to DBL_MAX for double), tiny and subnormal,
 // +-inf, NaN, a shared large coordinate plus small offsets (1e9 + 0.25), small integers (ties),
 // explicit zeros, raw bit patterns, and exact copies of an earlier row or entry (duplicates).
-// Every result is checked against a naive dense oracle in long double written here from the
-// definitions (docs/metrics.md), with exact summation where terms can cancel, under the numeric
-// guarantees of the library:
+// Every result is checked against a naive dense oracle in long double written from the
+// definitions (docs/metrics.md; numerics_oracle.hpp), with exact summation where terms can cancel,
+// under the numeric guarantees of the library:
 //
 //  S1  |d - exact| <= 1e-5 * max(|exact|, s), s = 1 for cosine, correlation and jensenshannon and
 //      0 for every other metric (plus the output type's smallest subnormal: rounding to it);
