@@ -8,9 +8,10 @@
 //     "last block done" counter, no grid barrier) picks the bin holding the k-th key;
 //  2. one more read of the row counts the next digit of the keys in that bin and, when the
 //     elements at or below it (those surely selected and the candidates) fit the candidate buffer,
-//     copies them there in position order (an ordered compaction: each tile's place comes from the
-//     tiles before it by a decoupled look-back, learned from Merrill and Garland, "Single-pass
-//     Parallel Prefix Scan with Decoupled Look-back", 2016);
+//     copies them there in position order (an ordered compaction: each block keeps its chunk's
+//     copies in shared memory and learns their place from the chunks before it by a decoupled
+//     look-back, learned from Merrill and Garland, "Single-pass Parallel Prefix Scan with
+//     Decoupled Look-back", 2016);
 //  3. the remaining digits are counted on the buffer (or the row, when it did not fit) until the
 //     k-th key K is known, with R: how many keys equal to K are taken (the first R by position);
 //  4. one ordered pass writes every key < K and the first R keys == K, in position order, from the
@@ -49,6 +50,8 @@ struct radix_vector_policy {
   static constexpr int tile = warps * warp_span<T>;
   static constexpr int digit_bits = 12;
   static constexpr int bins = 1 << digit_bits;
+  /// Copies a block of the copy pass keeps in shared memory until it learns where they go.
+  static constexpr int stage = 2048;
   /// Resident blocks per multiprocessor the grid is sized for.
   static constexpr int blocks_per_sm = 4;
   /// Histogram passes at most (64-bit keys: 12 + 12 + 12 + 12 + 12 + 4 bits).
@@ -88,7 +91,7 @@ struct radix_vector_args {
   unsigned* hist;                      ///< max_passes x bins
   unsigned* finished;                  ///< blocks done, per launch
   unsigned* tickets;                   ///< tiles taken: [0] the compaction, [1] the write
-  unsigned long long* compact_status;  ///< look-back words of the row's tiles
+  unsigned long long* compact_status;  ///< look-back words of the copy's chunks (one a block)
   unsigned long long* write_status;    ///< look-back words of the row's or the buffer's tiles
   T* buffer_values;
   unsigned* buffer_pos;
@@ -181,13 +184,13 @@ struct vector_flags {
 /// The one pass kind that lists elements in position order: for the tile `tile` of the source,
 /// `flags(key)` gives each element's vector_flags; every element with `less`, or with `eq` among
 /// the first `R` of the whole source, is passed to emit(rank, value, at) with its rank among those.
-/// visit(key, valid) sees every element of the tile once (valid: inside the source). `status`
-/// holds the tiles' look-back words. The whole block calls it.
-template <class T, class Flags, class Emit, class Visit>
+/// visit(key, valid) sees every element of the tile once (valid: inside the source). base(less,
+/// eq), called by every thread with the tile's own counts, returns pack(less, eq) of the elements
+/// before the tile (a look-back, or a block's running count). The whole block calls it.
+template <class T, class Flags, class Base, class Emit, class Visit>
 __device__ __forceinline__ void ordered_tile(const T* src, std::int64_t len, bool aligned,
-                                             unsigned tile, bool largest, unsigned R,
-                                             unsigned long long* status, Flags&& flags, Emit&& emit,
-                                             Visit&& visit)
+                                             std::int64_t tile, bool largest, unsigned R,
+                                             Flags&& flags, Base&& base, Emit&& emit, Visit&& visit)
 {
   using traits = key_traits<T>;
   constexpr int vec = policy::vec<T>;
@@ -195,8 +198,7 @@ __device__ __forceinline__ void ordered_tile(const T* src, std::int64_t len, boo
   __shared__ unsigned warp_total[policy::warps];
   const int lane = warp::lane_id();
   const int w = static_cast<int>(threadIdx.x) / warp::size;
-  const std::int64_t begin =
-      std::int64_t(tile) * policy::tile<T> + std::int64_t(w) * policy::warp_span<T>;
+  const std::int64_t begin = tile * policy::tile<T> + std::int64_t(w) * policy::warp_span<T>;
   T v[loads][vec];
   load_span(src, begin, len, aligned, v);
   // Counts packed as (eq << 16) | less: a tile (so every warp's span and every sum of spans
@@ -241,8 +243,7 @@ __device__ __forceinline__ void ordered_tile(const T* src, std::int64_t len, boo
     less += warp_total[u] & 0xffffu;
     eq += warp_total[u] >> 16;
   }
-  __shared__ spira::detail::look_back_storage<policy::warps> walk;
-  const unsigned long long b = spira::detail::look_back(walk, status, tile, pack(less, eq));
+  const unsigned long long b = base(less, eq);
   if (any) {
     unsigned warp_before = 0;
     for (int u = 0; u < w; ++u) {
@@ -381,14 +382,24 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
 /// first digit's candidates and copies every element at or below that digit's bin (those surely
 /// selected and the candidates) to the buffer in position order when they fit. When the first
 /// digit decided the selection alone, that copy is the output.
+///
+/// The copy reads the row once without waiting: each block takes one chunk of consecutive tiles
+/// (by ticket, so the chunks before it are held by running blocks), keeps its chunk's copies in
+/// shared memory in position order, and only then learns where they go from the chunks before it
+/// (one look-back per block). A chunk with more copies than policy::stage reads its tiles again
+/// once it knows its place.
 template <class T, class IndexT>
 __global__ void __launch_bounds__(radix_vector_policy::threads)
     radix_vector_compact_kernel(radix_vector_args<T, IndexT> a, int pass, int top, int shift)
 {
   using key_type = typename key_traits<T>::key_type;
   using policy = radix_vector_policy;
+  using detail_vector::pack;
   using detail_vector::vector_flags;
   __shared__ unsigned h[policy::bins];
+  __shared__ T stage_values[policy::stage];
+  __shared__ unsigned stage_pos[policy::stage];
+  __shared__ spira::detail::look_back_storage<policy::warps> walk;
   __shared__ unsigned ticket;
   const radix_vector_state<key_type> st = *a.state;
   const int bins = 1 << (top - shift);
@@ -407,30 +418,64 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
     warp::count_in_bin(h, static_cast<unsigned>(key >> shift) & mask,
                        !to_output && valid && (key >> top) == want);
   };
+  __syncthreads();
   if (!copy) {  // too many to copy: the next digit's counts only
-    __syncthreads();
     for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
       detail_vector::visit_tile(a.in, a.n, aligned, t, a.largest, count);
     }
-  }
-  for (; copy;) {
-    const unsigned tile = spira::detail::take_ticket(&a.tickets[0], ticket);
-    if (tile >= tiles) {
-      break;
+  } else {
+    const unsigned chunk = spira::detail::take_ticket(&a.tickets[0], ticket);
+    const auto first = unsigned(std::uint64_t(chunk) * tiles / gridDim.x);
+    const auto end = unsigned(std::uint64_t(chunk + 1) * tiles / gridDim.x);
+    const auto flags = [&](key_type key) { return vector_flags{key <= last, false}; };
+    const auto put = [&](unsigned rank, T value, std::int64_t at) {
+      if (to_output) {
+        a.dst.values[rank] = value;
+        a.dst.indices[rank] = static_cast<IndexT>(at);
+      } else {
+        a.buffer_values[rank] = value;
+        a.buffer_pos[rank] = static_cast<unsigned>(at);
+      }
+    };
+    // Every thread keeps the same running count (from the tiles' block-wide counts). The first
+    // round keeps the copies in shared memory; a chunk with more than that holds takes a second
+    // round, writing them in place (one loop for both: the kernel's registers stay few).
+    unsigned run = 0;
+    bool direct = false;
+    for (;;) {
+      for (unsigned t = first; t < end; ++t) {
+        detail_vector::ordered_tile(
+            a.in, a.n, aligned, t, a.largest, 0u, flags,
+            [&](unsigned less, unsigned) {
+              const unsigned before = run;
+              run += less;
+              return pack(before, 0u);
+            },
+            [&](unsigned rank, T value, std::int64_t at) {
+              if (direct) {
+                put(rank, value, at);
+              } else if (rank < policy::stage) {
+                stage_values[rank] = value;
+                stage_pos[rank] = static_cast<unsigned>(at);
+              }
+            },
+            [&](key_type key, bool valid) { count(key, valid && !direct); });
+      }
+      if (direct) {
+        break;
+      }
+      const unsigned mine = run;
+      const auto place = static_cast<unsigned>(
+          spira::detail::look_back(walk, a.compact_status, chunk, pack(mine, 0u)) >> 31);
+      if (mine <= policy::stage) {
+        for (unsigned i = threadIdx.x; i < mine; i += policy::threads) {
+          put(place + i, stage_values[i], stage_pos[i]);
+        }
+        break;
+      }
+      run = place;
+      direct = true;
     }
-    detail_vector::ordered_tile(
-        a.in, a.n, aligned, tile, a.largest, 0u, a.compact_status,
-        [&](key_type key) { return vector_flags{copy && key <= last, false}; },
-        [&](unsigned rank, T value, std::int64_t at) {
-          if (to_output) {
-            a.dst.values[rank] = value;
-            a.dst.indices[rank] = static_cast<IndexT>(at);
-          } else {
-            a.buffer_values[rank] = value;
-            a.buffer_pos[rank] = static_cast<unsigned>(at);
-          }
-        },
-        count);
   }
   if (to_output) {
     if (detail_vector::last_block(a.finished + pass) && threadIdx.x == 0) {
@@ -455,6 +500,7 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
   using key_type = typename key_traits<T>::key_type;
   using policy = radix_vector_policy;
   using detail_vector::vector_flags;
+  __shared__ spira::detail::look_back_storage<policy::warps> walk;
   __shared__ unsigned ticket;
   const radix_vector_state<key_type> st = *a.state;
   if (st.written) {
@@ -473,9 +519,13 @@ __global__ void __launch_bounds__(radix_vector_policy::threads)
       break;
     }
     detail_vector::ordered_tile(
-        src, len, aligned, tile, a.largest, st.R, a.write_status,
+        src, len, aligned, tile, a.largest, st.R,
         [&](key_type key) {
           return whole ? vector_flags{key <= K, false} : vector_flags{key < K, key == K};
+        },
+        [&](unsigned less, unsigned eq) {
+          return spira::detail::look_back(walk, a.write_status, tile,
+                                          detail_vector::pack(less, eq));
         },
         [&](unsigned rank, T value, std::int64_t at) {
           a.dst.values[rank] = value;

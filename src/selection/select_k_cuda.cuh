@@ -217,15 +217,15 @@ bool run_radix_vector(const cuda_resources& res, row_source<T, IndexT> src, row_
       std::min<std::int64_t>(tiles, std::int64_t(sms) * policy::blocks_per_sm));
   const std::int64_t capacity =
       std::min(n, std::max(2 * p.k + policy::min_buffer, n / policy::buffer_share));
-  // Look-back words: one per tile of the row (the copy) and of the row or the buffer (the write;
-  // the buffer is never longer than the row).
+  // Look-back words: one per block of the copy (a chunk of the row each) and one per tile of the
+  // row or the buffer (the write; the buffer is never longer than the row).
 
   workspace ws;
   const auto state = ws.reserve<radix_vector_state<key_type>>(1, "the row state");
   const auto hist = ws.reserve<unsigned>(policy::max_passes * policy::bins, "the histograms");
   const auto finished = ws.reserve<unsigned>(policy::max_passes, "the pass counters");
   const auto tickets = ws.reserve<unsigned>(2, "the tile tickets");
-  const auto compact_status = ws.reserve<unsigned long long>(tiles, "the copy's look-back");
+  const auto compact_status = ws.reserve<unsigned long long>(grid, "the copy's look-back");
   const auto write_status = ws.reserve<unsigned long long>(tiles, "the write's look-back");
   const auto buffer_values = ws.reserve<T>(capacity, "the candidate values");
   const auto buffer_pos = ws.reserve<unsigned>(capacity, "the candidate positions");

@@ -235,6 +235,44 @@ TYPED_TEST(select_vector_test, one_row_radix_first_digit_and_unaligned)
   }
 }
 
+/// The copy pass of the one-row radix select with its copies packed together: each block keeps
+/// radix_vector_policy::stage of them in shared memory, so a stretch of candidates denser than
+/// that makes its blocks read their tiles again. A stretch of distinct values above the rest
+/// (into the candidate buffer) and a stretch of equal values that the first digit takes whole
+/// (straight to the output), both orders (the row negated for the smallest).
+TYPED_TEST(select_vector_test, one_row_radix_packed_copies)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  const std::int64_t n = (std::int64_t{1} << 20) + 37;
+  const std::int64_t at = 300001;
+  auto row = make_row<float>(dist::uniform, n, 91);
+  std::mt19937_64 gen(92);
+  std::uniform_real_distribution<float> high(2.0f, 3.0f);
+  for (std::int64_t j = at; j < at + 12000; ++j) {
+    row[static_cast<std::size_t>(j)] = high(gen);
+  }
+  auto equal = make_row<float>(dist::uniform, n, 93);
+  std::fill(equal.begin() + at, equal.begin() + at + 6000, 4.0f);
+  const auto run_both = [&](std::vector<float> in, std::int64_t k, const std::string& what) {
+    for (auto order : {select_order::largest, select_order::smallest}) {
+      if (order == select_order::smallest) {
+        for (auto& x : in) {
+          x = -x;
+        }
+      }
+      const auto got =
+          run<float, std::int64_t>(res, in, 1, n, n, k, order, {.algo = select_algo::radix});
+      expect_equal(got, expected_rows<float, std::int64_t>(in, 1, n, n, k, order, false), k,
+                   what + " " + label(dist::uniform, n, k, order, false));
+    }
+  };
+  for (std::int64_t k : {std::int64_t{1000}, std::int64_t{5000}, std::int64_t{11000}}) {
+    run_both(row, k, "distinct stretch");
+  }
+  run_both(equal, 6000, "equal stretch");
+}
+
 /// Several rows with a leading dimension larger than the row, sorted and unsorted, and automatic.
 TYPED_TEST(select_vector_test, strided_rows)
 {
