@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tables of this folder's runs (never edit the numbers by hand):
 
-    python3 table.py [PREFIX]     PREFIX: final (default), grouped or warp-lookback
+    python3 table.py [PREFIX [FOLDER]]     PREFIX: final (default), grouped or warp-lookback;
+                                           FOLDER: where PREFIX-*.jsonl are (default: this one)
 
 For the normal keys timed like CUB (`resident int32`): radix (the one-row form), delegate, the
 algorithm choose_select_algo picks for one row (src/selection/select_k.cpp) and CUB's DeviceTopK
@@ -12,10 +13,11 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 prefix = sys.argv[1] if len(sys.argv) > 1 else "final"
+folder = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else here
 
 
 def lines(name):
-    return [json.loads(l) for l in open(os.path.join(here, name)) if l.startswith("{")]
+    return [json.loads(l) for l in open(os.path.join(folder, name)) if l.startswith("{")]
 
 
 spira = {}
@@ -60,12 +62,15 @@ for (n, k) in sorted(cub):
         n.bit_length() - 1, k, fmt(r), fmt(p), fmt(d), a, fmt(cub[(n, k)]),
         "-" if ratio is None else "%.2f" % ratio))
 print("\nauto faster than CUB in %d of %d (n, k)\n" % (won, won + lost))
-others = sorted({(dd, n, k) for (dd, n, k, _, _, res) in spira if dd != "normal"})
+# The other keys (inputs rotated), and normal keys at shapes without a CUB run (resident).
+others = sorted({(dd, n, k, res) for (dd, n, k, _, _, res) in spira
+                 if (dd != "normal" and not res) or (dd == "normal" and res and (n, k) not in cub)})
 if others:
     print("| keys | n | k | radix ms | delegate ms | delegate / radix |")
     print("|---|---:|---:|---:|---:|---:|")
-    for (dd, n, k) in others:
-        r = ms((dd, n, k, "radix", False, False))
-        d = ms((dd, n, k, "delegate", False, False))
-        print("| %s | 2^%d | %d | %s | %s | %s |" % (dd, n.bit_length() - 1, k, fmt(r), fmt(d),
-              "-" if None in (r, d) else "%.2f" % (d / r)))
+    for (dd, n, k, res) in others:
+        r = ms((dd, n, k, "radix", False, res))
+        d = ms((dd, n, k, "delegate", False, res))
+        print("| %s | 2^%d | %d | %s | %s | %s |" % (
+            dd + (", resident" if res else ""), n.bit_length() - 1, k, fmt(r), fmt(d),
+            "-" if None in (r, d) else "%.2f" % (d / r)))
