@@ -34,16 +34,16 @@ def thresholds(root):
         expr = m.group(1).replace("std::int64_t{1}", "1").replace("std::int64_t", "")
         return int(eval(expr, {}, {}))
     return (grab("select_delegate_max_rows"), grab("select_delegate_min_length"),
-            grab("select_delegate_min_length_per_k"))
+            grab("select_delegate_min_length_per_k"),
+            grab("select_delegate_one_row_min_length_per_k"))
 
 
 def auto_for_one_row(root, n, k):
     """choose_select_algo for one row of n (src/selection/select_k.cpp), from the thresholds of
     include/spira/select_k.hpp under `root`."""
-    max_rows, min_len, per_k = thresholds(root)
-    one_row_form = n < 2 * min_len
-    return ("delegate" if not one_row_form and 1 <= max_rows and n >= min_len and k <= n // per_k
-            else "radix")
+    max_rows, min_len, per_k, one_row_per_k = thresholds(root)
+    per = one_row_per_k if n < 2 * min_len else per_k
+    return "delegate" if 1 <= max_rows and n >= min_len and k <= n // per else "radix"
 
 
 def log2(n):

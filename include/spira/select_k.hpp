@@ -126,9 +126,11 @@ inline constexpr std::int64_t select_binary_search_max_length = 2048;
 inline constexpr std::int64_t select_delegate_max_rows = 8;
 /// ...of at least this many elements...
 inline constexpr std::int64_t select_delegate_min_length = std::int64_t{1} << 24;
-/// ...when k <= length / select_delegate_min_length_per_k (see docs/selection.md, "auto"), but
-/// never for one row shorter than 2 x select_delegate_min_length (radix's one-row form is faster).
+/// ...when k <= length / select_delegate_min_length_per_k (see docs/selection.md, "auto")...
 inline constexpr std::int64_t select_delegate_min_length_per_k = 128;
+/// ...but one row shorter than 2 x select_delegate_min_length (whose radix select is the faster
+/// one-row form) only when k <= length / this.
+inline constexpr std::int64_t select_delegate_one_row_min_length_per_k = 512;
 
 /// The algorithm select_algo::automatic runs on the CUDA backend for `rows` rows of at most
 /// `length` elements and a given k and value type. Thresholds: see docs/selection.md ("auto"),

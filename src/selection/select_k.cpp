@@ -18,15 +18,17 @@ select_algo choose_select_algo(std::int64_t rows, std::int64_t length, std::int6
   // Measured basis: docs/selection.md ("auto"). binary_search whenever the row fits one warp's
   // registers (bench/select_k/select_k.py, group crossover). Longer rows: delegate for a few very
   // long rows with k small against the row (bench/select_k/select_vector.py, radix against
-  // delegate; one row shorter than 2^25 takes radix's one-row form, faster there for every k:
-  // bench/results/select-one-row-chunks-2026-11-28), else radix.
+  // delegate; one row of 2^24 takes radix's one-row form, which wins from k = n / 256 there:
+  // bench/results/select-one-row-2026-11-27), else radix.
   (void)dtype;
   if (length <= select_binary_search_max_length) {
     return select_algo::binary_search;
   }
-  const bool one_row_form = rows == 1 && length < 2 * select_delegate_min_length;
-  if (!one_row_form && rows <= select_delegate_max_rows && length >= select_delegate_min_length &&
-      k <= length / select_delegate_min_length_per_k) {
+  const std::int64_t per_k = rows == 1 && length < 2 * select_delegate_min_length
+                                 ? select_delegate_one_row_min_length_per_k
+                                 : select_delegate_min_length_per_k;
+  if (rows <= select_delegate_max_rows && length >= select_delegate_min_length &&
+      k <= length / per_k) {
     return select_algo::delegate;
   }
   return select_algo::radix;

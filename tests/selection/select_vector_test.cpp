@@ -473,16 +473,14 @@ TEST(select_vector, choose_select_algo_by_shape)
 {
   using enum select_algo;
   EXPECT_EQ(choose_select_algo(1, 2048, 32, select_dtype::f32), binary_search);
-  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, 16, select_dtype::f32), radix);
-  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 25, 16, select_dtype::f32), delegate);
+  EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, 16, select_dtype::f32), delegate);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 30, 4096, select_dtype::f32), delegate);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, std::int64_t{1} << 23, select_dtype::f32),
             radix);
   EXPECT_EQ(choose_select_algo(16, 131072, 50, select_dtype::f32), radix);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 22, 16, select_dtype::f32), radix);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, std::int64_t{1} << 15, select_dtype::f32),
-            radix);
-  EXPECT_EQ(choose_select_algo(2, std::int64_t{1} << 24, 16, select_dtype::f32), delegate);
+            delegate);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 24, std::int64_t{1} << 16, select_dtype::f32),
             radix);
   EXPECT_EQ(choose_select_algo(1, std::int64_t{1} << 26, std::int64_t{1} << 18, select_dtype::f32),
