@@ -240,21 +240,19 @@ TYPED_TEST(select_vector_test, one_row_radix_first_digit_and_unaligned)
 /// that makes its blocks read their tiles again. A stretch of distinct values above the rest
 /// (into the candidate buffer) and a stretch of equal values that the first digit takes whole
 /// (straight to the output), both orders (the row negated for the smallest).
-TYPED_TEST(select_vector_test, one_row_radix_packed_copies)
+template <class T, class Resources>
+void check_packed_copies(const Resources& res, std::int64_t n, std::uint64_t seed)
 {
-  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
-  TypeParam res{};
-  const std::int64_t n = (std::int64_t{1} << 20) + 37;
   const std::int64_t at = 300001;
-  auto row = make_row<float>(dist::uniform, n, 91);
-  std::mt19937_64 gen(92);
-  std::uniform_real_distribution<float> high(2.0f, 3.0f);
+  auto row = make_row<T>(dist::uniform, n, seed);
+  std::mt19937_64 gen(seed + 1);
+  std::uniform_real_distribution<double> high(2.0, 3.0);
   for (std::int64_t j = at; j < at + 12000; ++j) {
-    row[static_cast<std::size_t>(j)] = high(gen);
+    row[static_cast<std::size_t>(j)] = from_double<T>(high(gen));
   }
-  auto equal = make_row<float>(dist::uniform, n, 93);
-  std::fill(equal.begin() + at, equal.begin() + at + 6000, 4.0f);
-  const auto run_both = [&](std::vector<float> in, std::int64_t k, const std::string& what) {
+  auto equal = make_row<T>(dist::uniform, n, seed + 2);
+  std::fill(equal.begin() + at, equal.begin() + at + 6000, from_double<T>(4.0));
+  const auto run_both = [&](std::vector<T> in, std::int64_t k, const std::string& what) {
     for (auto order : {select_order::largest, select_order::smallest}) {
       if (order == select_order::smallest) {
         for (auto& x : in) {
@@ -262,8 +260,8 @@ TYPED_TEST(select_vector_test, one_row_radix_packed_copies)
         }
       }
       const auto got =
-          run<float, std::int64_t>(res, in, 1, n, n, k, order, {.algo = select_algo::radix});
-      expect_equal(got, expected_rows<float, std::int64_t>(in, 1, n, n, k, order, false), k,
+          run<T, std::int64_t>(res, in, 1, n, n, k, order, {.algo = select_algo::radix});
+      expect_equal(got, expected_rows<T, std::int64_t>(in, 1, n, n, k, order, false), k,
                    what + " " + label(dist::uniform, n, k, order, false));
     }
   };
@@ -271,6 +269,18 @@ TYPED_TEST(select_vector_test, one_row_radix_packed_copies)
     run_both(row, k, "distinct stretch");
   }
   run_both(equal, 6000, "equal stretch");
+}
+
+/// Rows of one tile per block of the copy pass (2^20 floats), of two or more (2^22 floats), and
+/// doubles (whose tiles of 2,048 fit the shared copies whole, so only chunks of several tiles
+/// overflow them).
+TYPED_TEST(select_vector_test, one_row_radix_packed_copies)
+{
+  SPIRA_SKIP_UNLESS_AVAILABLE(TypeParam);
+  TypeParam res{};
+  check_packed_copies<float>(res, (std::int64_t{1} << 20) + 37, 91);
+  check_packed_copies<float>(res, (std::int64_t{1} << 22) + 37, 94);
+  check_packed_copies<double>(res, (std::int64_t{1} << 21) + 37, 97);
 }
 
 /// Several rows with a leading dimension larger than the row, sorted and unsorted, and automatic.
