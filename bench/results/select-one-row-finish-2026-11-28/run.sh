@@ -1,5 +1,6 @@
 #!/bin/bash
 # session run: the one-row "finish in one block" variant (working tree) against main 0e6eaec (.carry/base): the select tests, sanitizers and the select_vector A/B, on the GPU machine from the repository root
+root=$PWD; t0=$(date +%s)
 cfg=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_BENCHMARKS=ON -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_BUILD_CLI=OFF -DSPIRA_BUILD_FUZZERS=OFF -DSPIRA_GTEST_SOURCE_DIR=$root/.carry/googletest -DSPIRA_DATA_DIR=$root/.carry/data)
 cmake -S . -B build-gpu "${cfg[@]}" > /tmp/c.log 2>&1 || { echo CONFIG FAILED; tail /tmp/c.log; exit 1; }
 ( ninja -C build-gpu -j8 select_vector_bench test_selection_select_vector test_selection_select_k > /tmp/b.log 2>&1 || echo "CUR BUILD FAILED" ) &
