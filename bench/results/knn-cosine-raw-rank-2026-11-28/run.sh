@@ -1,0 +1,18 @@
+#!/bin/bash
+# the run of the kept code (efd0689 before its double-list restriction) against main 0e6eaec (.carry/base): knn-resident A/B, two rounds; racecheck; (its ctest line matched no knn test: see run-tests.sh)
+root=$PWD; t0=$(date +%s)
+cfg=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DSPIRA_BUILD_TESTS=ON -DSPIRA_BUILD_BENCHMARKS=ON -DSPIRA_BUILD_EXAMPLES=OFF -DSPIRA_BUILD_CLI=OFF -DSPIRA_BUILD_FUZZERS=OFF -DSPIRA_GTEST_SOURCE_DIR=$root/.carry/googletest -DSPIRA_DATA_DIR=$root/.carry/data_small)
+cmake -S . -B build-gpu "${cfg[@]}" > /tmp/c.log 2>&1 || { echo CONFIG FAILED; tail /tmp/c.log; exit 1; }
+( ninja -C build-gpu -j10 bench_knn test_knn test_knn_fused test_knn_device test_knn_fused_paths test_knn_semiring_cuda test_knn_semiring test_merge_knn test_semiring_exceeds > /tmp/b.log 2>&1 || echo "CUR BUILD FAILED" ) &
+( cmake -S .carry/base -B .carry/base/build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DSPIRA_BUILD_TESTS=OFF -DSPIRA_BUILD_BENCHMARKS=ON -DSPIRA_BUILD_EXAMPLES=OFF > /tmp/bc.log 2>&1 && ninja -C .carry/base/build-bench -j6 bench_knn > /tmp/bb.log 2>&1 || echo "BASE BUILD FAILED" ) &
+wait
+grep -E "error" -A3 /tmp/b.log /tmp/bb.log | head -20
+echo "== built $(( $(date +%s) - t0 )) s"; nvidia-smi --query-gpu=name --format=csv,noheader
+SPIRA_BENCH_ROUNDS=2 SPIRA_BENCH_SUITES=knn-resident SPIRA_BENCH_SECONDS=3 timeout 170 bench/before_after.sh .carry/base build-gpu $OUT/ab.jsonl .carry/data_small > $OUT/ab-table.txt 2>&1; echo "ab rc $?"
+grep -v 20newsgroups $OUT/ab-table.txt | head -40
+TP=$(find build-gpu/tests -name test_knn_fused_paths -type f | head -1)
+timeout 90 compute-sanitizer --tool racecheck --error-exitcode 97 --report-api-errors no $TP --gtest_filter="KnnFusedPaths.EveryWayOnASmallIndex" --gtest_brief=1 > $OUT/racecheck.log 2>&1; echo "racecheck rc=$?"; grep -E "SUMMARY|PASSED|FAILED" $OUT/racecheck.log | tail -2
+echo "== ab $(( $(date +%s) - t0 )) s"
+cd build-gpu && timeout $(( 580 - ($(date +%s) - t0) )) ctest -j8 --timeout 150 -R "test_knn$|test_knn_fused|test_knn_device|test_knn_semiring_cuda|exceeds" > $OUT/ctest.log 2>&1; echo "ctest rc=$?"; grep -E "tests passed|Failed|\*\*\*" $OUT/ctest.log | head -12; cd ..
+echo "== tests $(( $(date +%s) - t0 )) s"
+echo "== total $(( $(date +%s) - t0 )) s"
