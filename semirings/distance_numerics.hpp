@@ -63,21 +63,6 @@ SPIRA_HD constexpr bool similarity_below(T dot, T p, T limit)
   return (dot <= T(0)) | (dot * dot <= limit * limit * p);
 }
 
-/// Whether one_minus_clamped(dot / sqrt(p)), as finalize computes it in T, is certainly above
-/// `bound` (false when unsure; p > 0 finite, the guard's conditions): when dot <= 0 < 1 - bound,
-/// or when dot^2 is below (1 - bound)^2 p by a relative margin (2^-24 in double, 2^-12 in float)
-/// that covers every rounding of the test and of finalize. A bound within 2^-20 (2^-8) of 1, or
-/// above it, is left to finalize.
-template <class T>
-SPIRA_HD constexpr bool similarity_distance_exceeds(T dot, T p, T bound)
-{
-  constexpr bool wide = sizeof(T) >= sizeof(double);
-  const T margin = wide ? T(1 - 0x1p-24) : T(1 - 0x1p-12);
-  const T room = T(1) - bound;
-  return (room >= T(wide ? 0x1p-20 : 0x1p-8)) &
-         ((dot <= T(0)) | (dot * dot < room * room * p * margin));
-}
-
 /// An expansion n_x + n_y - 2 dot (n the norms of the rows) that the guard trusts: finite parts,
 /// norms large enough that no square underflowed, and a result that is not a cancellation.
 template <class T>

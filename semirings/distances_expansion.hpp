@@ -158,14 +158,6 @@ struct cosine {
            (ny[0] >= T(b.tiny)) & (norms >= T(b.tiny)) &
            detail::similarity_below(dot, norms, T(1) - T(detail::near_zero(b)));
   }
-  /// For a pair the guard trusts: whether finalize's value is certainly above `bound`
-  /// (spira/accuracy.hpp), without its root and division.
-  template <class T>
-  SPIRA_HD bool exceeds(T dot, const terms<T, 1>& nx, const terms<T, 1>& ny, std::int64_t,
-                        T bound) const
-  {
-    return detail::similarity_distance_exceeds(dot, nx[0] * ny[0], bound);
-  }
   /// Rows without a shared column are at distance 1 (spira/accuracy.hpp) when |x|^4 is finite
   /// and at least b.tiny and |y|^4 too, or y stores no nonzero value: then |x|^2 |y|^2 is finite
   /// and at least b.tiny, so the guard trusts a dot product of 0 and finalize gives 1; an all-zero

@@ -32,16 +32,6 @@
 //     equal finite norms; spira/cuda/detail/knn_equal_rows.cuh). The metrics of the catalogue
 //     declare it; tests/semiring/zero_self_test.cpp checks each declaration against the direct
 //     value;
-//   * a guarded distance may declare
-//       template <class T> bool exceeds(acc, const terms<T, K>& nx, const terms<T, K>& ny,
-//                                       std::int64_t dim, T bound) const;
-//     a test, cheaper than finalize, that finalize's value of a pair the guard trusts is above
-//     `bound` (false when unsure). Once its list is full, the fused k-NN asks it with the value
-//     just above the list's last and drops the pair when it holds; the pairs it keeps wait in the
-//     candidate buffer unfinalized and are finalized together at the merge, so a costly finalize
-//     (cosine's root and division) is paid by them only (spira/cuda/detail/knn_fused_select.cuh,
-//     knn_ranks_raw; cosine declares it; tests/semiring/exceeds_test.cpp checks it against
-//     finalize);
 //   * an annihilating distance may declare `static constexpr double disjoint_distance = c` with
 //       template <class T> bool disjoint_query(const terms<T, K>& n, accumulator_bounds b) const;
 //       template <class T, class ValueT, class IndexT>
@@ -141,10 +131,6 @@ struct accuracy_traits {
   static constexpr bool has_exact =
       requires(const D d, sparse_row<double, std::int64_t> r, norm_values n) {
         { d.template exact<T>(r, r, n, n, std::int64_t{}) } -> std::convertible_to<T>;
-      };
-  static constexpr bool has_exceeds =
-      requires(const D d, product_type acc, norm_values n, T bound) {
-        { d.template exceeds<T>(acc, n, n, std::int64_t{}, bound) } -> std::convertible_to<bool>;
       };
   /// A NAMM whose ⊕ is a sum: the engines' corrected totals are guarded.
   static constexpr bool sum_namm = !dt::annihilating && dt::invertible_add;

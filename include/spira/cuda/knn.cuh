@@ -138,13 +138,7 @@ void knn_fused_run(const cuda_resources& res, csr_view<ValueT, IndexT> queries,
   const std::size_t shared = s.acc_bytes +
                              ((std::size_t(s.sort_size) * sizeof(ValueT) + 15) / 16) * 16 +
                              std::size_t(s.sort_size) * sizeof(std::int64_t);
-  const auto kernel = [] {
-    if constexpr (detail::knn_ranks_raw<D, ValueT, IndexT>) {
-      return detail::knn_fused_raw_kernel<D, ValueT, IndexT>;
-    } else {
-      return detail::knn_fused_kernel<D, ValueT, IndexT>;
-    }
-  }();
+  const auto kernel = detail::knn_fused_kernel<D, ValueT, IndexT>;
   SPIRA_CUDA_TRY(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   // One launch for all rows; with a progress callback the calling thread follows it (reports and

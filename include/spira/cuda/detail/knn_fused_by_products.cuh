@@ -98,7 +98,6 @@ __device__ void knn_row_by_products(const intersection_args<D, ValueT, IndexT>& 
       val[b] = v;
     }
   });
-  const auto settle = [&](int c) { return knn_settle(p, s, i, vals, idx, c, slots); };
   // The index rows sharing a column with row i, in increasing order, each summed in sorted order.
   for (int base = 0; base < products; base += int(blockDim.x)) {
     const int e = base + int(threadIdx.x);
@@ -111,7 +110,7 @@ __device__ void knn_row_by_products(const intersection_args<D, ValueT, IndexT>& 
       }
       candidate = knn_rank_pair(p, s, i, std::int64_t(key[e]), a, vals, idx, slots, have);
     }
-    knn_end_round(vals, idx, s, have, count, slots, candidate, settle);
+    knn_end_round(vals, idx, s, have, count, slots, candidate);
   }
   // The first index rows outside them: [0, k + products + 1) holds at least k besides row i.
   const std::int64_t fill =
@@ -135,7 +134,7 @@ __device__ void knn_row_by_products(const intersection_args<D, ValueT, IndexT>& 
         candidate = knn_rank_pair(p, s, i, j, a, vals, idx, slots, have);
       }
     }
-    knn_end_round(vals, idx, s, have, count, slots, candidate, settle);
+    knn_end_round(vals, idx, s, have, count, slots, candidate);
   }
   // Back to the identity for the walk of later rows (the keys' bytes too).
   A* all = reinterpret_cast<A*>(scratch);

@@ -130,8 +130,7 @@ __device__ void knn_walk_row(const intersection_args<D, ValueT, IndexT>& p,
         const std::int64_t jj = base + q * std::int64_t(blockDim.x) + threadIdx.x;
         const bool candidate =
             jj < width && live[q] && knn_rank_pair(p, s, i, j0 + jj, a[q], vals, idx, slots, have);
-        knn_end_round(vals, idx, s, have, count, slots, candidate,
-                      [&](int c) { return knn_settle(p, s, i, vals, idx, c, slots); });
+        knn_end_round(vals, idx, s, have, count, slots, candidate);
       }
     }
   }
@@ -142,8 +141,8 @@ __device__ void knn_walk_row(const intersection_args<D, ValueT, IndexT>& p,
 /// and every index row), by the gates of s.gates: by its products (knn_row_by_products) when they
 /// are few beside the index's rows, else a walk that skips those pairs when they are many.
 template <class D, class ValueT, class IndexT>
-__device__ __forceinline__ void knn_fused_rows(const intersection_args<D, ValueT, IndexT>& p,
-                                               const knn_fused_select& s)
+__global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
+    knn_fused_kernel(intersection_args<D, ValueT, IndexT> p, knn_fused_select s)
 {
   using add = typename D::add_monoid;
   using A = intersection_accumulator_t<D, ValueT>;
@@ -186,7 +185,6 @@ __device__ __forceinline__ void knn_fused_rows(const intersection_args<D, ValueT
     int have = 0;
     int count = 0;
     bool skipping = false;
-    const auto settle = [&](int c) { return knn_settle(p, s, i, vals, idx, c, &slots); };
     if constexpr (disjoint) {
       if (index_disjoint &&
           p.d.template disjoint_query<double>(p.norms_a[i], accumulator_bounds_of<A>())) {
@@ -203,7 +201,7 @@ __device__ __forceinline__ void knn_fused_rows(const intersection_args<D, ValueT
             knn_row_by_products(p, s, i, int(products), n, offsets, smem_raw, vals, idx, &slots,
                                 have, count);
             knn_count_path(s, &knn_fused_paths::by_products);
-            knn_finish_row(vals, idx, s, i, have, count, &slots, settle);
+            knn_finish_row(vals, idx, s, i, have, count, &slots);
             if (threadIdx.x == 0) {
               launch_progress_row_done(s.watch);
             }
@@ -223,29 +221,11 @@ __device__ __forceinline__ void knn_fused_rows(const intersection_args<D, ValueT
       knn_walk_row<false>(p, s, i, acc, vals, idx, &slots, have, count);
       knn_count_path(s, &knn_fused_paths::walk);
     }
-    knn_finish_row(vals, idx, s, i, have, count, &slots, settle);
+    knn_finish_row(vals, idx, s, i, have, count, &slots);
     if (threadIdx.x == 0) {
       launch_progress_row_done(s.watch);
     }
   }
-}
-
-/// The fused kernel (knn_fused_rows).
-template <class D, class ValueT, class IndexT>
-__global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
-    knn_fused_kernel(intersection_args<D, ValueT, IndexT> p, knn_fused_select s)
-{
-  knn_fused_rows(p, s);
-}
-
-/// The fused kernel for a D ranked raw (knn_ranks_raw): held to the registers of five blocks an
-/// SM (48), as ptxas gives the other kernel; its finalize at the flush would otherwise take 64,
-/// four blocks an SM, which measured slower than the finalize it saves.
-template <class D, class ValueT, class IndexT>
-__global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads, 5)
-    knn_fused_raw_kernel(intersection_args<D, ValueT, IndexT> p, knn_fused_select s)
-{
-  knn_fused_rows(p, s);
 }
 
 #endif  // __CUDACC__

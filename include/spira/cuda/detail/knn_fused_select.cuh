@@ -13,7 +13,6 @@
 
 #include <bit>
 #include <cstdint>
-#include <type_traits>
 
 namespace spira {
 
@@ -206,24 +205,17 @@ __device__ inline void knn_append(ValueT* vals, std::int64_t* idx, const knn_fus
   idx[s.k + pos] = j;
 }
 
-/// The candidates of a buffer as they were appended: already final values.
-struct knn_final_candidates {
-  __device__ int operator()(int count) const { return count; }
-};
-
 /// Ends a round of at most one candidate per thread (`appended`: this thread's was): the barrier
 /// counts them into `count` (identical in every thread), and the buffer is merged into the list
 /// (knn_flush) when another round could overflow it, and when it could fill a list not yet full
-/// (until then there is no bar). `settle(count)` first makes the buffered candidates final values
-/// and returns how many remain (knn_settle). Whole block.
-template <class ValueT, class Settle = knn_final_candidates>
+/// (until then there is no bar). Whole block.
+template <class ValueT>
 __device__ inline void knn_end_round(ValueT* vals, std::int64_t* idx, const knn_fused_select& s,
-                                     int& have, int& count, int* slots, bool appended,
-                                     Settle settle = {})
+                                     int& have, int& count, int* slots, bool appended)
 {
   count += __syncthreads_count(appended);
   if (count > s.sort_size - s.k - int(blockDim.x) || (have < s.k && have + count >= s.k)) {
-    have = knn_flush(vals, idx, s, have, settle(count), slots);
+    have = knn_flush(vals, idx, s, have, count, slots);
     count = 0;
   }
 }
@@ -245,13 +237,12 @@ __device__ void knn_write_row(const ValueT* vals, const std::int64_t* idx,
 
 /// Ends query row i: merges the candidates still buffered, writes the list to the output. Whole
 /// block; ends synchronised.
-template <class ValueT, class Settle = knn_final_candidates>
+template <class ValueT>
 __device__ inline void knn_finish_row(ValueT* vals, std::int64_t* idx, const knn_fused_select& s,
-                                      std::int64_t i, int have, int count, int* slots,
-                                      Settle settle = {})
+                                      std::int64_t i, int have, int count, int* slots)
 {
   if (count > 0) {
-    have = knn_flush(vals, idx, s, have, settle(count), slots);
+    have = knn_flush(vals, idx, s, have, count, slots);
   }
   knn_write_row(vals, idx, s, i, have);
   __syncthreads();
@@ -293,17 +284,6 @@ __device__ int knn_merge_by_rank(ValueT* vals, std::int64_t* idx, const knn_fuse
   }
   __syncthreads();
   return have + count < s.k ? have + count : s.k;
-}
-
-/// The smallest value of type ValueT above v (v itself for +inf and NaN), in double.
-template <class ValueT>
-__device__ inline double knn_value_above(ValueT v)
-{
-  if constexpr (sizeof(ValueT) == 4) {
-    return double(nextafterf(float(v), __int_as_float(0x7f800000)));
-  } else {
-    return nextafter(double(v), __longlong_as_double(0x7ff0000000000000ll));
-  }
 }
 
 /// Whether a candidate (v, j) beats the list's k-th pair (knn_better), or the list is not full.
@@ -359,74 +339,13 @@ __device__ inline bool knn_declared_value(const intersection_args<D, ValueT, Ind
   return false;
 }
 
-/// Whether the fused kernel ranks D's pairs raw: D declares exceeds (spira/accuracy.hpp), so a
-/// full list drops most pairs without finalizing them, and the pairs it keeps wait in the
-/// candidate buffer as their accumulator (one term, of the list's type) until knn_settle
-/// finalizes them together at the flush: a warp then pays finalize's root and division for the
-/// buffered pairs only, not for every pair one of its lanes keeps. Float lists only (the kernel
-/// is then knn_fused_raw_kernel); measured in bench/results/knn-cosine-raw-rank-2026-11-28.
-template <class D, class ValueT, class IndexT>
-inline constexpr bool knn_ranks_raw =
-    accuracy_traits<D, double>::has_exceeds && !sum_namm_v<D, ValueT> && sizeof(ValueT) == 4 &&
-    intersection_args<D, ValueT, IndexT>::N == 1 &&
-    std::is_same_v<intersection_accumulator_t<D, ValueT>, ValueT>;
-
-/// For a D ranked raw: finalizes the `count` buffered accumulators of query row i (knn_rank_pair)
-/// as knn_rank_pair finalizes a pair otherwise - the guard's value, a declared one, or the pair
-/// queued for the direct evaluation and left out - and gathers the values kept at the front of
-/// the buffer (their order is free: knn_flush sorts them). Returns how many were kept; `slots`,
-/// the buffer's counter, counts them. Whole block; synchronised on entry and on exit.
-template <class D, class ValueT, class IndexT>
-__device__ int knn_settle(const intersection_args<D, ValueT, IndexT>& p, const knn_fused_select& s,
-                          std::int64_t i, ValueT* vals, std::int64_t* idx, int count, int* slots)
-{
-  if constexpr (!knn_ranks_raw<D, ValueT, IndexT>) {
-    return count;
-  } else {
-    if (threadIdx.x == 0) {
-      *slots = 0;
-    }
-    __syncthreads();
-    for (int c0 = 0; c0 < count; c0 += int(blockDim.x)) {
-      const int t = c0 + int(threadIdx.x);
-      bool keep = false;
-      ValueT v{};
-      std::int64_t j = 0;
-      if (t < count) {
-        j = idx[s.k + t];
-        terms<ValueT, 1> a;
-        a[0] = vals[s.k + t];
-        bool trusted;
-        v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));
-        keep = trusted || knn_declared_value(p, s, i, j, a, v);
-        if (!keep) {
-          knn_defer(s, i, j);
-        }
-      }
-      // The chunk is read before it is rewritten; a kept value goes at most to its own slot.
-      __syncthreads();
-      if (keep) {
-        const int at = atomicAdd(slots, 1);
-        vals[s.k + at] = v;
-        idx[s.k + at] = j;
-      }
-    }
-    __syncthreads();
-    const int kept = *slots;
-    __syncthreads();  // read by every thread before knn_flush clears it
-    return kept;
-  }
-}
-
 /// Ranks pair (i, j) whose accumulator is `a`: its value (rounded to the float the graph returns,
 /// so the tie rule holds on what the user sees) is appended to the candidate buffer when it beats
 /// the list (knn_beats_list). Where the guard does not trust the fast value, D's declarations may
 /// give the value (knn_declared_value); otherwise the pair is queued (knn_defer) and evaluated
 /// directly after the kernel. The pair (i, i) of a self query is not a candidate, but its value is
 /// stored where it is wanted (s.self_values; untrusted ones are evaluated directly after the
-/// kernel, knn_self_direct_kernel). For a D ranked raw (knn_ranks_raw) the pair's accumulator is
-/// appended instead, unless D's exceeds test drops it, and knn_settle finalizes it at the flush.
-/// Returns whether it was appended. One thread.
+/// kernel, knn_self_direct_kernel). Returns whether it was appended. One thread.
 template <class D, class ValueT, class IndexT, int N>
 __device__ inline bool knn_rank_pair(const intersection_args<D, ValueT, IndexT>& p,
                                      const knn_fused_select& s, std::int64_t i, std::int64_t j,
@@ -436,18 +355,6 @@ __device__ inline bool knn_rank_pair(const intersection_args<D, ValueT, IndexT>&
   const bool self = s.exclude_self && j == i;
   if (self && s.self_values == nullptr) {
     return false;
-  }
-  if constexpr (knn_ranks_raw<D, ValueT, IndexT>) {
-    if (!self) {
-      // A full list of distances: a pair certainly above the value just above its last cannot
-      // enter it (not even on a tie). Any other pair waits in the buffer unfinalized.
-      if (!s.largest && have == s.k &&
-          intersection_exceeds(p, i, j, a, knn_value_above(vals[s.k - 1]))) {
-        return false;
-      }
-      knn_append(vals, idx, s, slots, ValueT(a[0]), j);
-      return true;
-    }
   }
   bool trusted;
   ValueT v = ValueT(float(intersection_fast_value(p, i, j, a, trusted)));

@@ -374,25 +374,6 @@ __device__ double intersection_fast_value(
   }
 }
 
-/// For a D that declares exceeds (spira/accuracy.hpp): whether the guard trusts pair (i, j) and
-/// D says its value is above `bound`, without finalizing it.
-template <class D, class ValueT, class IndexT>
-__device__ bool intersection_exceeds(
-    const intersection_args<D, ValueT, IndexT>& p, std::int64_t i, std::int64_t j,
-    const terms<intersection_accumulator_t<D, ValueT>, intersection_args<D, ValueT, IndexT>::N>& a,
-    double bound)
-{
-  using A = intersection_accumulator_t<D, ValueT>;
-  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
-  static_assert(accuracy_traits<D, double>::has_exceeds && !sum_namm_v<D, ValueT>);
-  terms<double, N> total, magnitude;
-  guard_totals(a, static_cast<const terms<double, N>*>(nullptr),
-               static_cast<const terms<double, N>*>(nullptr), total, magnitude);
-  return guard_trusts<D, double>(p.d, total, magnitude, p.norms_a[i], p.norms_b[j], p.dim,
-                                 accumulator_bounds_of<A>()) &&
-         p.d.template exceeds<double>(from_terms(total), p.norms_a[i], p.norms_b[j], p.dim, bound);
-}
-
 /// The direct value of pair (i, j) of the operands of p (detail::direct_value in double).
 template <class D, class ValueT, class IndexT>
 __device__ double intersection_direct_value(const intersection_args<D, ValueT, IndexT>& p,
