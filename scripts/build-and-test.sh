@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything and runs the whole test suite. This is the README's second command and exactly
 # what CI runs (.ci/run). On a machine with nvcc the CUDA backend is compiled (its tests skip with a
-# reason when no GPU is present); a second, host-only build checks that spira also builds without
+# reason when no GPU is present; SPIRA_ENABLE_CUDA=OFF in the environment builds the host backend
+# only); a second, host-only build checks that spira also builds without
 # CUDA; the installed package is then consumed by an independent CMake project (tests/consumer);
 # last, the Python package is built host-only into a virtual environment and its tests run.
 set -euo pipefail
@@ -19,7 +20,8 @@ SPIRA_BUILD_DIR="$build" "$root/scripts/check-format.sh"
 
 echo "== configure ($build)"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPIRA_BUILD_TESTS=ON \
-      -DSPIRA_BUILD_EXAMPLES=ON -DSPIRA_BUILD_FUZZERS=ON -DCMAKE_INSTALL_PREFIX="$prefix"
+      -DSPIRA_BUILD_EXAMPLES=ON -DSPIRA_BUILD_FUZZERS=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+      ${SPIRA_ENABLE_CUDA:+-DSPIRA_ENABLE_CUDA=$SPIRA_ENABLE_CUDA}
 echo "== build"
 cmake --build "$build" -j "$jobs"
 echo "== test"

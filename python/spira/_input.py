@@ -9,6 +9,7 @@ column indices, another dtype, another layout) is done on a copy.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 
 import numpy as np
@@ -26,6 +27,9 @@ __all__ = [
     "check_n_neighbors",
     "check_memory_budget",
     "check_metric",
+    "python_names",
+    "KNN_NAMES",
+    "PAIRWISE_NAMES",
 ]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -191,12 +195,48 @@ def check_n_neighbors(n_neighbors, available, exclude_self):
     if n_neighbors < 1:
         raise ValueError(f"Expected n_neighbors > 0, got {n_neighbors}")
     if n_neighbors > available:
+        if available <= 0 and not exclude_self:
+            raise ValueError(f"X has no samples (0 rows); n_neighbors={n_neighbors} needs at least "
+                             f"{n_neighbors}")
         other = " other" if exclude_self else ""
         raise ValueError(
             f"Expected n_neighbors <= {available} (the number of{other} samples in X), "
             f"got {n_neighbors}"
         )
     return n_neighbors
+
+
+# The core's C++ names of the arguments in its messages, and the Python names of the same
+# arguments: spira.kneighbors (X the index, Y the queries) and spira.pairwise_distances (A = X,
+# B = Y, its workspace = memory_budget).
+KNN_NAMES = (
+    ("knn_params::memory_budget", "memory_budget"),
+    ("the query matrix", "Y"),
+    ("the queries", "Y"),
+    ("the index", "X"),
+)
+PAIRWISE_NAMES = (
+    ("params.workspace_bytes", "memory_budget"),
+    ("workspace_bytes", "memory_budget"),
+    ("but A has", "but X has"),
+    ("but B has", "but Y has"),
+)
+
+
+@contextlib.contextmanager
+def python_names(names):
+    """Runs a call of the core; its ValueError or MemoryError is raised again with the core's C++
+    names of the arguments replaced by the Python ones (``names``: pairs of C++ and Python text),
+    so that the message names what the caller passed."""
+    try:
+        yield
+    except (ValueError, MemoryError) as error:
+        message = str(error)
+        for core, python in names:
+            message = message.replace(core, python)
+        if message == str(error):
+            raise
+        raise type(error)(message) from None
 
 
 def check_memory_budget(memory_budget):

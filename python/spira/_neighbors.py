@@ -8,7 +8,14 @@ import scipy.sparse as sp
 from . import _core
 from ._device import placement
 from ._gpu import framework_of, from_core, synchronize
-from ._input import check_memory_budget, check_metric, check_n_neighbors, read_operands
+from ._input import (
+    KNN_NAMES,
+    check_memory_budget,
+    check_metric,
+    check_n_neighbors,
+    python_names,
+    read_operands,
+)
 from ._progress import check_progress, reporter
 
 __all__ = ["kneighbors", "kneighbors_graph"]
@@ -112,7 +119,7 @@ def kneighbors(
     n_queries = (x if y is None else y)[0]
     if framework is not None:
         synchronize(framework, on)
-    with reporter(progress, "spira.kneighbors", n_queries) as report:
+    with reporter(progress, "spira.kneighbors", n_queries) as report, python_names(KNN_NAMES):
         distances, indices = _core.kneighbors(x, y, k, metric, p, exclude_self, cuda, budget, report)
     if framework is not None:
         return from_core(distances, framework), from_core(indices, framework)

@@ -7,7 +7,7 @@ import numpy as np
 from . import _core
 from ._device import placement
 from ._gpu import empty, synchronize
-from ._input import check_memory_budget, check_metric, read_operands
+from ._input import PAIRWISE_NAMES, check_memory_budget, check_metric, python_names, read_operands
 from ._progress import check_progress, reporter
 
 __all__ = ["pairwise_distances"]
@@ -74,6 +74,8 @@ def pairwise_distances(
     else:
         out = empty((x[0], y[0]), dtype, framework, on)
         synchronize(framework, on)
-    with reporter(progress, "spira.pairwise_distances", x[0]) as report:
+    with reporter(progress, "spira.pairwise_distances", x[0]) as report, python_names(
+        PAIRWISE_NAMES
+    ):
         _core.pairwise_distances(x, y, out, metric, p, cuda, budget, report)
     return out

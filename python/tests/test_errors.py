@@ -78,12 +78,15 @@ def test_columns_must_agree():
 def test_negative_values_for_distribution_metrics(metric):
     Xn = X.copy()
     Xn.data[3] = -0.5
-    with pytest.raises(ValueError, match="non-negative"):
+    # The messages name the argument as the caller passed it (X, Y), not the core's operands.
+    with pytest.raises(ValueError, match="non-negative values, but X has -0.5"):
         spira.kneighbors(Xn, n_neighbors=2, metric=metric)
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="non-negative values, but X has -0.5"):
         spira.pairwise_distances(Xn, metric=metric)
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="non-negative values, but Y has -0.5"):
         spira.kneighbors(X, Xn, n_neighbors=2, metric=metric)
+    with pytest.raises(ValueError, match="non-negative values, but Y has -0.5"):
+        spira.pairwise_distances(X, Xn, metric=metric)
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
@@ -136,8 +139,9 @@ def test_cuda_unavailable_is_a_runtime_error():
 
 
 def test_a_budget_too_small_is_a_memory_error():
-    with pytest.raises(MemoryError, match="memory_budget"):
+    with pytest.raises(MemoryError, match="memory_budget") as caught:
         spira.kneighbors(X, n_neighbors=5, memory_budget=16)
+    assert "knn_params" not in str(caught.value)  # the Python argument, not the C++ field
     with pytest.raises(ValueError, match="memory_budget"):
         spira.kneighbors(X, n_neighbors=5, memory_budget=0)
     with pytest.raises(TypeError, match="memory_budget"):
@@ -171,21 +175,22 @@ def test_show_config_prints_version_backends_and_gpu(capsys):
 
 
 def test_library_messages_reach_python_unchanged():
-    # The library's own text, word for word, under the matching Python exception.
+    # The library's own text, word for word, under the matching Python exception; through the
+    # package's functions, with the arguments named as the Python call names them.
     with pytest.raises(ValueError) as e:
         _core.kneighbors(spira._input.as_csr(X), None, 21, "euclidean", 2.0, False, False, 0)
     assert str(e.value) == "knn_graph: k = 21 must be in [1, 20] (the index has 20 rows)"
     with pytest.raises(MemoryError) as e:
         spira.kneighbors(X, n_neighbors=5, memory_budget=16)
     assert str(e.value) == ("knn_graph: memory budget of 16 bytes cannot hold the top-5 lists of "
-                            "one query (240 bytes); raise knn_params::memory_budget")
+                            "one query (240 bytes); raise memory_budget")
     Xn = X.copy()
     Xn.data[0] = -0.25
     row, col = Xn.nonzero()[0][0], Xn.indices[0]
     with pytest.raises(ValueError) as e:
         spira.kneighbors(Xn, n_neighbors=2, metric="hellinger")
-    assert str(e.value) == (f"knn_graph: metric hellinger requires non-negative values, but the "
-                            f"index has -0.25 at row {row}, column {col}")
+    assert str(e.value) == (f"knn_graph: metric hellinger requires non-negative values, but "
+                            f"X has -0.25 at row {row}, column {col}")
 
 
 @pytest.mark.skipif(_core.cuda_compiled(), reason="the CUDA backend is compiled in")
@@ -275,3 +280,11 @@ def test_negative_values_are_refused_by_every_function(metric):
                  lambda: KNeighborsTransformer(metric=metric).fit_transform(Xn)):
         with pytest.raises(ValueError, match="non-negative"):
             call()
+
+
+def test_an_index_without_rows_is_named():
+    empty = sp.csr_matrix((0, 6))
+    with pytest.raises(ValueError, match="X has no samples"):
+        spira.kneighbors(empty, n_neighbors=1)
+    with pytest.raises(ValueError, match="X has no samples"):
+        spira.kneighbors(empty, X[:, :6], n_neighbors=1)
