@@ -119,7 +119,10 @@ def partial_knn(index_chunk, query_chunk, task, index_rows, query_rows, kind):
         d, i, self_d, present = _without_self(d, i, np.arange(i1 - i0))
         return d, _shift(i, i0), self_d, present
     except (ValueError, TypeError, MemoryError, RuntimeError) as e:
-        raise type(e)(f"spira.dask: queries {q0}:{q1} against index rows {i0}:{i1}: {e}") from e
+        raise type(e)(
+            f"spira.dask: queries {q0}:{q1} against index rows {i0}:{i1} (X and Y below are these "
+            f"blocks, their rows counted from 0): {e}"
+        ) from e
 
 
 def merge_parts(parts, task):
