@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -70,8 +71,17 @@ graph run(const csr_matrix<float, std::int32_t>& x, const D& d, bool largest, st
 constexpr std::int64_t never = -1;  // a closed gate
 constexpr std::int64_t always = 0;  // an open gate
 
+/// Every row by the plain walk, all-zero query rows too.
+detail::knn_fused_gates plain_walk()
+{
+  detail::knn_fused_gates g{never, never};
+  g.zero_rows = false;
+  return g;
+}
+
 /// Rows of x with more entries than a block has threads (they cannot go by their products), and
-/// rows D refuses as queries for skipping (cosine: all-zero rows, which walk).
+/// rows D refuses as queries for skipping (cosine: all-zero rows, which go by the index's all-zero
+/// flags instead, or walk where that way is closed).
 struct row_kinds {
   std::uint64_t long_rows = 0;
   std::uint64_t refused = 0;
@@ -97,19 +107,19 @@ void check_every_way(const csr_matrix<float, std::int32_t>& x, const D& d, bool 
   for (const std::int64_t k : {15, 200}) {
     SCOPED_TRACE(std::string(label) + ", k = " + std::to_string(k));
     // (rows that lost queued pairs to a full queue run again and count again: at least)
-    const graph walk = run(x, d, largest, k, {never, never});
+    const graph walk = run(x, d, largest, k, plain_walk());
     EXPECT_GE(walk.paths.walk, rows);
-    EXPECT_EQ(walk.paths.walk_skipping + walk.paths.by_products, 0u);
+    EXPECT_EQ(walk.paths.walk_skipping + walk.paths.by_products + walk.paths.zero_rows, 0u);
     const graph skipping = run(x, d, largest, k, {never, always});
     EXPECT_GE(skipping.paths.walk_skipping, rows - refused);
-    EXPECT_GE(skipping.paths.walk, refused);
+    EXPECT_GE(skipping.paths.zero_rows, refused);
     EXPECT_EQ(skipping.paths.by_products, 0u);
     expect_same_graph_up_to_rounding(skipping.g, walk.g);
     const graph by_products = run(x, d, largest, k, {always, always});
     // (every row that may fits the tile)
     EXPECT_GE(by_products.paths.by_products, rows - refused - kinds.long_rows);
     EXPECT_GE(by_products.paths.walk_skipping, kinds.long_rows);
-    EXPECT_GE(by_products.paths.walk, refused);
+    EXPECT_GE(by_products.paths.zero_rows, refused);
     expect_same_graph_up_to_rounding(by_products.g, walk.g);
     const graph policy = run(x, d, largest, k, {});
     EXPECT_GT(policy.paths.by_products, rows / 2) << "the policy's gates should take these rows "
@@ -176,25 +186,27 @@ TEST(KnnFusedPaths, PolicyGatesFollowTheProducts)
   for (offset_t e = 0; e < x.nnz(); ++e) {
     ++df[std::size_t(x.col_idx()[e])];
   }
-  std::uint64_t walking = 0;
+  std::uint64_t walking = 0, zero = 0;
   for (std::int64_t i = 0; i < x.rows(); ++i) {
     std::int64_t products = 0;
     for (offset_t e = x.row_ptr()[i]; e < x.row_ptr()[i + 1]; ++e) {
       products += df[std::size_t(x.col_idx()[e])];
     }
-    const bool refused = products == 0;  // an all-zero query row (cosine)
-    walking += refused || !detail::knn_fused_gates::passes(
-                              cuda_pairwise_policy::knn_skip_per_product, products, x.rows())
-                   ? 1
-                   : 0;
+    if (products == 0) {
+      ++zero;  // an all-zero query row (cosine): by the index's all-zero flags
+    } else if (!detail::knn_fused_gates::passes(cuda_pairwise_policy::knn_skip_per_product,
+                                                products, x.rows())) {
+      ++walking;
+    }
   }
   ASSERT_GT(walking, 0u);
   ASSERT_LT(walking, std::uint64_t(x.rows()));  // the shape takes both ways
   const graph policy = run(x, distances::cosine{}, false, 15, {});
   EXPECT_EQ(policy.paths.walk, walking);
-  EXPECT_EQ(policy.paths.walk_skipping + policy.paths.by_products, x.rows() - walking);
+  EXPECT_EQ(policy.paths.zero_rows, zero);
+  EXPECT_EQ(policy.paths.walk_skipping + policy.paths.by_products, x.rows() - walking - zero);
   expect_same_graph_up_to_rounding(policy.g,
-                                   run(x, distances::cosine{}, false, 15, {never, never}).g);
+                                   run(x, distances::cosine{}, false, 15, plain_walk()).g);
 }
 
 /// Cosine over dense float64 rows: 0 between two all-zero rows, 1 with one.
@@ -217,11 +229,13 @@ double cosine_oracle(const std::vector<double>& a, const std::vector<double>& b)
 /// 1 with any other; spira/accuracy.hpp, zero_rows_distance) and none is queued for the direct
 /// evaluation. The other rows share a column with their neighbours only (no near-duplicates, so
 /// nothing else is queued either). Against the float64 oracle with the tie rule, and the indices of
-/// the ties at 1: the smallest.
+/// the ties: the smallest. An all-zero query row goes by the index's all-zero flags (counted) or,
+/// that way closed, walks; with k below and above the all-zero rows' count (the flags' way then
+/// stops early, or reads the whole index), as a self query (d(i, i) stored) and not.
 template <class V>
 void all_zero_rows_are_not_queued()
 {
-  constexpr std::int64_t plain = 400, k = 15;
+  constexpr std::int64_t plain = 400;
   std::vector<offset_t> ptr{0};
   std::vector<std::int32_t> col;
   std::vector<V> val;
@@ -246,32 +260,9 @@ void all_zero_rows_are_not_queued()
   }
   add_row({}, {}, true);
   const std::int64_t n = std::int64_t(zero.size());
+  const std::uint64_t zeros = std::uint64_t(std::count(zero.begin(), zero.end(), true));
   const auto x = make_csr<V, std::int32_t>(host_resources{}, n, plain + 1, ptr, col, val,
                                            csr_check::canonical);
-
-  cuda_resources res;
-  const auto dev = to_device(res, x.view());
-  dense_matrix<V> values(res, n, k);
-  dense_matrix<std::int64_t> indices(res, n, k);
-  buffer<detail::knn_fused_paths> paths(res, 1, "path counters");
-  detail::fill_zero_bytes(paths.data(), memory_space::device, sizeof(detail::knn_fused_paths), res);
-  detail::knn_fused_gates gates;
-  gates.paths = paths.data();
-  detail::knn_fused_run(res, dev.view(), dev.view(), distances::cosine{}, k, false, true,
-                        static_cast<V*>(nullptr), values.view(), indices.view(), {}, gates);
-  std::vector<V> got_v(std::size_t(n * k));
-  knn_result g{dense_matrix<std::int64_t>(host_resources{}, n, k),
-               dense_matrix<float>(host_resources{}, n, k)};
-  detail::knn_fused_paths counted{};
-  copy(got_v.data(), memory_space::host, values.view().data, memory_space::device, got_v.size(),
-       res);
-  copy(g.indices.view().data, memory_space::host, indices.view().data, memory_space::device,
-       got_v.size(), res);
-  copy(&counted, memory_space::host, paths.data(), memory_space::device, 1, res);
-  for (std::size_t e = 0; e < got_v.size(); ++e) {
-    g.distances.view().data[e] = float(got_v[e]);
-  }
-  EXPECT_EQ(counted.deferred, 0u) << "pairs of all-zero rows were queued";
 
   // The oracle: cosine over dense float64 copies, 0 between two all-zero rows, 1 with one.
   std::vector<std::vector<double>> dense(std::size_t(n), std::vector<double>(plain + 1, 0.0));
@@ -281,22 +272,68 @@ void all_zero_rows_are_not_queued()
     }
   }
   const auto exact = brute_force_distances(dense, dense, cosine_oracle);
-  expect_knn_matches(g, exact, false, true, 1e-6, "all-zero rows");
-  // An all-zero query row: the other all-zero rows first (0), then the first rows by index (1).
-  for (std::int64_t r = 0; r < n; ++r) {
-    if (!zero[std::size_t(r)]) {
-      continue;
-    }
-    std::vector<std::int64_t> want;
-    for (const bool zeros_first : {true, false}) {
-      for (std::int64_t j = 0; j < n && std::int64_t(want.size()) < k; ++j) {
-        if (j != r && zero[std::size_t(j)] == zeros_first) {
-          want.push_back(j);
+
+  cuda_resources res;
+  const auto dev = to_device(res, x.view());
+  for (const std::int64_t k : {15, 3}) {
+    for (const bool self : {true, false}) {
+      for (const bool flags : {true, false}) {
+        SCOPED_TRACE("k = " + std::to_string(k) + (self ? ", self query" : ", other query") +
+                     (flags ? ", by the flags" : ", walking"));
+        dense_matrix<V> values(res, n, k);
+        dense_matrix<std::int64_t> indices(res, n, k);
+        buffer<V> self_values(res, std::size_t(n), "self values");
+        buffer<detail::knn_fused_paths> paths(res, 1, "path counters");
+        detail::fill_zero_bytes(paths.data(), memory_space::device,
+                                sizeof(detail::knn_fused_paths), res);
+        detail::knn_fused_gates gates;
+        gates.paths = paths.data();
+        gates.zero_rows = flags;
+        detail::knn_fused_run(res, dev.view(), dev.view(), distances::cosine{}, k, false, self,
+                              self ? self_values.data() : static_cast<V*>(nullptr),
+                              values.view(), indices.view(), {}, gates);
+        std::vector<V> got_v(std::size_t(n * k));
+        std::vector<V> got_self(static_cast<std::size_t>(n));
+        knn_result g{dense_matrix<std::int64_t>(host_resources{}, n, k),
+                     dense_matrix<float>(host_resources{}, n, k)};
+        detail::knn_fused_paths counted{};
+        copy(got_v.data(), memory_space::host, values.view().data, memory_space::device,
+             got_v.size(), res);
+        copy(g.indices.view().data, memory_space::host, indices.view().data,
+             memory_space::device, got_v.size(), res);
+        copy(&counted, memory_space::host, paths.data(), memory_space::device, 1, res);
+        if (self) {
+          copy(got_self.data(), memory_space::host, self_values.data(), memory_space::device,
+               got_self.size(), res);
+        }
+        for (std::size_t e = 0; e < got_v.size(); ++e) {
+          g.distances.view().data[e] = float(got_v[e]);
+        }
+        EXPECT_EQ(counted.deferred, 0u) << "pairs of all-zero rows were queued";
+        EXPECT_EQ(counted.zero_rows, flags ? zeros : 0u);
+        expect_knn_matches(g, exact, false, self, 1e-6, "all-zero rows");
+        // An all-zero query row: the all-zero rows first (0), then the first rows by index (1).
+        for (std::int64_t r = 0; r < n; ++r) {
+          if (!zero[std::size_t(r)]) {
+            continue;
+          }
+          std::vector<std::int64_t> want;
+          for (const bool zeros_first : {true, false}) {
+            for (std::int64_t j = 0; j < n && std::int64_t(want.size()) < k; ++j) {
+              if ((!self || j != r) && zero[std::size_t(j)] == zeros_first) {
+                want.push_back(j);
+              }
+            }
+          }
+          for (std::int64_t c = 0; c < k; ++c) {
+            EXPECT_EQ(g.indices.view()(r, c), want[std::size_t(c)])
+                << "row " << r << " position " << c;
+          }
+          if (self) {
+            EXPECT_EQ(got_self[std::size_t(r)], V(0)) << "d(i, i) of all-zero row " << r;
+          }
         }
       }
-    }
-    for (std::int64_t c = 0; c < k; ++c) {
-      EXPECT_EQ(g.indices.view()(r, c), want[std::size_t(c)]) << "row " << r << " position " << c;
     }
   }
 }

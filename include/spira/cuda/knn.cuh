@@ -31,9 +31,10 @@
 // the index reading the accumulator tile, and its cost follows the pairs that share a column.
 // Where most pairs share a column (products beside the index's rows, knn_fused_gates) the walk
 // does not look for such pairs: it ranks every pair. Such a pair whose fast value the guard does
-// not trust (against an all-zero index row) takes the declared value instead of being queued, and
-// so do the pairs of an all-zero query row where the distance declares zero_rows_distance (cosine:
-// 0 with another all-zero row, 1 with the others).
+// not trust (against an all-zero index row) takes the declared value instead of being queued. An
+// all-zero query row, where the distance declares zero_rows_distance (cosine: 0 with another
+// all-zero row, 1 with the others), does not walk: its list comes from the index rows' all-zero
+// flags alone.
 //
 // Entry points: spira::knn_fused on device operands, and spira::knn_graph for a user's semiring
 // struct (host operands and result, like the built-in metrics' knn_graph of spira/knn.hpp), which

@@ -51,6 +51,7 @@ struct knn_fused_paths {
   unsigned long long by_products;    ///< by their products (knn_fused_by_products.cuh)
   unsigned long long walk_skipping;  ///< by a walk over the index that skips disjoint pairs
   unsigned long long walk;           ///< by a walk that ranks every pair
+  unsigned long long zero_rows;      ///< all-zero query rows, from the index's flags alone
   unsigned long long deferred;       ///< pairs queued for the direct evaluation (knn_defer)
 };
 
@@ -67,6 +68,9 @@ struct knn_fused_gates {
   /// Pairs of equal rows take 0 where D declares zero_self_distance (knn_equal_rows.cuh); false:
   /// they are queued like every other pair the guard did not trust.
   bool equal_rows = true;
+  /// An all-zero query row is ranked from the index's all-zero flags where D declares
+  /// zero_rows_distance (knn_zero_query_row); false: it walks like any other row.
+  bool zero_rows = true;
 
   /// Whether a row with `products` products over an index of `rows` rows passes gate `rows_per`.
   SPIRA_HD static bool passes(std::int64_t rows_per, std::int64_t products, std::int64_t rows)
