@@ -284,14 +284,14 @@ void all_zero_rows_are_not_queued()
         dense_matrix<std::int64_t> indices(res, n, k);
         buffer<V> self_values(res, std::size_t(n), "self values");
         buffer<detail::knn_fused_paths> paths(res, 1, "path counters");
-        detail::fill_zero_bytes(paths.data(), memory_space::device,
-                                sizeof(detail::knn_fused_paths), res);
+        detail::fill_zero_bytes(paths.data(), memory_space::device, sizeof(detail::knn_fused_paths),
+                                res);
         detail::knn_fused_gates gates;
         gates.paths = paths.data();
         gates.zero_rows = flags;
         detail::knn_fused_run(res, dev.view(), dev.view(), distances::cosine{}, k, false, self,
-                              self ? self_values.data() : static_cast<V*>(nullptr),
-                              values.view(), indices.view(), {}, gates);
+                              self ? self_values.data() : static_cast<V*>(nullptr), values.view(),
+                              indices.view(), {}, gates);
         std::vector<V> got_v(std::size_t(n * k));
         std::vector<V> got_self(static_cast<std::size_t>(n));
         knn_result g{dense_matrix<std::int64_t>(host_resources{}, n, k),
@@ -299,8 +299,8 @@ void all_zero_rows_are_not_queued()
         detail::knn_fused_paths counted{};
         copy(got_v.data(), memory_space::host, values.view().data, memory_space::device,
              got_v.size(), res);
-        copy(g.indices.view().data, memory_space::host, indices.view().data,
-             memory_space::device, got_v.size(), res);
+        copy(g.indices.view().data, memory_space::host, indices.view().data, memory_space::device,
+             got_v.size(), res);
         copy(&counted, memory_space::host, paths.data(), memory_space::device, 1, res);
         if (self) {
           copy(got_self.data(), memory_space::host, self_values.data(), memory_space::device,
