@@ -136,21 +136,23 @@ __device__ void knn_walk_row(const intersection_args<D, ValueT, IndexT>& p,
   }
 }
 
-/// The value of pair (i, j) where query row i stores no nonzero value, for a D that declares
-/// zero_rows_distance and an index whose rows all pass D::disjoint_index: 0 for an equal index row
-/// (zero_self_distance, as knn_declared_value), zero_rows_distance for an all-zero one,
-/// D::disjoint_distance for the others. One thread.
-template <class D, class ValueT>
-__device__ inline ValueT knn_zero_query_value(const knn_fused_select& s, std::int64_t i,
+/// The value of pair (i, j) where query row i stores no nonzero value (knn_zero_query_row): the
+/// declared one (knn_declared_value) of a pair at ⊕'s identity. One thread.
+template <class D, class ValueT, class IndexT>
+__device__ inline ValueT knn_zero_query_value(const intersection_args<D, ValueT, IndexT>& p,
+                                              const knn_fused_select& s, std::int64_t i,
                                               std::int64_t j)
 {
-  if constexpr (accuracy_traits<D, double>::zero_self) {
-    if (s.equal_queries != nullptr && s.equal_queries[i] >= 0 &&
-        s.equal_queries[i] == s.equal_index[j]) {
-      return ValueT(0);
-    }
+  using A = intersection_accumulator_t<D, ValueT>;
+  constexpr int N = intersection_args<D, ValueT, IndexT>::N;
+  terms<A, N> a;
+#pragma unroll
+  for (int t = 0; t < N; ++t) {
+    a[t] = D::add_monoid::template identity<A>();
   }
-  return ValueT(float(s.zero_index[j] != 0 ? D::zero_rows_distance : D::disjoint_distance));
+  ValueT v{};
+  knn_declared_value(p, s, i, j, a, v);  // gives one: the row is all-zero, the index disjoint
+  return v;
 }
 
 /// Query row i that stores no nonzero value, for a D that declares zero_rows_distance and an index
@@ -159,10 +161,10 @@ __device__ inline ValueT knn_zero_query_value(const knn_fused_select& s, std::in
 /// guard never trusts), so the list comes from the index's all-zero flags without the walk's
 /// accumulation or finalize - each index row ranked in rounds of one a thread, until the list is
 /// full of the best value a pair can take (later rows tie and lose on the index). Whole block.
-template <class D, class ValueT>
-__device__ void knn_zero_query_row(const knn_fused_select& s, std::int64_t i, std::int64_t rows_b,
-                                   ValueT* vals, std::int64_t* idx, int* slots, int& have,
-                                   int& count)
+template <class D, class ValueT, class IndexT>
+__device__ void knn_zero_query_row(const intersection_args<D, ValueT, IndexT>& p,
+                                   const knn_fused_select& s, std::int64_t i, ValueT* vals,
+                                   std::int64_t* idx, int* slots, int& have, int& count)
 {
   const auto better = [&](ValueT a, ValueT b) { return s.largest ? a > b : a < b; };
   ValueT best = ValueT(float(D::zero_rows_distance));
@@ -173,16 +175,16 @@ __device__ void knn_zero_query_row(const knn_fused_select& s, std::int64_t i, st
     best = ValueT(0);
   }
   if (s.exclude_self && s.self_values != nullptr && threadIdx.x == 0) {
-    static_cast<ValueT*>(s.self_values)[i] = knn_zero_query_value<D, ValueT>(s, i, i);
+    static_cast<ValueT*>(s.self_values)[i] = knn_zero_query_value(p, s, i, i);
   }
-  for (std::int64_t j0 = 0; j0 < rows_b; j0 += blockDim.x) {
+  for (std::int64_t j0 = 0; j0 < p.rows_b; j0 += blockDim.x) {
     if (have == s.k && vals[s.k - 1] == best) {
       break;  // uniform: have is, and the list is read after the barrier that last changed it
     }
     const std::int64_t j = j0 + threadIdx.x;
     bool candidate = false;
-    if (j < rows_b && !(s.exclude_self && j == i)) {
-      const ValueT v = knn_zero_query_value<D, ValueT>(s, i, j);
+    if (j < p.rows_b && !(s.exclude_self && j == i)) {
+      const ValueT v = knn_zero_query_value(p, s, i, j);
       candidate = knn_beats_list(vals, idx, s, have, v, j);
       if (candidate) {
         knn_append(vals, idx, s, slots, v, j);
@@ -245,7 +247,7 @@ __global__ void __launch_bounds__(cuda_pairwise_policy::intersection_threads)
     if constexpr (accuracy_traits<D, double>::zero_rows) {
       if (index_disjoint && s.gates.zero_rows && s.zero_queries != nullptr &&
           s.zero_queries[i] != 0) {
-        knn_zero_query_row<D>(s, i, p.rows_b, vals, idx, &slots, have, count);
+        knn_zero_query_row(p, s, i, vals, idx, &slots, have, count);
         knn_count_path(s, &knn_fused_paths::zero_rows);
         knn_finish_row(vals, idx, s, i, have, count, &slots);
         if (threadIdx.x == 0) {
